@@ -1,0 +1,56 @@
+//! `specc explain [CODE]`.
+
+use std::io::Write;
+
+use specc_ir::codes;
+
+use crate::cli::ExplainArgs;
+use crate::exit;
+
+/// The long explanation of every code, one Markdown file each under `src/explain/`.
+pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
+    ("E0001", include_str!("../explain/E0001.md")),
+    ("E0002", include_str!("../explain/E0002.md")),
+    ("E0003", include_str!("../explain/E0003.md")),
+    ("E0004", include_str!("../explain/E0004.md")),
+    ("E0005", include_str!("../explain/E0005.md")),
+    ("E0101", include_str!("../explain/E0101.md")),
+    ("E0102", include_str!("../explain/E0102.md")),
+    ("E0103", include_str!("../explain/E0103.md")),
+    ("E0104", include_str!("../explain/E0104.md")),
+    ("E0105", include_str!("../explain/E0105.md")),
+    ("W0106", include_str!("../explain/W0106.md")),
+    ("W0107", include_str!("../explain/W0107.md")),
+    ("E0108", include_str!("../explain/E0108.md")),
+    ("W0109", include_str!("../explain/W0109.md")),
+];
+
+/// The explanation of `code` (case-insensitive), if it has one.
+pub fn explanation(code: &str) -> Option<&'static str> {
+    EXPLANATIONS
+        .iter()
+        .find(|(c, _)| c.eq_ignore_ascii_case(code))
+        .map(|(_, text)| *text)
+}
+
+pub(crate) fn run(args: &ExplainArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let Some(code) = &args.code else {
+        for c in codes::ALL {
+            let _ = writeln!(out, "{}  {:<7}  {}", c.code, c.severity.as_str(), c.summary);
+        }
+        return exit::OK;
+    };
+    match explanation(code) {
+        Some(text) => {
+            let _ = write!(out, "{text}");
+            exit::OK
+        }
+        None => {
+            let _ = writeln!(
+                err,
+                "error: `{code}` is not a specc diagnostic code\n  help: run `specc explain` to list every code"
+            );
+            exit::USAGE
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! One module per command; `dispatch` picks one.
+
+mod explain;
+pub use explain::explanation;
+mod plan;
+
+use std::io::Write;
+
+use specc_ir::Diagnostic;
+
+use crate::cli::{Cli, Command, MessageFormat};
+use crate::render::{DiagnosticFormat, Renderer};
+use crate::source::Files;
+use crate::{Env, exit};
+
+pub(crate) fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    match cli.command {
+        Command::Plan(args) => plan::run(&args, env, out, err),
+        Command::Explain(args) => explain::run(&args, out, err),
+    }
+}
+
+/// Where diagnostics go and how they look, for one command run.
+pub(crate) struct Reporter {
+    renderer: Renderer,
+    errors: usize,
+}
+
+impl Reporter {
+    pub(crate) fn new(format: MessageFormat, env: &Env) -> Reporter {
+        let format = match format {
+            MessageFormat::Json => DiagnosticFormat::Json,
+            MessageFormat::Human if env.no_color || !env.stderr_is_terminal => {
+                DiagnosticFormat::Plain
+            }
+            MessageFormat::Human => DiagnosticFormat::Color,
+        };
+        Reporter {
+            renderer: Renderer {
+                format,
+                width: env.width.unwrap_or(100),
+            },
+            errors: 0,
+        }
+    }
+
+    pub(crate) fn report(&mut self, files: &Files, d: &Diagnostic, err: &mut dyn Write) {
+        if d.is_error() {
+            self.errors += 1;
+        }
+        let _ = self.renderer.render(files, d, err);
+    }
+
+    /// The exit status for a run that completed: 1 if any error was reported.
+    pub(crate) fn status(&self) -> i32 {
+        if self.errors > 0 {
+            exit::ERRORS
+        } else {
+            exit::OK
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! `specc plan SPEC --emit intent [--format text|json]`.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use specc_ir::{IntentNode, IntentTree, Level};
+use specc_passes::db::{NodeKey, SpecFile, node_summary, parse_spec};
+
+use super::Reporter;
+use crate::cli::{Emit, Format, PlanArgs};
+use crate::db::Database;
+use crate::source::{Files, read_source};
+use crate::{Env, exit};
+
+pub(crate) fn run(args: &PlanArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let mut reporter = Reporter::new(args.messages.message_format, env);
+    let mut files = Files::default();
+    let name = args.spec.display().to_string();
+    let text = match read_source(&args.spec) {
+        Ok(text) => text,
+        Err(e) => {
+            reporter.report(&files, &e.0, err);
+            return exit::USAGE;
+        }
+    };
+    let text: Arc<str> = text.into();
+    let file_id = files.add(name.clone(), text.clone());
+    let db = Database::default();
+    let file = SpecFile::new(&db, name.clone(), file_id, text.to_string());
+    let parsed = parse_spec(&db, file);
+    for d in &parsed.diagnostics {
+        reporter.report(&files, d, err);
+    }
+    let written = match (args.emit, args.format) {
+        (Emit::Intent, Format::Json) => write_json(&parsed.tree, &name, out),
+        (Emit::Intent, Format::Text) => write_tree(&db, file, &parsed.tree, &files, out),
+    };
+    if written.is_err() {
+        return exit::USAGE;
+    }
+    reporter.status()
+}
+
+fn write_json(tree: &IntentTree, name: &str, out: &mut dyn Write) -> std::io::Result<()> {
+    let value = serde_json::json!({
+        "spec": name,
+        "requirement_count": tree.requirements().count(),
+        "node_count": tree.nodes().count(),
+        "tree": tree,
+    });
+    serde_json::to_writer_pretty(&mut *out, &value)?;
+    writeln!(out)
+}
+
+/// The tree, one node a line: id, title, place, and requirement counts by level.
+fn write_tree(
+    db: &Database,
+    file: SpecFile,
+    tree: &IntentTree,
+    files: &Files,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let total = tree.requirements().count();
+    let nodes = tree.nodes().count();
+    writeln!(
+        out,
+        "{}: {nodes} nodes, {total} requirements",
+        file.path(db)
+    )?;
+    // Iterative depth-first walk: (node, prefix for its children, is last child).
+    let mut stack: Vec<(&IntentNode, String, bool, bool)> =
+        vec![(&tree.root, String::new(), true, true)];
+    while let Some((node, prefix, last, is_root)) = stack.pop() {
+        let key = NodeKey::new(db, node.id.as_str().to_owned());
+        let summary = node_summary(db, file, key);
+        let branch = if is_root {
+            ""
+        } else if last {
+            "└─ "
+        } else {
+            "├─ "
+        };
+        let line = files.line_col(node.span.file, node.span.start).line;
+        write!(out, "{prefix}{branch}{}", node.id)?;
+        if !node.title.is_empty() {
+            write!(out, " \"{}\"", node.title)?;
+        }
+        write!(out, "  {}:{line}", file.path(db))?;
+        if let Some(s) = summary {
+            let counts: Vec<String> = Level::ALL
+                .iter()
+                .filter(|l| s.count(**l) > 0)
+                .map(|l| format!("{l} {}", s.count(*l)))
+                .collect();
+            if !counts.is_empty() {
+                write!(out, "  [{}]", counts.join(", "))?;
+            }
+            for (n, what) in [
+                (s.checks, "check"),
+                (s.decisions, "decision"),
+                (s.non_goals, "non-goal"),
+            ] {
+                if n > 0 {
+                    write!(out, "  {n} {what}{}", if n == 1 { "" } else { "s" })?;
+                }
+            }
+        }
+        writeln!(out)?;
+        let child_prefix = if is_root {
+            String::new()
+        } else {
+            format!("{prefix}{}", if last { "   " } else { "│  " })
+        };
+        let n = node.children.len();
+        for (i, child) in node.children.iter().enumerate().rev() {
+            stack.push((child, child_prefix.clone(), i + 1 == n, false));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,68 @@
+//! specc, the driver: the command line, the concrete salsa database, reading files, and
+//! rendering diagnostics. It is the only crate of the front end that does I/O.
+//!
+//! [`run`] is the whole program with its environment passed in, so tests drive it in-process
+//! with captured output.
+//! design: driver.exit-status
+
+mod cli;
+mod commands;
+pub use commands::explanation;
+pub mod db;
+mod render;
+mod source;
+
+use std::ffi::OsString;
+use std::io::Write;
+
+pub use render::{DiagnosticFormat, Renderer};
+pub use source::{Files, ReadError, read_source};
+
+/// What the driver needs to know about its surroundings, read once by `main`.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    /// `NO_COLOR` is set and not empty.
+    pub no_color: bool,
+    pub stdout_is_terminal: bool,
+    pub stderr_is_terminal: bool,
+    /// A fixed render width (snapshots); `None` lets the renderer decide.
+    pub width: Option<usize>,
+}
+
+/// Exit statuses, as the design fixes them.
+pub mod exit {
+    /// No diagnostic of error severity.
+    pub const OK: i32 = 0;
+    /// At least one diagnostic of error severity.
+    pub const ERRORS: i32 = 1;
+    /// A usage or I/O error: the command could not do its job at all.
+    pub const USAGE: i32 = 2;
+}
+
+/// Runs specc with `args` (program name first). Returns the exit status.
+pub fn run<I, T>(args: I, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match <cli::Cli as clap::Parser>::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let text = if env.no_color || !env.stderr_is_terminal {
+                e.render().to_string()
+            } else {
+                e.render().ansi().to_string()
+            };
+            if e.use_stderr() {
+                let _ = write!(err, "{text}");
+                return exit::USAGE;
+            }
+            let _ = write!(out, "{text}");
+            return exit::OK;
+        }
+    };
+    let result = commands::dispatch(cli, env, out, err);
+    let _ = out.flush();
+    let _ = err.flush();
+    result
+}

@@ -1,0 +1,18 @@
+//! The `specc` binary: a thin shell over [`specc::run`].
+
+use std::io::IsTerminal;
+
+fn main() {
+    let env = specc::Env {
+        no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+        stdout_is_terminal: std::io::stdout().is_terminal(),
+        stderr_is_terminal: std::io::stderr().is_terminal(),
+        width: None,
+    };
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let mut out = stdout.lock();
+    let mut err = stderr.lock();
+    let code = specc::run(std::env::args_os(), &env, &mut out, &mut err);
+    std::process::exit(code);
+}

@@ -1,0 +1,212 @@
+//! Diagnostics for people (miette) and for machines (one JSON object per line).
+//!
+//! Labels in the primary label's file are drawn on that file's source; labels in other files
+//! are drawn as related reports on their own sources, so one diagnostic can point into both
+//! the code and a design document.
+//! design: diagnostics.rendering
+
+use std::io::Write;
+use std::sync::Arc;
+
+use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource};
+use specc_ir::{Diagnostic, FileId, Label, Severity};
+
+use crate::source::Files;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiagnosticFormat {
+    /// miette's graphical report in colour (a terminal without `NO_COLOR`).
+    Color,
+    /// The same report in plain ASCII with no colour (`NO_COLOR`, pipes, snapshots).
+    Plain,
+    /// One JSON object per line.
+    Json,
+}
+
+pub struct Renderer {
+    pub format: DiagnosticFormat,
+    pub width: usize,
+}
+
+impl Renderer {
+    pub fn render(&self, files: &Files, d: &Diagnostic, w: &mut dyn Write) -> std::io::Result<()> {
+        match self.format {
+            DiagnosticFormat::Json => writeln!(w, "{}", to_json(files, d)),
+            DiagnosticFormat::Color | DiagnosticFormat::Plain => {
+                let theme = if self.format == DiagnosticFormat::Color {
+                    GraphicalTheme::unicode()
+                } else {
+                    GraphicalTheme::none()
+                };
+                let handler = GraphicalReportHandler::new_themed(theme)
+                    .with_width(self.width)
+                    .with_links(false)
+                    .without_syntax_highlighting();
+                let report = Report::build(files, d, true);
+                let mut s = String::new();
+                if handler.render_report(&mut s, &report).is_err() {
+                    s = format!("{}[{}]: {}\n", d.severity.as_str(), d.code, d.message);
+                }
+                write!(w, "{s}")
+            }
+        }
+    }
+}
+
+/// A diagnostic as miette wants it: one source, labels in it, related reports for the rest.
+#[derive(Debug)]
+struct Report {
+    code: &'static str,
+    severity: Severity,
+    message: String,
+    help: Option<String>,
+    source: Option<NamedSource<Arc<str>>>,
+    labels: Vec<LabeledSpan>,
+    related: Vec<Report>,
+}
+
+impl Report {
+    fn build(files: &Files, d: &Diagnostic, top: bool) -> Report {
+        let home = d.primary.as_ref().map(|l| l.span.file);
+        let mut labels = Vec::new();
+        let mut others: Vec<(FileId, Vec<&Label>)> = Vec::new();
+        let all = d
+            .primary
+            .iter()
+            .map(|l| (l, true))
+            .chain(d.secondary.iter().map(|l| (l, false)));
+        for (label, primary) in all {
+            if Some(label.span.file) == home {
+                labels.push(labeled(label, primary));
+            } else {
+                match others.iter_mut().find(|(f, _)| *f == label.span.file) {
+                    Some((_, ls)) => ls.push(label),
+                    None => others.push((label.span.file, vec![label])),
+                }
+            }
+        }
+        let related = others
+            .into_iter()
+            .map(|(file, ls)| Report {
+                code: d.code,
+                severity: Severity::Note,
+                message: format!("see also {}", files.name(file)),
+                help: None,
+                source: source(files, file),
+                labels: ls.into_iter().map(|l| labeled(l, false)).collect(),
+                related: Vec::new(),
+            })
+            .collect();
+        Report {
+            code: d.code,
+            severity: d.severity,
+            message: d.message.clone(),
+            help: if top { d.help.clone() } else { None },
+            source: home.and_then(|f| source(files, f)),
+            labels,
+            related,
+        }
+    }
+}
+
+fn labeled(l: &Label, primary: bool) -> LabeledSpan {
+    let text = (!l.message.is_empty()).then(|| l.message.clone());
+    if primary {
+        LabeledSpan::new_primary_with_span(text, l.span.range())
+    } else {
+        LabeledSpan::new_with_span(text, l.span.range())
+    }
+}
+
+fn source(files: &Files, file: FileId) -> Option<NamedSource<Arc<str>>> {
+    files
+        .text(file)
+        .map(|t| NamedSource::new(files.name(file), t.clone()).with_language("markdown"))
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Report {}
+
+impl miette::Diagnostic for Report {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        (self.severity != Severity::Note).then(|| Box::new(self.code) as Box<dyn std::fmt::Display>)
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+            Severity::Note => miette::Severity::Advice,
+        })
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        self.source.as_ref().map(|s| s as &dyn miette::SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        (!self.labels.is_empty()).then(|| Box::new(self.labels.iter().cloned()) as Box<_>)
+    }
+
+    fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn miette::Diagnostic> + 'a>> {
+        (!self.related.is_empty())
+            .then(|| Box::new(self.related.iter().map(|r| r as &dyn miette::Diagnostic)) as Box<_>)
+    }
+}
+
+/// One diagnostic as a JSON object; positions are 1-based lines and columns.
+fn to_json(files: &Files, d: &Diagnostic) -> serde_json::Value {
+    let label = |l: &Label, primary: bool| {
+        let start = files.line_col(l.span.file, l.span.start);
+        let end = files.line_col(l.span.file, l.span.end);
+        serde_json::json!({
+            "file": files.name(l.span.file),
+            "byte_start": l.span.start,
+            "byte_end": l.span.end,
+            "line": start.line,
+            "column": start.col,
+            "end_line": end.line,
+            "end_column": end.col,
+            "message": l.message,
+            "primary": primary,
+        })
+    };
+    let labels: Vec<_> = d
+        .primary
+        .iter()
+        .map(|l| label(l, true))
+        .chain(d.secondary.iter().map(|l| label(l, false)))
+        .collect();
+    let (file, line, column) = match &d.primary {
+        Some(l) => {
+            let lc = files.line_col(l.span.file, l.span.start);
+            (
+                Some(files.name(l.span.file).to_owned()),
+                Some(lc.line),
+                Some(lc.col),
+            )
+        }
+        None => (None, None, None),
+    };
+    serde_json::json!({
+        "code": d.code,
+        "severity": d.severity.as_str(),
+        "message": d.message,
+        "file": file,
+        "line": line,
+        "column": column,
+        "labels": labels,
+        "help": d.help,
+    })
+}

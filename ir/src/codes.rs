@@ -1,0 +1,48 @@
+//! Every diagnostic code specc emits, with its default severity and a one-line summary.
+//!
+//! Codes are stable: a code is never reused for a different problem. The long explanation
+//! printed by `specc explain CODE` lives in the driver (`compiler/driver/src/explain/`); a
+//! test checks both lists agree.
+//! design: diagnostics.codes
+
+use crate::Severity;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodeInfo {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub summary: &'static str,
+}
+
+macro_rules! codes {
+    ($($name:ident = $code:literal, $sev:ident, $summary:literal;)*) => {
+        $(pub const $name: &str = $code;)*
+        /// All codes, in numeric order.
+        pub const ALL: &[CodeInfo] = &[
+            $(CodeInfo { code: $code, severity: Severity::$sev, summary: $summary },)*
+        ];
+    };
+}
+
+codes! {
+    // E00xx: reading input (the driver reports these; exit status 2).
+    FILE_NOT_FOUND = "E0001", Error, "input file not found";
+    NOT_A_FILE = "E0002", Error, "input path is not a regular file";
+    NOT_UTF8 = "E0003", Error, "input file is not valid UTF-8";
+    IO_ERROR = "E0004", Error, "input file could not be read";
+    FILE_TOO_LARGE = "E0005", Error, "input file is larger than specc accepts";
+    // E01xx: the spec front end.
+    DUPLICATE_NODE_ID = "E0101", Error, "two sections have the same id";
+    DUPLICATE_REQUIREMENT_TAG = "E0102", Error, "two requirements have the same tag";
+    EMPTY_SPEC = "E0103", Error, "the spec has no content";
+    INVALID_FRONT_MATTER = "E0104", Error, "the +++ front matter is not valid TOML";
+    UNKNOWN_TEST_RUNNER = "E0105", Error, "an acceptance check names no runner specc knows";
+    EMPTY_HEADING = "W0106", Warning, "a heading has no text to make an id from";
+    EMPTY_DECISION = "W0107", Warning, "a Decision: blockquote has no text";
+    INVALID_NODE_ID = "E0108", Error, "an explicit {#id} is not a valid node id";
+    TAG_WITHOUT_KEYWORD = "W0109", Warning, "a requirement tag on text with no RFC 2119 keyword";
+}
+
+pub fn lookup(code: &str) -> Option<&'static CodeInfo> {
+    ALL.iter().find(|c| c.code == code)
+}

@@ -1,0 +1,505 @@
+//! The event walker: pulldown-cmark events → a tree of intent nodes.
+//!
+//! Two explicit stacks replace recursion: `open` holds the nodes whose sections have not
+//! ended (the root at the bottom), `sinks` the blocks whose inline text is being gathered
+//! (heading, paragraph, list item, blockquote, table cell).
+//! design: spec.node-ids, spec.requirements
+
+use std::collections::HashMap;
+
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use specc_ir::{
+    Diagnostic, FileId, Fingerprint, IntentNode, NodeId, NonGoal, Requirement, RequirementId, Span,
+    codes,
+};
+
+use super::blocks::{self, Block};
+use super::text::{TextBuf, normalize_ws};
+use super::{decision, fingerprint, requirements, sentences, slug};
+
+pub(crate) fn build(
+    file: FileId,
+    src: &str,
+    body_start: usize,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> IntentNode {
+    let mut b = Builder {
+        file,
+        src,
+        open: vec![OpenNode::new(NodeId::default(), String::new(), 0, 0)],
+        sinks: Vec::new(),
+        code: None,
+        ids: HashMap::new(),
+        tags: HashMap::new(),
+        non_goals: None,
+        seen_heading: false,
+        diagnostics,
+    };
+    let options = Options::ENABLE_TABLES | Options::ENABLE_HEADING_ATTRIBUTES;
+    let parser = Parser::new_ext(&src[body_start..], options).into_offset_iter();
+    for (event, range) in parser {
+        b.event(event, body_start + range.start..body_start + range.end);
+    }
+    b.finish()
+}
+
+struct Builder<'s, 'd> {
+    file: FileId,
+    src: &'s str,
+    open: Vec<OpenNode>,
+    sinks: Vec<Sink>,
+    code: Option<Code<'s>>,
+    /// Every node id given out, with the span of the heading that took it first.
+    ids: HashMap<String, Span>,
+    /// Every requirement tag seen, with the span of its first use.
+    tags: HashMap<String, Span>,
+    /// Inside a Non-goals / Out of scope section opened by a heading of this level.
+    non_goals: Option<u8>,
+    seen_heading: bool,
+    diagnostics: &'d mut Vec<Diagnostic>,
+}
+
+struct OpenNode {
+    node: IntentNode,
+    /// Requirements counted so far, for positional ids.
+    counter: usize,
+}
+
+impl OpenNode {
+    fn new(id: NodeId, title: String, level: u8, start: usize) -> OpenNode {
+        let node = IntentNode {
+            id,
+            title,
+            level,
+            prose: String::new(),
+            requirements: Vec::new(),
+            examples: Vec::new(),
+            checks: Vec::new(),
+            decisions: Vec::new(),
+            non_goals: Vec::new(),
+            children: Vec::new(),
+            span: Span {
+                file: FileId(0),
+                start: start as u32,
+                end: start as u32,
+            },
+            fingerprint: Fingerprint::default(),
+        };
+        OpenNode { node, counter: 0 }
+    }
+
+    fn add_prose(&mut self, text: &str, separator: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if !self.node.prose.is_empty() {
+            self.node.prose.push_str(separator);
+        }
+        self.node.prose.push_str(text);
+    }
+}
+
+enum SinkKind {
+    Heading {
+        level: u8,
+        explicit_id: Option<String>,
+    },
+    Paragraph,
+    Item,
+    Quote,
+    Cell,
+}
+
+struct Sink {
+    kind: SinkKind,
+    buf: TextBuf,
+    range: std::ops::Range<usize>,
+}
+
+struct Code<'s> {
+    info: Option<pulldown_cmark::CowStr<'s>>,
+    text: String,
+}
+
+impl<'s> Builder<'s, '_> {
+    fn event(&mut self, event: Event<'s>, range: std::ops::Range<usize>) {
+        match event {
+            Event::Start(tag) => self.start(tag, range),
+            Event::End(tag) => self.end(tag),
+            Event::Text(t) | Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => {
+                if let Some(code) = &mut self.code {
+                    code.text.push_str(&t);
+                } else if let Some(sink) = self.sinks.last_mut() {
+                    sink.buf.push(&t, range, self.src);
+                }
+            }
+            Event::SoftBreak | Event::HardBreak => {
+                if let Some(sink) = self.sinks.last_mut() {
+                    sink.buf.push("\n", range, self.src);
+                }
+            }
+            Event::Html(_)
+            | Event::InlineHtml(_)
+            | Event::FootnoteReference(_)
+            | Event::Rule
+            | Event::TaskListMarker(_) => {}
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'s>, range: std::ops::Range<usize>) {
+        let kind = match tag {
+            Tag::Heading { level, id, .. } => SinkKind::Heading {
+                level: level as u8,
+                explicit_id: id.map(|s| s.to_string()),
+            },
+            Tag::Paragraph => match self.sinks.last_mut() {
+                Some(s) if matches!(s.kind, SinkKind::Item | SinkKind::Quote | SinkKind::Cell) => {
+                    s.buf.push_break("\n\n");
+                    return;
+                }
+                _ => SinkKind::Paragraph,
+            },
+            Tag::Item => SinkKind::Item,
+            Tag::BlockQuote(_) => SinkKind::Quote,
+            Tag::TableCell => SinkKind::Cell,
+            Tag::CodeBlock(kind) => {
+                let info = match kind {
+                    CodeBlockKind::Fenced(info) => Some(info),
+                    CodeBlockKind::Indented => None,
+                };
+                self.code = Some(Code {
+                    info,
+                    text: String::new(),
+                });
+                self.sinks.push(Sink {
+                    kind: SinkKind::Cell,
+                    buf: TextBuf::default(),
+                    range,
+                });
+                return;
+            }
+            _ => return,
+        };
+        self.sinks.push(Sink {
+            kind,
+            buf: TextBuf::default(),
+            range,
+        });
+    }
+
+    fn end(&mut self, tag: TagEnd) {
+        match tag {
+            TagEnd::Heading(_)
+            | TagEnd::Item
+            | TagEnd::BlockQuote(_)
+            | TagEnd::TableCell
+            | TagEnd::CodeBlock => {}
+            TagEnd::Paragraph => {
+                if !matches!(
+                    self.sinks.last(),
+                    Some(Sink {
+                        kind: SinkKind::Paragraph,
+                        ..
+                    })
+                ) {
+                    return;
+                }
+            }
+            _ => return,
+        }
+        let Some(sink) = self.sinks.pop() else { return };
+        if matches!(tag, TagEnd::CodeBlock) {
+            if let Some(code) = self.code.take() {
+                self.code_block(code, sink.range);
+            }
+            return;
+        }
+        match sink.kind {
+            SinkKind::Heading { level, explicit_id } => {
+                self.heading(level, explicit_id, &sink.buf, sink.range);
+            }
+            SinkKind::Paragraph => self.paragraph(&sink.buf),
+            SinkKind::Item => self.item(&sink.buf),
+            SinkKind::Quote => self.quote(&sink.buf),
+            SinkKind::Cell => {
+                let text = normalize_ws(&sink.buf.text);
+                self.node().add_prose(&text, " | ");
+            }
+        }
+    }
+
+    fn node(&mut self) -> &mut OpenNode {
+        self.open.last_mut().expect("the root is never popped")
+    }
+
+    fn span(&self, range: std::ops::Range<usize>) -> Span {
+        Span::new(self.file, range)
+    }
+
+    fn heading(&mut self, level: u8, explicit: Option<String>, buf: &TextBuf, range: Range) {
+        let title = normalize_ws(&buf.text);
+        let first_heading = !self.seen_heading;
+        self.seen_heading = true;
+        if let Some(ng) = self.non_goals {
+            if level > ng {
+                return;
+            }
+            self.non_goals = None;
+        }
+        self.close_to(level, range.start);
+        if first_heading && level == 1 {
+            self.open[0].node.title = title;
+            return;
+        }
+        if is_non_goals_title(&title) {
+            self.non_goals = Some(level);
+            return;
+        }
+        let span = self.span(range.clone());
+        let id = self.node_id(explicit, &title, span);
+        self.open.push(OpenNode::new(id, title, level, range.start));
+    }
+
+    /// Closes every open node (but the root) whose level is `level` or deeper.
+    fn close_to(&mut self, level: u8, at: usize) {
+        while self.open.len() > 1 && self.open.last().is_some_and(|n| n.node.level >= level) {
+            self.close_one(at);
+        }
+    }
+
+    fn close_one(&mut self, at: usize) {
+        let Some(mut open) = self.open.pop() else {
+            return;
+        };
+        open.node.span = Span::new(self.file, open.node.span.start as usize..at);
+        open.node.fingerprint = fingerprint::fingerprint_node(&open.node);
+        self.node().node.children.push(open.node);
+    }
+
+    fn finish(mut self) -> IntentNode {
+        let end = self.src.len();
+        while self.open.len() > 1 {
+            self.close_one(end);
+        }
+        let mut root = self.open.pop().expect("the root is never popped").node;
+        root.span = Span::new(self.file, 0..end);
+        root.fingerprint = fingerprint::fingerprint_node(&root);
+        root
+    }
+
+    fn node_id(&mut self, explicit: Option<String>, title: &str, heading: Span) -> NodeId {
+        let parent = &self.open.last().expect("the root is never popped").node;
+        let explicit = explicit.filter(|id| {
+            let ok = slug::is_valid_explicit_id(id);
+            if !ok {
+                self.diagnostics.push(invalid_id(id, heading));
+            }
+            ok
+        });
+        let id = explicit.unwrap_or_else(|| {
+            let mut seg = slug::slugify(title);
+            if seg.is_empty() {
+                seg = format!("section-{}", parent.children.len() + 1);
+                self.diagnostics.push(empty_heading(heading, &seg));
+            }
+            if parent.id.is_root() {
+                seg
+            } else {
+                format!("{}/{seg}", parent.id.as_str())
+            }
+        });
+        if let Some(&first) = self.ids.get(&id) {
+            let unique = (2..)
+                .map(|n| format!("{id}-{n}"))
+                .find(|c| !self.ids.contains_key(c))
+                .expect("an unused suffix exists");
+            self.diagnostics
+                .push(duplicate_node(&id, heading, first, &unique));
+            self.ids.insert(unique.clone(), heading);
+            return NodeId(unique);
+        }
+        self.ids.insert(id.clone(), heading);
+        NodeId(id)
+    }
+
+    fn paragraph(&mut self, buf: &TextBuf) {
+        let text = normalize_ws(&buf.text);
+        self.node().add_prose(&text, "\n\n");
+        if self.non_goals.is_some() {
+            return;
+        }
+        if requirements::find_keyword(&buf.text).is_none() {
+            if let Some((tag, r)) = requirements::find_tag(&buf.text) {
+                let span = self.span(buf.src_range(r));
+                self.diagnostics.push(tag_without_keyword(tag, span));
+            }
+            return;
+        }
+        for r in sentences::split(&buf.text) {
+            self.requirement(buf, r);
+        }
+    }
+
+    fn item(&mut self, buf: &TextBuf) {
+        if buf.is_blank() {
+            return;
+        }
+        let text = normalize_ws(&buf.text);
+        if self.non_goals.is_some() {
+            let span = self.span(buf.src_span());
+            self.node().node.non_goals.push(NonGoal { text, span });
+            return;
+        }
+        self.node().add_prose(&format!("- {text}"), "\n");
+        self.requirement(buf, 0..buf.text.len());
+    }
+
+    fn quote(&mut self, buf: &TextBuf) {
+        match decision::parse(&buf.text) {
+            Some(d) => {
+                let span = self.span(buf.src_span());
+                if d.text.is_empty() {
+                    self.diagnostics.push(empty_decision(span));
+                }
+                self.node().node.decisions.push(specc_ir::SpecDecision {
+                    id: d.id,
+                    text: d.text,
+                    rationale: d.rationale,
+                    span,
+                });
+            }
+            None => self.paragraph(buf),
+        }
+    }
+
+    /// Adds the text `r` of `buf` as a requirement if it holds a keyword.
+    fn requirement(&mut self, buf: &TextBuf, r: std::ops::Range<usize>) {
+        let sentence = &buf.text[r.clone()];
+        let Some((level, _)) = requirements::find_keyword(sentence) else {
+            if let Some((tag, t)) = requirements::find_tag(sentence) {
+                let span = self.span(buf.src_range(r.start + t.start..r.start + t.end));
+                self.diagnostics.push(tag_without_keyword(tag, span));
+            }
+            return;
+        };
+        let span = self.span(buf.src_range(r.clone()));
+        let form = requirements::classify(sentence);
+        let text = normalize_ws(sentence);
+        let tag = requirements::find_tag(sentence).map(|(tag, t)| {
+            (
+                tag.to_owned(),
+                self.span(buf.src_range(r.start + t.start..r.start + t.end)),
+            )
+        });
+        let node = self.open.last_mut().expect("the root is never popped");
+        node.counter += 1;
+        let positional = || RequirementId(format!("{}#{}", node.node.id.as_str(), node.counter));
+        let (id, tagged) = match tag {
+            Some((tag, tag_span)) => match self.tags.get(&tag) {
+                Some(&first) => {
+                    self.diagnostics
+                        .push(duplicate_tag(&tag, tag_span, first, &positional().0));
+                    (positional(), false)
+                }
+                None => {
+                    self.tags.insert(tag.clone(), tag_span);
+                    (RequirementId(tag), true)
+                }
+            },
+            None => (positional(), false),
+        };
+        node.node.requirements.push(Requirement {
+            id,
+            tagged,
+            level,
+            form,
+            text,
+            span,
+        });
+    }
+
+    fn code_block(&mut self, code: Code<'s>, range: Range) {
+        let span = self.span(range.clone());
+        let Some(info) = code.info else {
+            let example = specc_ir::Example {
+                lang: None,
+                code: code.text,
+                span,
+            };
+            self.node().node.examples.push(example);
+            return;
+        };
+        let fence_end = self.src[range.clone()]
+            .find('\n')
+            .map_or(range.end, |p| range.start + p);
+        let fence = self.span(range.start..fence_end);
+        match blocks::classify(self.file, &info, code.text, span, fence, self.diagnostics) {
+            Block::Check(c) => self.node().node.checks.push(c),
+            Block::Example(e) => self.node().node.examples.push(e),
+        }
+    }
+}
+
+type Range = std::ops::Range<usize>;
+
+fn is_non_goals_title(title: &str) -> bool {
+    let t = title.trim_end_matches(':').trim().to_lowercase();
+    matches!(
+        t.as_str(),
+        "non-goals" | "non goals" | "nongoals" | "out of scope"
+    )
+}
+
+#[cold]
+fn duplicate_node(id: &str, here: Span, first: Span, renamed: &str) -> Diagnostic {
+    Diagnostic::new(codes::DUPLICATE_NODE_ID, format!("duplicate section id `{id}`"))
+        .with_primary(here, format!("this section's id is `{id}` again"))
+        .with_secondary(first, "first used here")
+        .with_help(format!(
+            "rename one heading or give it an explicit id, e.g. `{{#{id}-v2}}`; this one is called `{renamed}` for now"
+        ))
+}
+
+#[cold]
+fn duplicate_tag(tag: &str, here: Span, first: Span, renamed: &str) -> Diagnostic {
+    Diagnostic::new(
+        codes::DUPLICATE_REQUIREMENT_TAG,
+        format!("duplicate requirement tag `[{tag}]`"),
+    )
+    .with_primary(here, "tag used again here")
+    .with_secondary(first, "first used here")
+    .with_help(format!(
+        "give each requirement its own tag; this one is `{renamed}` for now"
+    ))
+}
+
+#[cold]
+fn invalid_id(id: &str, heading: Span) -> Diagnostic {
+    Diagnostic::new(codes::INVALID_NODE_ID, format!("`{{#{id}}}` is not a valid section id"))
+        .with_primary(heading, "this heading's explicit id")
+        .with_help("an id is letters, digits and `- _ . /`, with no empty `/` segment; the heading's slug is used instead")
+}
+
+#[cold]
+fn empty_heading(heading: Span, fallback: &str) -> Diagnostic {
+    Diagnostic::new(
+        codes::EMPTY_HEADING,
+        "heading has no text to make an id from",
+    )
+    .with_primary(heading, format!("called `{fallback}` for now"))
+    .with_help("give the heading a title, or an explicit id such as `{#storage}`")
+}
+
+#[cold]
+fn empty_decision(span: Span) -> Diagnostic {
+    Diagnostic::new(codes::EMPTY_DECISION, "`Decision:` with nothing decided")
+        .with_primary(span, "this blockquote")
+        .with_help("write the decision after `Decision:`, e.g. `> Decision: pages are 4096 bytes. {#storage.page-size}`")
+}
+
+#[cold]
+fn tag_without_keyword(tag: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(codes::TAG_WITHOUT_KEYWORD, format!("`[{tag}]` tags text with no requirement keyword"))
+        .with_primary(span, "this tag")
+        .with_help("a requirement needs MUST, MUST NOT, SHALL, SHALL NOT, SHOULD, SHOULD NOT or MAY in capitals")
+}

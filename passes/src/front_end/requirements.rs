@@ -1,0 +1,120 @@
+//! RFC 2119 keywords, EARS forms and `[R-12]` tags.
+//! design: spec.requirements
+
+use specc_ir::{Level, RequirementForm};
+
+/// Runners an acceptance check may name (the first word of its info string).
+/// design: spec.test-runners
+pub const KNOWN_RUNNERS: &[&str] = &[
+    "sh",
+    "bash",
+    "python",
+    "python3",
+    "rust",
+    "node",
+    "js",
+    "javascript",
+];
+
+/// The first RFC 2119 keyword in `text` (capitals, whole word) and its byte range.
+/// `MUST NOT`, `SHALL NOT` and `SHOULD NOT` are one keyword each.
+pub fn find_keyword(text: &str) -> Option<(Level, std::ops::Range<usize>)> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if (b == b'M' || b == b'S') && (i == 0 || !is_word_byte(bytes[i - 1])) {
+            for (word, level, negated) in KEYWORDS {
+                let end = i + word.len();
+                if bytes[i..].starts_with(word.as_bytes())
+                    && (end == bytes.len() || !is_word_byte(bytes[end]))
+                {
+                    if let Some(negated) = negated {
+                        if let Some(not_end) = not_after(bytes, end) {
+                            return Some((*negated, i..not_end));
+                        }
+                    }
+                    return Some((*level, i..end));
+                }
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+const KEYWORDS: &[(&str, Level, Option<Level>)] = &[
+    ("MUST", Level::Must, Some(Level::MustNot)),
+    ("SHALL", Level::Shall, Some(Level::ShallNot)),
+    ("SHOULD", Level::Should, Some(Level::ShouldNot)),
+    ("MAY", Level::May, None),
+];
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+}
+
+/// If `bytes[at..]` is white space then the whole word `NOT`, the offset after `NOT`.
+fn not_after(bytes: &[u8], at: usize) -> Option<usize> {
+    let mut j = at;
+    while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+        j += 1;
+    }
+    let end = j + 3;
+    (j > at && bytes[j..].starts_with(b"NOT") && (end == bytes.len() || !is_word_byte(bytes[end])))
+        .then_some(end)
+}
+
+/// The EARS form of a requirement sentence, judged by its first word; RFC 2119 otherwise.
+/// EARS keywords are written in capitals, as the spec format asks.
+pub(crate) fn classify(sentence: &str) -> RequirementForm {
+    let s = sentence.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let s = strip_tag(s);
+    let first = s.split(|c: char| !c.is_alphanumeric()).next().unwrap_or("");
+    match first {
+        "WHEN" => RequirementForm::EarsEvent,
+        "WHILE" => RequirementForm::EarsState,
+        "IF" => RequirementForm::EarsUnwanted,
+        "WHERE" => RequirementForm::EarsOptional,
+        "THE" if contains_word(s, "SHALL") => RequirementForm::EarsUbiquitous,
+        _ => RequirementForm::Rfc2119,
+    }
+}
+
+fn strip_tag(s: &str) -> &str {
+    match find_tag(s) {
+        Some((_, r)) if s[..r.start].trim().is_empty() => s[r.end..].trim_start(),
+        _ => s,
+    }
+}
+
+fn contains_word(s: &str, word: &str) -> bool {
+    s.split(|c: char| !c.is_alphanumeric()).any(|w| w == word)
+}
+
+/// The first tag like `[R-12]` or `[KV-3]` (upper-case letters, `-`, digits) in `text`:
+/// the tag without brackets and the byte range of the bracketed tag.
+pub(crate) fn find_tag(text: &str) -> Option<(&str, std::ops::Range<usize>)> {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(rel) = text[from..].find('[') {
+        let open = from + rel;
+        let mut j = open + 1;
+        let letters = j;
+        while j < bytes.len() && bytes[j].is_ascii_uppercase() {
+            j += 1;
+        }
+        if j > letters && bytes.get(j) == Some(&b'-') {
+            j += 1;
+            let digits = j;
+            while j < bytes.len() && bytes[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j > digits && bytes.get(j) == Some(&b']') {
+                return Some((&text[open + 1..j], open..j + 1));
+            }
+        }
+        from = open + 1;
+    }
+    None
+}

@@ -1,0 +1,112 @@
+//! Inline text gathered from events, with a map back to source offsets.
+
+/// Text collected from inline events, remembering where each piece came from so that a
+/// sentence found in the text can be given a span in the source.
+#[derive(Default, Debug)]
+pub(crate) struct TextBuf {
+    pub(crate) text: String,
+    /// Pieces in text order: (offset in `text`, source range the piece came from).
+    pieces: Vec<Piece>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    text_start: u32,
+    src_start: u32,
+    src_end: u32,
+    /// The piece's text is the source slice verbatim, so offsets inside it map one to one.
+    exact: bool,
+}
+
+impl TextBuf {
+    pub(crate) fn is_blank(&self) -> bool {
+        self.text.trim().is_empty()
+    }
+
+    /// Appends `s`, which came from `src` (a byte range of the source).
+    pub(crate) fn push(&mut self, s: &str, src: std::ops::Range<usize>, source: &str) {
+        if s.is_empty() {
+            return;
+        }
+        let exact = source.get(src.clone()) == Some(s);
+        self.pieces.push(Piece {
+            text_start: self.text.len() as u32,
+            src_start: src.start as u32,
+            src_end: src.end as u32,
+            exact,
+        });
+        self.text.push_str(s);
+    }
+
+    /// Appends a separator that has no source of its own (a paragraph break inside an item).
+    pub(crate) fn push_break(&mut self, s: &str) {
+        if !self.text.is_empty() {
+            let at = self.pieces.last().map_or(0, |p| p.src_end);
+            self.pieces.push(Piece {
+                text_start: self.text.len() as u32,
+                src_start: at,
+                src_end: at,
+                exact: false,
+            });
+            self.text.push_str(s);
+        }
+    }
+
+    /// The source offset of text offset `t` (a byte offset into `self.text`).
+    pub(crate) fn src_offset(&self, t: usize) -> usize {
+        let t = t as u32;
+        let i = self.pieces.partition_point(|p| p.text_start <= t);
+        let Some(p) = i.checked_sub(1).map(|i| self.pieces[i]) else {
+            return self.pieces.first().map_or(0, |p| p.src_start as usize);
+        };
+        let src = if p.exact {
+            p.src_start + (t - p.text_start)
+        } else {
+            p.src_start
+        };
+        src.min(p.src_end) as usize
+    }
+
+    /// The source range covering text range `r` (end exclusive).
+    pub(crate) fn src_range(&self, r: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        let start = self.src_offset(r.start);
+        let end = if r.end > r.start {
+            let last = r.end - 1;
+            let i = self
+                .pieces
+                .partition_point(|p| p.text_start as usize <= last);
+            match i.checked_sub(1).map(|i| self.pieces[i]) {
+                Some(p) if p.exact => self.src_offset(last) + 1,
+                Some(p) => p.src_end as usize,
+                None => start,
+            }
+        } else {
+            start
+        };
+        start..end.max(start)
+    }
+
+    /// The source range of the whole buffer.
+    pub(crate) fn src_span(&self) -> std::ops::Range<usize> {
+        let start = self.pieces.first().map_or(0, |p| p.src_start as usize);
+        let end = self
+            .pieces
+            .iter()
+            .map(|p| p.src_end as usize)
+            .max()
+            .unwrap_or(start);
+        start..end.max(start)
+    }
+}
+
+/// Collapses every run of white space into one space and trims both ends.
+pub(crate) fn normalize_ws(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}

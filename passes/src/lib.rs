@@ -1,0 +1,14 @@
+//! specc-passes: the pure passes of the compiler.
+//!
+//! Everything here is a function from data to data: no file system, no network, no clock,
+//! no tokio. Effects enter only as salsa input values set by the driver.
+//!
+//! * [`front_end`] turns a Markdown spec into the Intent IR plus diagnostics; it never fails.
+//! * [`db`] holds the salsa `Db` trait, the inputs and the tracked queries over them.
+//!
+//! design: passes.pure
+
+pub mod db;
+pub mod front_end;
+
+pub use front_end::{Parsed, parse_spec};
