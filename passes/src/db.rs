@@ -31,9 +31,11 @@ pub struct SpecFile {
     pub text: String,
 }
 
-/// A node id, interned so that it can key per-node queries.
+/// One node of one spec file, interned so that it can key per-node queries.
 #[salsa::interned(debug)]
 pub struct NodeKey<'db> {
+    #[returns(copy)]
+    pub file: SpecFile,
     #[returns(ref)]
     pub id: String,
 }
@@ -55,12 +57,8 @@ pub struct NodeContent {
 
 /// The content of the node `key`, or `None` when the spec has no such node.
 #[salsa::tracked(returns(ref))]
-pub fn node_content<'db>(
-    db: &'db dyn Db,
-    file: SpecFile,
-    key: NodeKey<'db>,
-) -> Option<NodeContent> {
-    let tree = &parse_spec(db, file).tree;
+pub fn node_content<'db>(db: &'db dyn Db, key: NodeKey<'db>) -> Option<NodeContent> {
+    let tree = &parse_spec(db, key.file(db)).tree;
     let node = tree.node(key.id(db))?;
     Some(relative_content(node))
 }
@@ -85,12 +83,8 @@ impl NodeSummary {
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn node_summary<'db>(
-    db: &'db dyn Db,
-    file: SpecFile,
-    key: NodeKey<'db>,
-) -> Option<NodeSummary> {
-    let content = node_content(db, file, key).as_ref()?;
+pub fn node_summary<'db>(db: &'db dyn Db, key: NodeKey<'db>) -> Option<NodeSummary> {
+    let content = node_content(db, key).as_ref()?;
     let node = &content.node;
     let mut by_level = [0u32; 7];
     for r in &node.requirements {

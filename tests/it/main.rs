@@ -1,1 +1,8 @@
+//! specc's integration tests: one binary, fixture-driven where it can be.
 
+mod adversarial;
+mod cli;
+mod fingerprints;
+mod fixtures;
+mod incremental;
+mod support;

@@ -255,7 +255,8 @@ impl<'s> Builder<'s, '_> {
             self.non_goals = Some(level);
             return;
         }
-        let span = self.span(range.clone());
+        let line = &self.src[range.clone()];
+        let span = self.span(range.start..range.start + line.trim_end().len());
         let id = self.node_id(explicit, &title, span);
         self.open.push(OpenNode::new(id, title, level, range.start));
     }

@@ -68,8 +68,8 @@ fn not_after(bytes: &[u8], at: usize) -> Option<usize> {
 /// The EARS form of a requirement sentence, judged by its first word; RFC 2119 otherwise.
 /// EARS keywords are written in capitals, as the spec format asks.
 pub(crate) fn classify(sentence: &str) -> RequirementForm {
-    let s = sentence.trim_start_matches(|c: char| !c.is_alphanumeric());
-    let s = strip_tag(s);
+    let s = strip_tag(sentence.trim_start());
+    let s = s.trim_start_matches(|c: char| !c.is_alphanumeric());
     let first = s.split(|c: char| !c.is_alphanumeric()).next().unwrap_or("");
     match first {
         "WHEN" => RequirementForm::EarsEvent,

@@ -71,8 +71,8 @@ fn write_tree(
     let mut stack: Vec<(&IntentNode, String, bool, bool)> =
         vec![(&tree.root, String::new(), true, true)];
     while let Some((node, prefix, last, is_root)) = stack.pop() {
-        let key = NodeKey::new(db, node.id.as_str().to_owned());
-        let summary = node_summary(db, file, key);
+        let key = NodeKey::new(db, file, node.id.as_str().to_owned());
+        let summary = node_summary(db, key);
         let branch = if is_root {
             ""
         } else if last {

@@ -1,0 +1,42 @@
+//! Helpers: run specc in-process, find fixtures.
+
+use std::path::{Path, PathBuf};
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `specc ARGS` in-process with plain, fixed-width output. Absolute paths under the
+/// workspace root are printed relative to it, so snapshots do not depend on the checkout.
+pub fn specc(args: &[&str]) -> Output {
+    let env = specc::Env {
+        no_color: true,
+        width: Some(100),
+        ..specc::Env::default()
+    };
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let argv = std::iter::once("specc").chain(args.iter().copied());
+    let code = specc::run(argv, &env, &mut out, &mut err);
+    let prefix = format!("{}/", root().display());
+    let clean = |b: Vec<u8>| String::from_utf8_lossy(&b).replace(&prefix, "");
+    Output {
+        code,
+        stdout: clean(out),
+        stderr: clean(err),
+    }
+}
+
+pub fn fixture(rel: &str) -> String {
+    root().join("fixtures").join(rel).display().to_string()
+}
