@@ -28,6 +28,8 @@ pub(crate) fn build(
         src,
         open: vec![OpenNode::new(NodeId::default(), String::new(), 0, 0)],
         sinks: Vec::new(),
+        pool: Vec::new(),
+        scratch: Vec::new(),
         code: None,
         ids: HashMap::new(),
         tags: HashMap::new(),
@@ -48,6 +50,10 @@ struct Builder<'s, 'd> {
     src: &'s str,
     open: Vec<OpenNode>,
     sinks: Vec<Sink>,
+    /// Cleared text buffers, reused so that a paragraph costs no allocation.
+    pool: Vec<TextBuf>,
+    /// Reused by fingerprinting.
+    scratch: Vec<u8>,
     code: Option<Code<'s>>,
     /// Every node id given out, with the span of the heading that took it first.
     ids: HashMap<String, Span>,
@@ -88,14 +94,29 @@ impl OpenNode {
         OpenNode { node, counter: 0 }
     }
 
-    fn add_prose(&mut self, text: &str, separator: &str) {
-        if text.is_empty() {
-            return;
+    /// Appends `prefix` and `text` (already normalised) to the prose after `separator`.
+    fn add_normal_prose(&mut self, separator: &str, prefix: &str, text: &str) {
+        let prose = &mut self.node.prose;
+        if !prose.is_empty() {
+            prose.push_str(separator);
         }
-        if !self.node.prose.is_empty() {
-            self.node.prose.push_str(separator);
+        prose.push_str(prefix);
+        prose.push_str(text);
+    }
+
+    /// Appends `prefix` and `text`, white space normalised, to the prose after `separator`.
+    fn add_prose(&mut self, separator: &str, prefix: &str, text: &str) {
+        let prose = &mut self.node.prose;
+        let before = prose.len();
+        if before > 0 {
+            prose.push_str(separator);
         }
-        self.node.prose.push_str(text);
+        prose.push_str(prefix);
+        let after_sep = prose.len();
+        super::text::push_normalized(prose, text);
+        if prose.len() == after_sep {
+            prose.truncate(before);
+        }
     }
 }
 
@@ -207,24 +228,29 @@ impl<'s> Builder<'s, '_> {
             }
             _ => return,
         }
-        let Some(sink) = self.sinks.pop() else { return };
-        if matches!(tag, TagEnd::CodeBlock) {
+        let Some(mut sink) = self.sinks.pop() else {
+            return;
+        };
+        self.finish_sink(&sink, matches!(tag, TagEnd::CodeBlock));
+        sink.buf.clear();
+        self.pool.push(sink.buf);
+    }
+
+    fn finish_sink(&mut self, sink: &Sink, code_block: bool) {
+        if code_block {
             if let Some(code) = self.code.take() {
-                self.code_block(code, sink.range);
+                self.code_block(code, sink.range.clone());
             }
             return;
         }
-        match sink.kind {
+        match &sink.kind {
             SinkKind::Heading { level, explicit_id } => {
-                self.heading(level, explicit_id, &sink.buf, sink.range);
+                self.heading(*level, explicit_id.clone(), &sink.buf, sink.range.clone());
             }
             SinkKind::Paragraph => self.paragraph(&sink.buf),
             SinkKind::Item => self.item(&sink.buf),
             SinkKind::Quote => self.quote(&sink.buf),
-            SinkKind::Cell => {
-                let text = normalize_ws(&sink.buf.text);
-                self.node().add_prose(&text, " | ");
-            }
+            SinkKind::Cell => self.node().add_prose(" | ", "", &sink.buf.text),
         }
     }
 
@@ -273,7 +299,7 @@ impl<'s> Builder<'s, '_> {
             return;
         };
         open.node.span = Span::new(self.file, open.node.span.start as usize..at);
-        open.node.fingerprint = fingerprint::fingerprint_node(&open.node);
+        open.node.fingerprint = fingerprint::fingerprint_with(&open.node, &mut self.scratch);
         self.node().node.children.push(open.node);
     }
 
@@ -284,7 +310,7 @@ impl<'s> Builder<'s, '_> {
         }
         let mut root = self.open.pop().expect("the root is never popped").node;
         root.span = Span::new(self.file, 0..end);
-        root.fingerprint = fingerprint::fingerprint_node(&root);
+        root.fingerprint = fingerprint::fingerprint_with(&root, &mut self.scratch);
         root
     }
 
@@ -324,8 +350,7 @@ impl<'s> Builder<'s, '_> {
     }
 
     fn paragraph(&mut self, buf: &TextBuf) {
-        let text = normalize_ws(&buf.text);
-        self.node().add_prose(&text, "\n\n");
+        self.node().add_prose("\n\n", "", &buf.text);
         if self.non_goals.is_some() {
             return;
         }
@@ -337,7 +362,7 @@ impl<'s> Builder<'s, '_> {
             return;
         }
         for r in sentences::split(&buf.text) {
-            self.requirement(buf, r);
+            self.requirement(buf, r, None);
         }
     }
 
@@ -351,8 +376,8 @@ impl<'s> Builder<'s, '_> {
             self.node().node.non_goals.push(NonGoal { text, span });
             return;
         }
-        self.node().add_prose(&format!("- {text}"), "\n");
-        self.requirement(buf, 0..buf.text.len());
+        self.node().add_normal_prose("\n", "- ", &text);
+        self.requirement(buf, 0..buf.text.len(), Some(text));
     }
 
     fn quote(&mut self, buf: &TextBuf) {
@@ -373,8 +398,9 @@ impl<'s> Builder<'s, '_> {
         }
     }
 
-    /// Adds the text `r` of `buf` as a requirement if it holds a keyword.
-    fn requirement(&mut self, buf: &TextBuf, r: std::ops::Range<usize>) {
+    /// Adds the text `r` of `buf` as a requirement if it holds a keyword; `normalized` is
+    /// that text with white space normalised, when the caller already has it.
+    fn requirement(&mut self, buf: &TextBuf, r: Range, normalized: Option<String>) {
         let sentence = &buf.text[r.clone()];
         let Some((level, _)) = requirements::find_keyword(sentence) else {
             if let Some((tag, t)) = requirements::find_tag(sentence) {
@@ -385,7 +411,7 @@ impl<'s> Builder<'s, '_> {
         };
         let span = self.span(buf.src_range(r.clone()));
         let form = requirements::classify(sentence);
-        let text = normalize_ws(sentence);
+        let text = normalized.unwrap_or_else(|| normalize_ws(sentence));
         let tag = requirements::find_tag(sentence).map(|(tag, t)| {
             (
                 tag.to_owned(),
@@ -394,7 +420,13 @@ impl<'s> Builder<'s, '_> {
         });
         let node = self.open.last_mut().expect("the root is never popped");
         node.counter += 1;
-        let positional = || RequirementId(format!("{}#{}", node.node.id.as_str(), node.counter));
+        let positional = || {
+            let mut id = String::with_capacity(node.node.id.as_str().len() + 4);
+            id.push_str(node.node.id.as_str());
+            id.push('#');
+            id.push_str(itoa(node.counter).as_str());
+            RequirementId(id)
+        };
         let (id, tagged) = match tag {
             Some((tag, tag_span)) => match self.tags.get(&tag) {
                 Some(&first) => {
@@ -442,6 +474,33 @@ impl<'s> Builder<'s, '_> {
 }
 
 type Range = std::ops::Range<usize>;
+
+/// `n` in decimal, without going through `fmt` (it runs once per requirement).
+fn itoa(mut n: usize) -> ItoaBuf {
+    let mut buf = ItoaBuf {
+        bytes: [0; 20],
+        start: 20,
+    };
+    loop {
+        buf.start -= 1;
+        buf.bytes[buf.start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return buf;
+        }
+    }
+}
+
+struct ItoaBuf {
+    bytes: [u8; 20],
+    start: usize,
+}
+
+impl ItoaBuf {
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[self.start..]).unwrap_or("0")
+    }
+}
 
 fn is_non_goals_title(title: &str) -> bool {
     let t = title.trim_end_matches(':').trim().to_lowercase();

@@ -20,10 +20,18 @@ pub const KNOWN_RUNNERS: &[&str] = &[
 /// `MUST NOT`, `SHALL NOT` and `SHOULD NOT` are one keyword each.
 pub fn find_keyword(text: &str) -> Option<(Level, std::ops::Range<usize>)> {
     let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if (b == b'M' || b == b'S') && (i == 0 || !is_word_byte(bytes[i - 1])) {
+    // Candidates start with `M` or `S`; memchr (through `str::find`) skips the text between
+    // them many bytes at a time, which matters: this runs over every byte of prose.
+    let mut next_m = text.find('M');
+    let mut next_s = text.find('S');
+    loop {
+        let i = match (next_m, next_s) {
+            (None, None) => return None,
+            (Some(m), None) => m,
+            (None, Some(s)) => s,
+            (Some(m), Some(s)) => m.min(s),
+        };
+        if i == 0 || !is_word_byte(bytes[i - 1]) {
             for (word, level, negated) in KEYWORDS {
                 let end = i + word.len();
                 if bytes[i..].starts_with(word.as_bytes())
@@ -38,9 +46,13 @@ pub fn find_keyword(text: &str) -> Option<(Level, std::ops::Range<usize>)> {
                 }
             }
         }
-        i += 1;
+        let advance = |at: usize, c: char| text[at + 1..].find(c).map(|p| at + 1 + p);
+        if bytes[i] == b'M' {
+            next_m = advance(i, 'M');
+        } else {
+            next_s = advance(i, 'S');
+        }
     }
-    None
 }
 
 const KEYWORDS: &[(&str, Level, Option<Level>)] = &[

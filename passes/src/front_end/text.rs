@@ -19,6 +19,11 @@ struct Piece {
 }
 
 impl TextBuf {
+    pub(crate) fn clear(&mut self) {
+        self.text.clear();
+        self.pieces.clear();
+    }
+
     pub(crate) fn is_blank(&self) -> bool {
         self.text.trim().is_empty()
     }
@@ -28,7 +33,12 @@ impl TextBuf {
         if s.is_empty() {
             return;
         }
-        let exact = source.get(src.clone()) == Some(s);
+        // Text that pulldown-cmark borrows from the source at `src` maps one to one; text it
+        // had to rewrite (escapes, entities) maps to the start of its range.
+        let exact = src.len() == s.len()
+            && source
+                .get(src.clone())
+                .is_some_and(|orig| std::ptr::eq(orig.as_ptr(), s.as_ptr()) || orig == s);
         self.pieces.push(Piece {
             text_start: self.text.len() as u32,
             src_start: src.start as u32,
@@ -99,14 +109,42 @@ impl TextBuf {
     }
 }
 
-/// Collapses every run of white space into one space and trims both ends.
+/// Collapses every run of ASCII white space into one space and trims both ends.
+/// (Other Unicode spaces are kept as they are: they are rare in specs and this runs over
+/// every byte of prose, so it copies whole runs of non-space bytes at a time.)
 pub(crate) fn normalize_ws(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for word in s.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
+    push_normalized(&mut out, s);
     out
+}
+
+/// Appends `s` to `out` with white space normalised as [`normalize_ws`] does. Copies whole
+/// runs that are already normal (words joined by single spaces) at once.
+pub(crate) fn push_normalized(out: &mut String, s: &str) {
+    let bytes = s.as_bytes();
+    let ws = |b: u8| b.is_ascii_whitespace();
+    let Some(first) = bytes.iter().position(|&b| !ws(b)) else {
+        return;
+    };
+    let last = bytes.iter().rposition(|&b| !ws(b)).unwrap_or(first);
+    let mut run = first;
+    let mut i = first;
+    while i <= last {
+        if !ws(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        // A single ' ' between two non-space bytes is already normal.
+        if bytes[i] == b' ' && !ws(bytes[i + 1]) {
+            i += 1;
+            continue;
+        }
+        out.push_str(&s[run..i]);
+        out.push(' ');
+        while ws(bytes[i]) {
+            i += 1;
+        }
+        run = i;
+    }
+    out.push_str(&s[run..=last]);
 }
