@@ -156,7 +156,7 @@ impl<'s> Builder<'s, '_> {
             }
             Event::SoftBreak | Event::HardBreak => {
                 if let Some(sink) = self.sinks.last_mut() {
-                    sink.buf.push("\n", range, self.src);
+                    sink.buf.push_line_break(range);
                 }
             }
             Event::Html(_)
@@ -381,7 +381,7 @@ impl<'s> Builder<'s, '_> {
     }
 
     fn quote(&mut self, buf: &TextBuf) {
-        match decision::parse(&buf.text) {
+        match decision::parse(&buf.text, buf.line_starts()) {
             Some(d) => {
                 let span = self.span(buf.src_span());
                 if d.text.is_empty() {

@@ -10,9 +10,17 @@ pub(crate) struct ParsedDecision {
 }
 
 /// Parses a blockquote's text; `None` when it does not start with `Decision:`.
-pub(crate) fn parse(quote: &str) -> Option<ParsedDecision> {
-    let body = quote.trim_start().strip_prefix("Decision:")?;
-    let (decision, rationale) = match find_line_starting(body, "Rationale:") {
+/// `line_starts` are the offsets in `quote` where a source line starts.
+pub(crate) fn parse(quote: &str, line_starts: &[u32]) -> Option<ParsedDecision> {
+    let lead = quote.len() - quote.trim_start().len();
+    let body = quote[lead..].strip_prefix("Decision:")?;
+    let body_start = lead + "Decision:".len();
+    let rationale_at = line_starts.iter().map(|&l| l as usize).find_map(|l| {
+        let line = quote.get(l..)?;
+        let skip = line.len() - line.trim_start().len();
+        (l >= body_start && line[skip..].starts_with("Rationale:")).then_some(l + skip - body_start)
+    });
+    let (decision, rationale) = match rationale_at {
         Some(at) => {
             let r = normalize_ws(&body[at + "Rationale:".len()..]);
             (
@@ -32,19 +40,6 @@ pub(crate) fn parse(quote: &str) -> Option<ParsedDecision> {
 
 fn leading_ws(s: &str) -> usize {
     s.len() - s.trim_end().len()
-}
-
-/// Byte offset of the first line (after the first) whose trimmed text starts with `prefix`.
-fn find_line_starting(s: &str, prefix: &str) -> Option<usize> {
-    let mut at = 0;
-    for line in s.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        if at > 0 && trimmed.starts_with(prefix) {
-            return Some(at + (line.len() - trimmed.len()));
-        }
-        at += line.len();
-    }
-    None
 }
 
 /// Removes the first `{#id}` from `s`, returning the id and the rest.

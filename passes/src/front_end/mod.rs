@@ -12,6 +12,7 @@ mod decision;
 mod fingerprint;
 mod front_matter;
 mod requirements;
+mod scan;
 mod sentences;
 mod slug;
 mod text;

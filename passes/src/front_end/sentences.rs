@@ -14,33 +14,27 @@ pub(crate) fn split(text: &str) -> Vec<std::ops::Range<usize>> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let end = if b == b'\n' && bytes.get(i + 1) == Some(&b'\n') {
-            Some(i)
-        } else if matches!(b, b'.' | b'!' | b'?') {
+    super::scan::for_each_byte_of(bytes, b".!?\n", |i| {
+        if i < start {
+            return true;
+        }
+        let end = if bytes[i] == b'\n' {
+            (bytes.get(i + 1) == Some(&b'\n')).then_some(i)
+        } else {
             let mut j = i + 1;
             while j < bytes.len() && matches!(bytes[j], b'"' | b'\'' | b')' | b']' | b'*' | b'_') {
                 j += 1;
             }
             let followed_by_space = j >= bytes.len() || bytes[j].is_ascii_whitespace();
-            if followed_by_space && !next_starts_lowercase(text, j) && !is_abbreviation(text, i) {
-                Some(j)
-            } else {
-                None
-            }
-        } else {
-            None
+            (followed_by_space && !next_starts_lowercase(text, j) && !is_abbreviation(text, i))
+                .then_some(j)
         };
         if let Some(end) = end {
             push_trimmed(text, start..end, &mut out);
             start = end;
-            i = end.max(i + 1);
-        } else {
-            i += 1;
         }
-    }
+        true
+    });
     push_trimmed(text, start..text.len(), &mut out);
     out
 }

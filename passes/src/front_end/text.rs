@@ -7,6 +7,9 @@ pub(crate) struct TextBuf {
     pub(crate) text: String,
     /// Pieces in text order: (offset in `text`, source range the piece came from).
     pieces: Vec<Piece>,
+    /// Offsets in `text` where a new source line starts (after a soft or hard break, which
+    /// the text holds as a space, or a paragraph break).
+    line_starts: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -22,6 +25,23 @@ impl TextBuf {
     pub(crate) fn clear(&mut self) {
         self.text.clear();
         self.pieces.clear();
+        self.line_starts.clear();
+    }
+
+    pub(crate) fn line_starts(&self) -> &[u32] {
+        &self.line_starts
+    }
+
+    /// A soft or hard line break from `src`: a space in the text, a line start remembered.
+    pub(crate) fn push_line_break(&mut self, src: std::ops::Range<usize>) {
+        self.pieces.push(Piece {
+            text_start: self.text.len() as u32,
+            src_start: src.start as u32,
+            src_end: src.end as u32,
+            exact: false,
+        });
+        self.text.push(' ');
+        self.line_starts.push(self.text.len() as u32);
     }
 
     pub(crate) fn is_blank(&self) -> bool {
@@ -59,6 +79,7 @@ impl TextBuf {
                 exact: false,
             });
             self.text.push_str(s);
+            self.line_starts.push(self.text.len() as u32);
         }
     }
 
@@ -121,6 +142,11 @@ pub(crate) fn normalize_ws(s: &str) -> String {
 /// Appends `s` to `out` with white space normalised as [`normalize_ws`] does. Copies whole
 /// runs that are already normal (words joined by single spaces) at once.
 pub(crate) fn push_normalized(out: &mut String, s: &str) {
+    let trimmed = s.trim_ascii();
+    if super::scan::is_normal(trimmed) {
+        out.push_str(trimmed);
+        return;
+    }
     let bytes = s.as_bytes();
     let ws = |b: u8| b.is_ascii_whitespace();
     let Some(first) = bytes.iter().position(|&b| !ws(b)) else {
