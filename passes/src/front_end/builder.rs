@@ -190,7 +190,7 @@ impl<'s> Builder<'s, '_> {
                 };
                 self.code = Some(Code {
                     info,
-                    text: String::new(),
+                    text: String::with_capacity(range.len()),
                 });
                 self.sinks.push(Sink {
                     kind: SinkKind::Cell,
@@ -324,16 +324,19 @@ impl<'s> Builder<'s, '_> {
             ok
         });
         let id = explicit.unwrap_or_else(|| {
-            let mut seg = slug::slugify(title);
-            if seg.is_empty() {
-                seg = format!("section-{}", parent.children.len() + 1);
+            let mut id = String::with_capacity(parent.id.as_str().len() + title.len() + 1);
+            if !parent.id.is_root() {
+                id.push_str(parent.id.as_str());
+                id.push('/');
+            }
+            let seg_start = id.len();
+            slug::slugify_into(title, &mut id);
+            if id.len() == seg_start {
+                let seg = format!("section-{}", parent.children.len() + 1);
                 self.diagnostics.push(empty_heading(heading, &seg));
+                id.push_str(&seg);
             }
-            if parent.id.is_root() {
-                seg
-            } else {
-                format!("{}/{seg}", parent.id.as_str())
-            }
+            id
         });
         if let Some(&first) = self.ids.get(&id) {
             let unique = (2..)
@@ -503,11 +506,10 @@ impl ItoaBuf {
 }
 
 fn is_non_goals_title(title: &str) -> bool {
-    let t = title.trim_end_matches(':').trim().to_lowercase();
-    matches!(
-        t.as_str(),
-        "non-goals" | "non goals" | "nongoals" | "out of scope"
-    )
+    let t = title.trim_end_matches(':').trim();
+    ["non-goals", "non goals", "nongoals", "out of scope"]
+        .iter()
+        .any(|n| t.eq_ignore_ascii_case(n))
 }
 
 #[cold]

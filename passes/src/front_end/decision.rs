@@ -1,7 +1,7 @@
 //! `> Decision: … {#id}` blockquotes, with an optional `Rationale:` line.
 //! design: spec.decisions
 
-use super::text::normalize_ws;
+use super::text::{normalize_ws, push_normalized};
 
 pub(crate) struct ParsedDecision {
     pub(crate) id: Option<String>,
@@ -33,7 +33,7 @@ pub(crate) fn parse(quote: &str, line_starts: &[u32]) -> Option<ParsedDecision> 
     let (id, decision) = take_id(decision);
     Some(ParsedDecision {
         id,
-        text: normalize_ws(&decision),
+        text: decision,
         rationale,
     })
 }
@@ -42,16 +42,23 @@ fn leading_ws(s: &str) -> usize {
     s.len() - s.trim_end().len()
 }
 
-/// Removes the first `{#id}` from `s`, returning the id and the rest.
+/// Removes the first `{#id}` from `s` and normalises white space, returning the id and
+/// the rest.
 fn take_id(s: &str) -> (Option<String>, String) {
     if let Some(open) = s.find("{#") {
         if let Some(close) = s[open..].find('}') {
             let id = s[open + 2..open + close].trim();
             if !id.is_empty() && !id.contains(char::is_whitespace) {
-                let rest = format!("{}{}", &s[..open], &s[open + close + 1..]);
+                let mut rest = String::with_capacity(s.len());
+                push_normalized(&mut rest, &s[..open]);
+                let after = &s[open + close + 1..];
+                if !rest.is_empty() && !after.trim().is_empty() {
+                    rest.push(' ');
+                }
+                push_normalized(&mut rest, after);
                 return (Some(id.to_owned()), rest);
             }
         }
     }
-    (None, s.to_owned())
+    (None, normalize_ws(s))
 }

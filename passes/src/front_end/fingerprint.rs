@@ -23,7 +23,7 @@ pub fn fingerprint_node(node: &IntentNode) -> Fingerprint {
 pub(crate) fn fingerprint_with(node: &IntentNode, scratch: &mut Vec<u8>) -> Fingerprint {
     scratch.clear();
     let mut h = Fields(scratch);
-    h.str("specc-intent-node-v2");
+    h.0.push(3); // format version: bump when the layout below changes
     h.str(node.id.as_str());
     h.str(&node.title);
     h.str(&node.prose);
@@ -63,7 +63,8 @@ struct Fields<'a>(&'a mut Vec<u8>);
 
 impl Fields<'_> {
     fn count(&mut self, n: usize) {
-        self.0.extend_from_slice(&(n as u64).to_le_bytes());
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        self.0.extend_from_slice(&n.to_le_bytes());
     }
 
     fn str(&mut self, s: &str) {

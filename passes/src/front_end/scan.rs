@@ -97,7 +97,16 @@ mod tests {
     fn normal_text() {
         assert!(is_normal("a b c, déjà vu. The server MUST reply."));
         assert!(is_normal(""));
-        for bad in [" a", "a ", "a  b", "a\nb", "a\tb", "12345678  x", "1234567  x", "1234567 \u{a0}"] {
+        for bad in [
+            " a",
+            "a ",
+            "a  b",
+            "a\nb",
+            "a\tb",
+            "12345678  x",
+            "1234567  x",
+            "1234567 \u{a0}",
+        ] {
             let expect_normal = bad == "1234567 \u{a0}";
             assert_eq!(is_normal(bad), expect_normal, "{bad:?}");
         }
@@ -111,8 +120,12 @@ mod tests {
             seen.push(i);
             true
         });
-        let expect: Vec<usize> =
-            text.iter().enumerate().filter(|(_, b)| b".!?\n".contains(b)).map(|(i, _)| i).collect();
+        let expect: Vec<usize> = text
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b".!?\n".contains(b))
+            .map(|(i, _)| i)
+            .collect();
         assert_eq!(seen, expect);
     }
 }
