@@ -59,23 +59,24 @@ fn bench_one(c: &mut Criterion, name: &str, text: &str) {
     group.finish();
 }
 
-/// Median of `n` timed runs of `f`.
-fn median(n: usize, f: impl Fn() -> usize) -> Duration {
-    let mut times: Vec<Duration> = (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            std::hint::black_box(f());
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[n / 2]
+/// Median time of `a` and of `b` over `n` rounds, alternating the two within each round so
+/// that drift in the machine's speed affects both alike.
+fn medians(n: usize, a: impl Fn() -> usize, b: impl Fn() -> usize) -> (Duration, Duration) {
+    let time = |f: &dyn Fn() -> usize| {
+        let t = Instant::now();
+        std::hint::black_box(f());
+        t.elapsed()
+    };
+    let (mut ta, mut tb): (Vec<Duration>, Vec<Duration>) =
+        (0..n).map(|_| (time(&a), time(&b))).unzip();
+    ta.sort();
+    tb.sort();
+    (ta[n / 2], tb[n / 2])
 }
 
 fn ratio(name: &str, text: &str) {
     let requirements = front_end(text);
-    let bare_t = median(21, || bare(text));
-    let fe_t = median(21, || front_end(text));
+    let (bare_t, fe_t) = medians(41, || bare(text), || front_end(text));
     let ratio = fe_t.as_secs_f64() / bare_t.as_secs_f64();
     let mb = text.len() as f64 / (1024.0 * 1024.0);
     #[allow(clippy::print_stdout)]
@@ -91,46 +92,9 @@ fn ratio(name: &str, text: &str) {
 criterion_group!(benches, bench);
 
 fn main() {
-    fp_cost();
     benches();
     for (name, text) in inputs() {
         ratio(name, &text);
     }
     Criterion::default().configure_from_args().final_summary();
-}
-#[allow(dead_code, clippy::print_stdout)]
-fn fp_cost() {
-    let text = specc_tests::generate_spec(SIZE);
-    let p = specc_passes::parse_spec(FileId(0), &text);
-    for _ in 0..3 {
-        let t = Instant::now();
-        let mut acc = 0u8;
-        for node in p.tree.nodes() {
-            acc ^= specc_passes::front_end::fingerprint_node(node).0[0];
-        }
-        let a = t.elapsed();
-        let t = Instant::now();
-        for node in p.tree.nodes() {
-            acc ^= blake3::hash(node.prose.as_bytes()).as_bytes()[0];
-        }
-        let t2 = Instant::now();
-        for node in p.tree.nodes() {
-            let mut h = blake3::Hasher::new();
-            h.update(node.prose.as_bytes());
-            acc ^= h.finalize().as_bytes()[0];
-        }
-        let c = t2.elapsed();
-        let t3 = Instant::now();
-        let mut n = 0usize;
-        for node in p.tree.nodes() {
-            n += node.prose.len()
-                + node.checks.iter().map(|c| c.code.len()).sum::<usize>()
-                + node.decisions.iter().map(|d| d.text.len()).sum::<usize>();
-        }
-        println!("hasher(prose): {c:?} walk {:?} bytes {n}", t3.elapsed());
-        println!(
-            "fingerprint_node all: {a:?}; blake3(prose) all: {:?} {acc}",
-            t.elapsed()
-        );
-    }
 }

@@ -17,16 +17,22 @@ pub fn fingerprint_node(node: &IntentNode) -> Fingerprint {
     fingerprint_with(node, &mut Vec::with_capacity(node.prose.len() + 256))
 }
 
-/// [`fingerprint_node`] with a scratch buffer the caller reuses across nodes. The fields are
-/// laid out in the buffer and hashed with one call (measured: faster than one `update` per
-/// field, or three around the prose).
+/// [`fingerprint_node`] with a scratch buffer the caller reuses across nodes. The small
+/// fields are laid out in the buffer so that blake3 sees three `update` calls per node: the
+/// fields before the prose, the prose itself (not copied), and the fields after it.
+/// (Measured: one `update` per field is much slower; copying everything into one buffer
+/// first is a little slower.)
 pub(crate) fn fingerprint_with(node: &IntentNode, scratch: &mut Vec<u8>) -> Fingerprint {
     scratch.clear();
+    let mut hasher = blake3::Hasher::new();
     let mut h = Fields(scratch);
     h.0.push(3); // format version: bump when the layout below changes
     h.str(node.id.as_str());
     h.str(&node.title);
-    h.str(&node.prose);
+    h.count(node.prose.len());
+    hasher.update(h.0);
+    hasher.update(node.prose.as_bytes());
+    h.0.clear();
     h.count(node.requirements.len());
     for r in &node.requirements {
         h.count(r.text.len());
@@ -56,7 +62,8 @@ pub(crate) fn fingerprint_with(node: &IntentNode, scratch: &mut Vec<u8>) -> Fing
     for c in &node.children {
         h.0.extend_from_slice(&c.fingerprint.0);
     }
-    Fingerprint(*blake3::hash(h.0).as_bytes())
+    hasher.update(h.0);
+    Fingerprint(*hasher.finalize().as_bytes())
 }
 
 struct Fields<'a>(&'a mut Vec<u8>);
