@@ -76,13 +76,14 @@ fn medians(n: usize, a: impl Fn() -> usize, b: impl Fn() -> usize) -> (Duration,
 
 fn ratio(name: &str, text: &str) {
     let requirements = front_end(text);
+    let events = bare(text);
     let (bare_t, fe_t) = medians(41, || bare(text), || front_end(text));
     let ratio = fe_t.as_secs_f64() / bare_t.as_secs_f64();
     let mb = text.len() as f64 / (1024.0 * 1024.0);
     #[allow(clippy::print_stdout)]
     {
         println!(
-            "{name} ({mb:.2} MiB, {requirements} requirements): front end {:.2} ms / bare pulldown-cmark {:.2} ms = {ratio:.2}x (bar: <= 3x)",
+            "{name} ({mb:.2} MiB, {requirements} requirements, {events} events): front end {:.2} ms / bare pulldown-cmark {:.2} ms = {ratio:.2}x (bar: <= 3x)",
             fe_t.as_secs_f64() * 1e3,
             bare_t.as_secs_f64() * 1e3,
         );
