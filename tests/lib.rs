@@ -8,7 +8,7 @@ pub fn generate_spec(bytes: usize) -> String {
     s.push_str("+++\nname = \"generated\"\n+++\n\n# Generated service\n\nA generated spec for benchmarks.\n\n");
     let mut i = 0usize;
     while s.len() < bytes {
-        if i % 8 == 0 {
+        if i.is_multiple_of(8) {
             s.push_str(&format!("## Area {i}\n\nThis area groups the parts that follow. It exists so that nesting is realistic, and its prose runs to a few sentences, e.g. this one.\n\n"));
         } else {
             s.push_str(&format!("### Part {i}\n\n"));
@@ -63,10 +63,10 @@ pub fn repeat_spec(template: &str, bytes: usize) -> String {
 
 fn strip_front_matter_and_title(text: &str) -> &str {
     let mut rest = text;
-    if let Some(after) = rest.strip_prefix("+++\n") {
-        if let Some(end) = after.find("\n+++\n") {
-            rest = &after[end + 5..];
-        }
+    if let Some(after) = rest.strip_prefix("+++\n")
+        && let Some(end) = after.find("\n+++\n")
+    {
+        rest = &after[end + 5..];
     }
     let rest = rest.trim_start();
     match rest.strip_prefix("# ") {

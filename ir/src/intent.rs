@@ -3,7 +3,9 @@
 //! The front end (`specc-passes`) builds it from Markdown; the planner reads it. Every node
 //! carries the span it came from and a fingerprint over its normalised content and its
 //! children's fingerprints, so an edit changes exactly the fingerprints on its path to the root.
-//! design: spec.node-ids, spec.requirements, spec.fingerprints
+//! design: spec.node-ids
+//! design: spec.requirements
+//! design: spec.fingerprints
 
 use serde::{Deserialize, Serialize};
 

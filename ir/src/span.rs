@@ -83,6 +83,18 @@ impl LineIndex {
         self.line_starts.len()
     }
 
+    /// The 0-based line holding byte `offset` (an offset past the end is on the last line).
+    pub fn line_of(&self, offset: u32) -> usize {
+        self.line_starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1)
+    }
+
+    /// The byte offset where 0-based `line` starts, if the text has that many lines.
+    pub fn line_start(&self, line: usize) -> Option<u32> {
+        self.line_starts.get(line).copied()
+    }
+
     /// The line and column of `offset` in `text` (the text this index was built from).
     /// An offset past the end, or inside a UTF-8 sequence, is clamped rather than panicking.
     pub fn line_col(&self, text: &str, offset: u32) -> LineCol {

@@ -3,6 +3,8 @@
 //! Run: `cargo bench -p specc-tests --bench front_end`. The bar (issue 2): the front end takes
 //! at most 3× the bare iteration. The ratio is printed at the end.
 
+// The binary's allocator, so the benchmark measures what users run.
+// design: driver.allocator
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -2,6 +2,10 @@
 
 use std::io::IsTerminal;
 
+// design: driver.allocator
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let env = specc::Env {
         no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource};
-use specc_ir::{Diagnostic, FileId, Label, Severity};
+use specc_ir::{Diagnostic, FileId, Label, LineIndex, Severity};
 
 use crate::source::Files;
 
@@ -60,7 +60,7 @@ struct Report {
     severity: Severity,
     message: String,
     help: Option<String>,
-    source: Option<NamedSource<Arc<str>>>,
+    source: Option<NamedSource<IndexedSource>>,
     labels: Vec<LabeledSpan>,
     related: Vec<Report>,
 }
@@ -118,10 +118,60 @@ fn labeled(l: &Label, primary: bool) -> LabeledSpan {
     }
 }
 
-fn source(files: &Files, file: FileId) -> Option<NamedSource<Arc<str>>> {
-    files
-        .text(file)
-        .map(|t| NamedSource::new(files.name(file), t.clone()).with_language("markdown"))
+fn source(files: &Files, file: FileId) -> Option<NamedSource<IndexedSource>> {
+    let text = files.text(file)?.clone();
+    let lines = files.lines(file)?.clone();
+    Some(NamedSource::new(
+        files.name(file),
+        IndexedSource { text, lines },
+    ))
+}
+
+/// A file's text with its line index, so that drawing a snippet costs the snippet's size.
+/// (miette's own `SourceCode` for strings counts lines from the start of the file for every
+/// label, which makes a thousand diagnostics on a 50 MB spec quadratic.)
+#[derive(Debug)]
+struct IndexedSource {
+    text: Arc<str>,
+    lines: Arc<LineIndex>,
+}
+
+impl miette::SourceCode for IndexedSource {
+    fn read_span<'a>(
+        &'a self,
+        span: &miette::SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let (start, len) = (span.offset(), span.len());
+        let end = start + len;
+        if end > self.text.len() {
+            return Err(miette::MietteError::OutOfBounds);
+        }
+        let offset = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let start_line = self.lines.line_of(offset(start));
+        let end_line = self.lines.line_of(offset(end.saturating_sub(1).max(start)));
+        let first = start_line.saturating_sub(before);
+        let last = (end_line + after).min(self.lines.line_count() - 1);
+        let window_start = self.lines.line_start(first).unwrap_or(0) as usize;
+        let window_end = self
+            .lines
+            .line_start(last + 1)
+            .map_or(self.text.len(), |s| s as usize);
+        let column = if before == 0 { start - window_start } else { 0 };
+        let data = &self.text.as_bytes()[window_start..window_end];
+        let window = miette::SourceSpan::from((window_start, window_end - window_start));
+        // `line_count` as miette's own implementation reports it: the newlines up to the
+        // window's end, which its renderer uses to decide whether two snippets merge.
+        let line_count = if window_end == self.text.len() && !self.text.ends_with('\n') {
+            last
+        } else {
+            last + 1
+        };
+        Ok(Box::new(miette::MietteSpanContents::new(
+            data, window, first, column, line_count,
+        )))
+    }
 }
 
 impl std::fmt::Display for Report {

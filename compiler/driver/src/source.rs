@@ -11,7 +11,7 @@ pub const MAX_FILE_BYTES: u64 = u32::MAX as u64;
 
 /// Why a file could not be read, as a diagnostic with no span (exit status 2).
 #[derive(Debug)]
-pub struct ReadError(pub Diagnostic);
+pub struct ReadError(pub Box<Diagnostic>);
 
 /// Reads `path` as UTF-8 text, refusing directories, binary files and oversized files with a
 /// diagnostic that says which and why.
@@ -85,7 +85,7 @@ pub fn read_source(path: &Path) -> Result<String, ReadError> {
 
 #[cold]
 fn fail(code: &'static str, message: String, help: &str) -> ReadError {
-    ReadError(Diagnostic::new(code, message).with_help(help))
+    ReadError(Box::new(Diagnostic::new(code, message).with_help(help)))
 }
 
 /// The files a run has read, by [`FileId`].
@@ -98,13 +98,13 @@ pub struct Files {
 struct SourceFile {
     name: String,
     text: Arc<str>,
-    lines: LineIndex,
+    lines: Arc<LineIndex>,
 }
 
 impl Files {
     pub fn add(&mut self, name: impl Into<String>, text: Arc<str>) -> FileId {
         let id = FileId(u32::try_from(self.files.len()).unwrap_or(u32::MAX));
-        let lines = LineIndex::new(&text);
+        let lines = Arc::new(LineIndex::new(&text));
         self.files.push(SourceFile {
             name: name.into(),
             text,
@@ -121,6 +121,10 @@ impl Files {
 
     pub fn text(&self, id: FileId) -> Option<&Arc<str>> {
         self.files.get(id.0 as usize).map(|f| &f.text)
+    }
+
+    pub fn lines(&self, id: FileId) -> Option<&Arc<LineIndex>> {
+        self.files.get(id.0 as usize).map(|f| &f.lines)
     }
 
     pub fn line_col(&self, id: FileId, offset: u32) -> LineCol {

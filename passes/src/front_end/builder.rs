@@ -3,7 +3,8 @@
 //! Two explicit stacks replace recursion: `open` holds the nodes whose sections have not
 //! ended (the root at the bottom), `sinks` the blocks whose inline text is being gathered
 //! (heading, paragraph, list item, blockquote, table cell).
-//! design: spec.node-ids, spec.requirements
+//! design: spec.node-ids
+//! design: spec.requirements
 
 use std::collections::HashMap;
 

@@ -45,19 +45,19 @@ fn leading_ws(s: &str) -> usize {
 /// Removes the first `{#id}` from `s` and normalises white space, returning the id and
 /// the rest.
 fn take_id(s: &str) -> (Option<String>, String) {
-    if let Some(open) = s.find("{#") {
-        if let Some(close) = s[open..].find('}') {
-            let id = s[open + 2..open + close].trim();
-            if !id.is_empty() && !id.contains(char::is_whitespace) {
-                let mut rest = String::with_capacity(s.len());
-                push_normalized(&mut rest, &s[..open]);
-                let after = &s[open + close + 1..];
-                if !rest.is_empty() && !after.trim().is_empty() {
-                    rest.push(' ');
-                }
-                push_normalized(&mut rest, after);
-                return (Some(id.to_owned()), rest);
+    if let Some(open) = s.find("{#")
+        && let Some(close) = s[open..].find('}')
+    {
+        let id = s[open + 2..open + close].trim();
+        if !id.is_empty() && !id.contains(char::is_whitespace) {
+            let mut rest = String::with_capacity(s.len());
+            push_normalized(&mut rest, &s[..open]);
+            let after = &s[open + close + 1..];
+            if !rest.is_empty() && !after.trim().is_empty() {
+                rest.push(' ');
             }
+            push_normalized(&mut rest, after);
+            return (Some(id.to_owned()), rest);
         }
     }
     (None, normalize_ws(s))

@@ -4,7 +4,10 @@
 //! it found. It walks pulldown-cmark's event stream once, iteratively — no recursion over the
 //! document, so a 10,000-deep nested list costs a deeper `Vec`, not a deeper stack.
 //!
-//! design: spec.node-ids, spec.requirements, spec.fingerprints, spec.front-matter
+//! design: spec.node-ids
+//! design: spec.requirements
+//! design: spec.fingerprints
+//! design: spec.front-matter
 
 mod blocks;
 mod builder;

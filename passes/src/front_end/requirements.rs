@@ -37,10 +37,10 @@ pub fn find_keyword(text: &str) -> Option<(Level, std::ops::Range<usize>)> {
                 if bytes[i..].starts_with(word.as_bytes())
                     && (end == bytes.len() || !is_word_byte(bytes[end]))
                 {
-                    if let Some(negated) = negated {
-                        if let Some(not_end) = not_after(bytes, end) {
-                            return Some((*negated, i..not_end));
-                        }
+                    if let Some(negated) = negated
+                        && let Some(not_end) = not_after(bytes, end)
+                    {
+                        return Some((*negated, i..not_end));
                     }
                     return Some((*level, i..end));
                 }
