@@ -193,20 +193,12 @@ impl<'s> Builder<'s, '_> {
                     info,
                     text: String::with_capacity(range.len()),
                 });
-                self.sinks.push(Sink {
-                    kind: SinkKind::Cell,
-                    buf: TextBuf::default(),
-                    range,
-                });
-                return;
+                SinkKind::Cell
             }
             _ => return,
         };
-        self.sinks.push(Sink {
-            kind,
-            buf: TextBuf::default(),
-            range,
-        });
+        let buf = self.pool.pop().unwrap_or_default();
+        self.sinks.push(Sink { kind, buf, range });
     }
 
     fn end(&mut self, tag: TagEnd) {
