@@ -73,6 +73,8 @@ impl IntentTree {
         })
     }
 
+    /// The node with id `id`, by a walk of the tree (O(nodes)); the salsa query
+    /// `node_index` serves repeated look-ups.
     pub fn node(&self, id: &str) -> Option<&IntentNode> {
         self.nodes().find(|n| n.id.as_str() == id)
     }

@@ -13,6 +13,8 @@
 //!
 //! design: passes.salsa-layering
 
+use std::collections::HashMap;
+
 use specc_ir::{FileId, Fingerprint, IntentNode, Level, NodeId, Span};
 
 use crate::front_end::{self, Parsed};
@@ -46,6 +48,24 @@ pub fn parse_spec(db: &dyn Db, file: SpecFile) -> Parsed {
     front_end::parse_spec(file.file_id(db), file.text(db))
 }
 
+/// Where each node sits in the tree: its id → the child indices leading to it from the root.
+/// Built once per parse, so looking up a node costs its depth, not the tree's size.
+#[salsa::tracked(returns(ref))]
+pub fn node_index(db: &dyn Db, file: SpecFile) -> HashMap<String, Vec<u32>> {
+    let root = &parse_spec(db, file).tree.root;
+    let mut index = HashMap::new();
+    let mut stack: Vec<(&IntentNode, Vec<u32>)> = vec![(root, Vec::new())];
+    while let Some((node, path)) = stack.pop() {
+        for (i, child) in node.children.iter().enumerate() {
+            let mut child_path = path.clone();
+            child_path.push(u32::try_from(i).unwrap_or(u32::MAX));
+            stack.push((child, child_path));
+        }
+        index.insert(node.id.0.clone(), path);
+    }
+    index
+}
+
 /// One node's own content, independent of where in the file it sits.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeContent {
@@ -58,8 +78,12 @@ pub struct NodeContent {
 /// The content of the node `key`, or `None` when the spec has no such node.
 #[salsa::tracked(returns(ref))]
 pub fn node_content<'db>(db: &'db dyn Db, key: NodeKey<'db>) -> Option<NodeContent> {
-    let tree = &parse_spec(db, key.file(db)).tree;
-    let node = tree.node(key.id(db))?;
+    let file = key.file(db);
+    let path = node_index(db, file).get(key.id(db))?;
+    let mut node = &parse_spec(db, file).tree.root;
+    for &i in path {
+        node = node.children.get(i as usize)?;
+    }
     Some(relative_content(node))
 }
 

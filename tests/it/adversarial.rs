@@ -66,8 +66,17 @@ fn fifty_megabyte_spec_finishes() {
         parsed.tree.requirements().count(),
         sections * specc_tests::GENERATED_REQUIREMENTS_PER_SECTION
     );
-    let out = specc(&["plan", &path.display().to_string(), "--format", "json"]);
-    assert_eq!(out.code, 0);
+    let path = path.display().to_string();
+    let json = specc(&["plan", &path, "--format", "json"]);
+    assert_eq!(json.code, 0);
+    // The text tree looks every node up by id: this is the path that was quadratic once.
+    let text = specc(&["plan", &path]);
+    assert_eq!(text.code, 0);
+    assert_eq!(
+        text.stdout.lines().count(),
+        sections + 2,
+        "a header and a line per node"
+    );
     let _ = std::fs::remove_file(&path);
 }
 

@@ -24,9 +24,32 @@ fn valid_specs() {
 
 #[test]
 fn invalid_specs() {
-    let expected = expected_codes();
+    let seen = diagnostic_fixtures("invalid", |name, code| {
+        assert_ne!(code, 0, "{name} must fail");
+        assert_ne!(
+            code, 2,
+            "{name}: a spec problem is exit 1, not a usage error"
+        );
+    });
+    assert!(seen >= 12, "{seen} invalid fixtures");
+}
+
+#[test]
+fn specs_with_warnings() {
+    let seen = diagnostic_fixtures("warnings", |name, code| {
+        assert_eq!(code, 0, "{name}: warnings alone exit 0");
+    });
+    assert!(seen >= 3, "{seen} warning fixtures");
+}
+
+/// Runs every spec in `fixtures/specs/<dir>/`: the exit status is checked by `check_exit`,
+/// the diagnostics must be exactly those `<dir>/expected.txt` lists, and both renderings are
+/// snapshotted. Returns the number of fixtures run.
+fn diagnostic_fixtures(dir: &str, check_exit: impl Fn(&str, i32)) -> usize {
+    let expected = expected_codes(dir);
     let mut seen = 0;
-    insta::glob!("../../fixtures/specs/invalid", "*.md", |path| {
+    let pattern = format!("{dir}/*.md");
+    insta::glob!("../../fixtures/specs", &pattern, |path| {
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
@@ -34,11 +57,7 @@ fn invalid_specs() {
             .to_owned();
         let path = path.display().to_string();
         let human = specc(&["plan", &path]);
-        assert_ne!(human.code, 0, "{name} must fail");
-        assert_ne!(
-            human.code, 2,
-            "{name}: a spec problem is exit 1, not a usage error"
-        );
+        check_exit(&name, human.code);
         let json = specc(&["plan", &path, "--message-format", "json"]);
         let found: Vec<String> = json
             .stderr
@@ -65,14 +84,15 @@ fn invalid_specs() {
     assert_eq!(
         seen,
         expected.len(),
-        "expected.txt lists a fixture that does not exist"
+        "{dir}/expected.txt lists a fixture that does not exist"
     );
+    seen
 }
 
-/// `fixtures/specs/invalid/expected.txt`: `file.md CODE@LINE:COL …` per line.
-fn expected_codes() -> BTreeMap<String, Vec<String>> {
-    let text = std::fs::read_to_string(root().join("fixtures/specs/invalid/expected.txt"))
-        .expect("expected.txt exists");
+/// `fixtures/specs/<dir>/expected.txt`: `file.md CODE@LINE:COL …` per line.
+fn expected_codes(dir: &str) -> BTreeMap<String, Vec<String>> {
+    let path = root().join("fixtures/specs").join(dir).join("expected.txt");
+    let text = std::fs::read_to_string(&path).expect("expected.txt exists");
     text.lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| {

@@ -24,24 +24,30 @@ pub enum DiagnosticFormat {
 }
 
 pub struct Renderer {
-    pub format: DiagnosticFormat,
-    pub width: usize,
+    format: DiagnosticFormat,
+    /// Built once: a run may render thousands of diagnostics.
+    handler: GraphicalReportHandler,
 }
 
 impl Renderer {
+    pub fn new(format: DiagnosticFormat, width: usize) -> Renderer {
+        let theme = if format == DiagnosticFormat::Color {
+            GraphicalTheme::unicode()
+        } else {
+            GraphicalTheme::none()
+        };
+        let handler = GraphicalReportHandler::new_themed(theme)
+            .with_width(width)
+            .with_links(false)
+            .without_syntax_highlighting();
+        Renderer { format, handler }
+    }
+
     pub fn render(&self, files: &Files, d: &Diagnostic, w: &mut dyn Write) -> std::io::Result<()> {
         match self.format {
             DiagnosticFormat::Json => writeln!(w, "{}", to_json(files, d)),
             DiagnosticFormat::Color | DiagnosticFormat::Plain => {
-                let theme = if self.format == DiagnosticFormat::Color {
-                    GraphicalTheme::unicode()
-                } else {
-                    GraphicalTheme::none()
-                };
-                let handler = GraphicalReportHandler::new_themed(theme)
-                    .with_width(self.width)
-                    .with_links(false)
-                    .without_syntax_highlighting();
+                let handler = &self.handler;
                 let report = Report::build(files, d, true);
                 let mut s = String::new();
                 if handler.render_report(&mut s, &report).is_err() {

@@ -34,6 +34,7 @@ pub(crate) fn build(
         code: None,
         ids: HashMap::new(),
         tags: HashMap::new(),
+        sentences: Vec::new(),
         non_goals: None,
         seen_heading: false,
         diagnostics,
@@ -56,10 +57,13 @@ struct Builder<'s, 'd> {
     /// Reused by fingerprinting.
     scratch: Vec<u8>,
     code: Option<Code<'s>>,
-    /// Every node id given out, with the span of the heading that took it first.
-    ids: HashMap<String, Span>,
+    /// Every node id given out, with the span of the heading that took it first and the
+    /// next suffix to try when it is taken again (so a thousand duplicates stay linear).
+    ids: HashMap<String, (Span, u32)>,
     /// Every requirement tag seen, with the span of its first use.
     tags: HashMap<String, Span>,
+    /// Reused by sentence splitting.
+    sentences: Vec<Range>,
     /// Inside a Non-goals / Out of scope section opened by a heading of this level.
     non_goals: Option<u8>,
     seen_heading: bool,
@@ -181,7 +185,15 @@ impl<'s> Builder<'s, '_> {
                 }
                 _ => SinkKind::Paragraph,
             },
-            Tag::Item => SinkKind::Item,
+            // A list inside a blockquote is part of the quote's text: the quote may be a
+            // `Decision:`, and that is known only when it ends.
+            Tag::Item => match self.sinks.last_mut() {
+                Some(s) if matches!(s.kind, SinkKind::Quote) => {
+                    s.buf.push_break("\n\n");
+                    return;
+                }
+                _ => SinkKind::Item,
+            },
             Tag::BlockQuote(_) => SinkKind::Quote,
             Tag::TableCell => SinkKind::Cell,
             Tag::CodeBlock(kind) => {
@@ -203,11 +215,18 @@ impl<'s> Builder<'s, '_> {
 
     fn end(&mut self, tag: TagEnd) {
         match tag {
-            TagEnd::Heading(_)
-            | TagEnd::Item
-            | TagEnd::BlockQuote(_)
-            | TagEnd::TableCell
-            | TagEnd::CodeBlock => {}
+            TagEnd::Heading(_) | TagEnd::BlockQuote(_) | TagEnd::TableCell | TagEnd::CodeBlock => {}
+            TagEnd::Item => {
+                if !matches!(
+                    self.sinks.last(),
+                    Some(Sink {
+                        kind: SinkKind::Item,
+                        ..
+                    })
+                ) {
+                    return;
+                }
+            }
             TagEnd::Paragraph => {
                 if !matches!(
                     self.sinks.last(),
@@ -331,17 +350,24 @@ impl<'s> Builder<'s, '_> {
             }
             id
         });
-        if let Some(&first) = self.ids.get(&id) {
-            let unique = (2..)
-                .map(|n| format!("{id}-{n}"))
-                .find(|c| !self.ids.contains_key(c))
-                .expect("an unused suffix exists");
+        if let Some(&(first, next)) = self.ids.get(&id) {
+            let mut n = next;
+            let unique = loop {
+                let candidate = format!("{id}-{n}");
+                n += 1;
+                if !self.ids.contains_key(&candidate) {
+                    break candidate;
+                }
+            };
+            if let Some(entry) = self.ids.get_mut(&id) {
+                entry.1 = n;
+            }
             self.diagnostics
                 .push(duplicate_node(&id, heading, first, &unique));
-            self.ids.insert(unique.clone(), heading);
+            self.ids.insert(unique.clone(), (heading, 2));
             return NodeId(unique);
         }
-        self.ids.insert(id.clone(), heading);
+        self.ids.insert(id.clone(), (heading, 2));
         NodeId(id)
     }
 
@@ -351,15 +377,18 @@ impl<'s> Builder<'s, '_> {
             return;
         }
         if requirements::find_keyword(&buf.text).is_none() {
-            if let Some((tag, r)) = requirements::find_tag(&buf.text) {
+            if let Some((tag, r)) = requirements::own_tag(&buf.text) {
                 let span = self.span(buf.src_range(r));
                 self.diagnostics.push(tag_without_keyword(tag, span));
             }
             return;
         }
-        for r in sentences::split(&buf.text) {
+        let mut found = std::mem::take(&mut self.sentences);
+        sentences::split(&buf.text, buf.line_starts(), &mut found);
+        for r in found.drain(..) {
             self.requirement(buf, r, None);
         }
+        self.sentences = found;
     }
 
     fn item(&mut self, buf: &TextBuf) {
@@ -399,7 +428,7 @@ impl<'s> Builder<'s, '_> {
     fn requirement(&mut self, buf: &TextBuf, r: Range, normalized: Option<String>) {
         let sentence = &buf.text[r.clone()];
         let Some((level, _)) = requirements::find_keyword(sentence) else {
-            if let Some((tag, t)) = requirements::find_tag(sentence) {
+            if let Some((tag, t)) = requirements::own_tag(sentence) {
                 let span = self.span(buf.src_range(r.start + t.start..r.start + t.end));
                 self.diagnostics.push(tag_without_keyword(tag, span));
             }
@@ -408,7 +437,7 @@ impl<'s> Builder<'s, '_> {
         let span = self.span(buf.src_range(r.clone()));
         let form = requirements::classify(sentence);
         let text = normalized.unwrap_or_else(|| normalize_ws(sentence));
-        let tag = requirements::find_tag(sentence).map(|(tag, t)| {
+        let tag = requirements::own_tag(sentence).map(|(tag, t)| {
             (
                 tag.to_owned(),
                 self.span(buf.src_range(r.start + t.start..r.start + t.end)),

@@ -3,18 +3,24 @@
 
 use specc_ir::{Diagnostic, FileId, FrontMatter, Span, codes};
 
-/// Splits off the front matter. Returns it (when present and valid) and the byte offset
-/// where the Markdown body starts. An unclosed or invalid block is diagnosed; the body then
-/// starts after the block if it was closed, or at 0 if it never was.
+/// Splits off a UTF-8 byte-order mark and the front matter. Returns the front matter (when
+/// present and valid) and the byte offset where the Markdown body starts. An unclosed or
+/// invalid block is diagnosed; the body then starts after the block if it was closed, or
+/// where the block opened if it never was.
 pub(crate) fn split(
     file: FileId,
     text: &str,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> (Option<FrontMatter>, usize) {
-    let Some(open_len) = delimiter_line(text, 0) else {
-        return (None, 0);
+    let bom = if text.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
     };
-    let content_start = open_len;
+    let Some(open_len) = delimiter_line(text, bom) else {
+        return (None, bom);
+    };
+    let content_start = bom + open_len;
     let mut at = content_start;
     let close = loop {
         if at >= text.len() {
@@ -28,10 +34,10 @@ pub(crate) fn split(
     let Some((close_start, body_start)) = close else {
         diagnostics.push(
             Diagnostic::new(codes::INVALID_FRONT_MATTER, "front matter is never closed")
-                .with_primary(Span::new(file, 0..3), "opened here")
+                .with_primary(Span::new(file, bom..bom + 3), "opened here")
                 .with_help("end the TOML front matter with a line holding only `+++`"),
         );
-        return (None, 0);
+        return (None, bom);
     };
     let toml_text = &text[content_start..close_start];
     match toml::from_str::<toml::Table>(toml_text) {
@@ -39,7 +45,7 @@ pub(crate) fn split(
             let table = table.into_iter().map(|(k, v)| (k, to_json(v))).collect();
             (
                 Some(FrontMatter {
-                    span: Span::new(file, 0..body_start),
+                    span: Span::new(file, bom..body_start),
                     table,
                 }),
                 body_start,
@@ -55,10 +61,7 @@ pub(crate) fn split(
                     "front matter is not valid TOML",
                 )
                 .with_primary(span, message)
-                .with_secondary(
-                    Span::new(file, 0..open_len.min(3)),
-                    "front matter starts here",
-                )
+                .with_secondary(Span::new(file, bom..bom + 3), "front matter starts here")
                 .with_help(
                     "fix the TOML between the `+++` lines; the rest of the spec was still read",
                 ),

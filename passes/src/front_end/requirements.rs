@@ -31,14 +31,12 @@ pub fn find_keyword(text: &str) -> Option<(Level, std::ops::Range<usize>)> {
             (None, Some(s)) => s,
             (Some(m), Some(s)) => m.min(s),
         };
-        if i == 0 || !is_word_byte(bytes[i - 1]) {
+        if !ends_word(&text[..i]) {
             for (word, level, negated) in KEYWORDS {
                 let end = i + word.len();
-                if bytes[i..].starts_with(word.as_bytes())
-                    && (end == bytes.len() || !is_word_byte(bytes[end]))
-                {
+                if bytes[i..].starts_with(word.as_bytes()) && !starts_word(&text[end..]) {
                     if let Some(negated) = negated
-                        && let Some(not_end) = not_after(bytes, end)
+                        && let Some(not_end) = not_after(text, end)
                     {
                         return Some((*negated, i..not_end));
                     }
@@ -62,19 +60,27 @@ const KEYWORDS: &[(&str, Level, Option<Level>)] = &[
     ("MAY", Level::May, None),
 ];
 
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+/// A letter, digit or `_` of any script: what a keyword may not touch. Punctuation such as
+/// an em dash or a curly quote may.
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
 }
 
-/// If `bytes[at..]` is white space then the whole word `NOT`, the offset after `NOT`.
-fn not_after(bytes: &[u8], at: usize) -> Option<usize> {
-    let mut j = at;
-    while j < bytes.len() && bytes[j].is_ascii_whitespace() {
-        j += 1;
-    }
-    let end = j + 3;
-    (j > at && bytes[j..].starts_with(b"NOT") && (end == bytes.len() || !is_word_byte(bytes[end])))
-        .then_some(end)
+fn ends_word(before: &str) -> bool {
+    before.chars().next_back().is_some_and(is_word_char)
+}
+
+fn starts_word(after: &str) -> bool {
+    after.chars().next().is_some_and(is_word_char)
+}
+
+/// If `text[at..]` is white space (any, a no-break space included) then the whole word
+/// `NOT`, the offset after `NOT`.
+fn not_after(text: &str, at: usize) -> Option<usize> {
+    let rest = &text[at..];
+    let trimmed = rest.trim_start();
+    let j = at + (rest.len() - trimmed.len());
+    (j > at && trimmed.starts_with("NOT") && !starts_word(&trimmed[3..])).then_some(j + 3)
 }
 
 /// The EARS form of a requirement sentence, judged by its first word; RFC 2119 otherwise.
@@ -94,14 +100,43 @@ pub(crate) fn classify(sentence: &str) -> RequirementForm {
 }
 
 fn strip_tag(s: &str) -> &str {
-    match find_tag(s) {
-        Some((_, r)) if s[..r.start].trim().is_empty() => s[r.end..].trim_start(),
-        _ => s,
+    match tag_at_start(s) {
+        Some(end) => s[end..].trim_start(),
+        None => s,
     }
 }
 
 fn contains_word(s: &str, word: &str) -> bool {
     s.split(|c: char| !c.is_alphanumeric()).any(|w| w == word)
+}
+
+/// The tag that names the requirement `text`: one that leads it (nothing but white space
+/// before it) or trails it (nothing but white space and sentence punctuation after it). A
+/// tag anywhere else ("retry when fails", "(see )") refers to another
+/// requirement and is not an id.
+pub(crate) fn own_tag(text: &str) -> Option<(&str, std::ops::Range<usize>)> {
+    if let Some((tag, r)) = find_tag(text)
+        && text[..r.start].trim().is_empty()
+    {
+        return Some((tag, r));
+    }
+    let mut last = None;
+    let mut from = 0;
+    while let Some((_, r)) = find_tag(&text[from..]) {
+        last = Some(from + r.start..from + r.end);
+        from += r.end;
+    }
+    // Only white space and sentence punctuation may follow: "(see )." is a reference.
+    let closing = |c: char| c.is_whitespace() || matches!(c, '.' | '!' | '?' | ';' | ':' | ',');
+    last.filter(|r| text[r.end..].chars().all(closing))
+        .map(|r| (&text[r.start + 1..r.end - 1], r))
+}
+
+/// Whether a tag starts at the beginning of `text`; its length if so.
+pub(crate) fn tag_at_start(text: &str) -> Option<usize> {
+    find_tag(text)
+        .filter(|(_, r)| r.start == 0)
+        .map(|(_, r)| r.end)
 }
 
 /// The first tag like `[R-12]` or `[KV-3]` (upper-case letters, `-`, digits) in `text`:

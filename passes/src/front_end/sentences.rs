@@ -9,10 +9,12 @@ const ABBREVIATIONS: &[&str] = &[
     "e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "incl.", "fig.", "no.", "mr.", "dr.", "st.",
 ];
 
-/// Byte ranges of the sentences of `text`, trimmed, in order. Empty sentences are skipped.
-pub(crate) fn split(text: &str) -> Vec<std::ops::Range<usize>> {
+/// Appends to `out` the byte ranges of the sentences of `text`, trimmed, in order. Empty
+/// sentences are skipped. A tag standing after a sentence's end, alone up to the end of its
+/// line (`line_starts`: offsets where source lines start), belongs to that sentence:
+/// "The server MUST reply. [R-1]".
+pub(crate) fn split(text: &str, line_starts: &[u32], out: &mut Vec<std::ops::Range<usize>>) {
     let bytes = text.as_bytes();
-    let mut out = Vec::new();
     let mut start = 0;
     super::scan::for_each_byte_of(bytes, b".!?\n", |i| {
         if i < start {
@@ -29,14 +31,30 @@ pub(crate) fn split(text: &str) -> Vec<std::ops::Range<usize>> {
             (followed_by_space && !next_starts_lowercase(text, j) && !is_abbreviation(text, i))
                 .then_some(j)
         };
-        if let Some(end) = end {
-            push_trimmed(text, start..end, &mut out);
+        if let Some(mut end) = end {
+            end = trailing_tag_end(text, line_starts, end).unwrap_or(end);
+            push_trimmed(text, start..end, out);
             start = end;
         }
         true
     });
-    push_trimmed(text, start..text.len(), &mut out);
-    out
+    push_trimmed(text, start..text.len(), out);
+}
+
+/// If a tag follows `end` (after spaces) and nothing but white space follows it up to the
+/// next line start or the end of the text, the offset after the tag.
+fn trailing_tag_end(text: &str, line_starts: &[u32], end: usize) -> Option<usize> {
+    let rest = &text[end..];
+    let skip = rest.len() - rest.trim_start_matches(' ').len();
+    let tag_end = end + skip + super::requirements::tag_at_start(&rest[skip..])?;
+    let after = &text[tag_end..];
+    let next_line = line_starts.partition_point(|&l| l as usize <= tag_end);
+    let line_end = line_starts
+        .get(next_line)
+        .map_or(after.len(), |&l| l as usize - tag_end);
+    let to_line_end = &after[..line_end.min(after.len())];
+    (to_line_end.trim().is_empty() || after.starts_with("\n\n") || after.trim().is_empty())
+        .then_some(tag_end)
 }
 
 fn push_trimmed(text: &str, r: std::ops::Range<usize>, out: &mut Vec<std::ops::Range<usize>>) {
@@ -57,9 +75,12 @@ fn next_starts_lowercase(text: &str, from: usize) -> bool {
 }
 
 fn is_abbreviation(text: &str, dot: usize) -> bool {
+    // The character found may be several bytes long (a no-break space): start after it.
     let word_start = text[..dot]
-        .rfind(|c: char| c.is_whitespace() || c == '(')
-        .map_or(0, |p| p + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| c.is_whitespace() || c == '(')
+        .map_or(0, |(p, c)| p + c.len_utf8());
     let word = &text[word_start..=dot];
     ABBREVIATIONS.iter().any(|a| word.eq_ignore_ascii_case(a))
 }

@@ -155,3 +155,95 @@ W0109 `[T-9]` tags text with no requirement keyword at "[T-9]"
 "###,
     );
 }
+
+#[test]
+fn non_ascii_space_before_an_abbreviation_does_not_panic() {
+    check(
+        "# T\n\nThe server MUST reply\u{a0}soon. Then it MUST stop.\n\nA (\u{3000}x. It MAY go.\n",
+        r#"
+node (root) "T"
+  req #1 MUST Rfc2119 "The server MUST reply\u{a0}soon."
+  req #2 MUST Rfc2119 "Then it MUST stop."
+  req #3 MAY Rfc2119 "It MAY go."
+"#,
+    );
+}
+
+#[test]
+fn a_tag_after_the_full_stop_belongs_to_its_sentence() {
+    check(
+        "# T\n\nThe server MUST reply. [R-1]\nThe client MUST wait (see [R-7]).\n",
+        r#"
+node (root) "T"
+  req R-1 MUST Rfc2119 "The server MUST reply. [R-1]"
+  req #2 MUST Rfc2119 "The client MUST wait (see [R-7])."
+"#,
+    );
+}
+
+#[test]
+fn a_tag_in_the_middle_is_a_reference_not_an_id() {
+    check(
+        "# T\n- [R-1] The client MUST retry.\n- The client MUST stop when [R-1] fails.\n- See [RFC-2119]; clients MAY retry.\n\nThis follows from [R-1] above.\n",
+        r#"
+node (root) "T"
+  req R-1 MUST Rfc2119 "[R-1] The client MUST retry."
+  req #2 MUST Rfc2119 "The client MUST stop when [R-1] fails."
+  req #3 MAY Rfc2119 "See [RFC-2119]; clients MAY retry."
+"#,
+    );
+}
+
+#[test]
+fn punctuation_of_any_script_may_touch_a_keyword() {
+    check(
+        "# T\n- Clients MAY\u{2014}if they wish\u{2014}retry.\n- The server \u{201c}MUST\u{201d} reply.\n- It MUST\u{a0}NOT fail.\n- caféMUST is a word.\n",
+        r#"
+node (root) "T"
+  req #1 MAY Rfc2119 "Clients MAY—if they wish—retry."
+  req #2 MUST Rfc2119 "The server “MUST” reply."
+  req #3 MUST NOT Rfc2119 "It MUST\u{a0}NOT fail."
+"#,
+    );
+}
+
+#[test]
+fn a_list_inside_a_decision_belongs_to_the_decision() {
+    check(
+        "# T\n\n> Decision: use TCP {#net.transport}\n> - clients reconnect\n\n> Plain quote:\n> - items MUST still count\n> - and MAY be many\n",
+        r#"
+node (root) "T"
+  req #1 MUST Rfc2119 "items MUST still count"
+  req #2 MAY Rfc2119 "and MAY be many"
+  decision Some("net.transport") "use TCP clients reconnect" None
+"#,
+    );
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let parsed = super::parse_spec(
+        specc_ir::FileId(0),
+        "\u{feff}+++\nname = \"x\"\n+++\n# T\n- It MUST go.\n",
+    );
+    assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+    assert!(parsed.tree.front_matter.is_some());
+    assert_eq!(parsed.tree.root.title, "T");
+    let parsed = super::parse_spec(specc_ir::FileId(0), "\u{feff}# Title\n");
+    assert_eq!(parsed.tree.root.title, "Title");
+}
+
+#[test]
+fn many_duplicate_headings_get_distinct_ids() {
+    let text = "# T\n".to_owned() + &"## A\n".repeat(5);
+    let parsed = super::parse_spec(specc_ir::FileId(0), &text);
+    let ids: Vec<_> = parsed
+        .tree
+        .root
+        .children
+        .iter()
+        .map(|c| c.id.0.as_str())
+        .collect();
+    assert_eq!(ids, ["a", "a-2", "a-3", "a-4", "a-5"]);
+    assert_eq!(parsed.diagnostics.len(), 4);
+}

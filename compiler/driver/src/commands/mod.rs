@@ -36,10 +36,7 @@ impl Reporter {
             MessageFormat::Human => DiagnosticFormat::Color,
         };
         Reporter {
-            renderer: Renderer {
-                format,
-                width: env.width.unwrap_or(100),
-            },
+            renderer: Renderer::new(format, env.width.unwrap_or(100)),
             errors: 0,
         }
     }

@@ -62,11 +62,9 @@ fn write_tree(
 ) -> std::io::Result<()> {
     let total = tree.requirements().count();
     let nodes = tree.nodes().count();
-    writeln!(
-        out,
-        "{}: {nodes} nodes, {total} requirements",
-        file.path(db)
-    )?;
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let (nodes, total) = (plural(nodes, "node"), plural(total, "requirement"));
+    writeln!(out, "{}: {nodes}, {total}", file.path(db))?;
     // Iterative depth-first walk: (node, prefix for its children, is last child).
     let mut stack: Vec<(&IntentNode, String, bool, bool)> =
         vec![(&tree.root, String::new(), true, true)];
