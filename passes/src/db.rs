@@ -4,7 +4,8 @@
 //! provide. Queries are pure functions of their inputs.
 //!
 //! Incrementality is layered so that an edit reaches only what it changes:
-//! * [`parse_spec`] re-runs on any edit of the spec text (the front end is one linear pass);
+//! * [`parse_spec`] re-runs on any edit of the spec text (the front end is one linear pass),
+//!   and [`node_index`] (id → place in the tree) with it;
 //! * [`node_content`] projects one node out of the parse with spans made relative to the
 //!   node's start and children reduced to their fingerprints. It re-runs for every node, but
 //!   its value is equal for a node the edit did not reach, so salsa backdates it and
