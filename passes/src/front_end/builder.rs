@@ -7,6 +7,7 @@
 //! design: spec.requirements
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use specc_ir::{
@@ -32,8 +33,8 @@ pub(crate) fn build(
         pool: Vec::new(),
         scratch: Vec::new(),
         code: None,
-        ids: HashMap::new(),
-        tags: HashMap::new(),
+        ids: HashMap::default(),
+        tags: HashMap::default(),
         sentences: Vec::new(),
         non_goals: None,
         seen_heading: false,
@@ -59,9 +60,9 @@ struct Builder<'s, 'd> {
     code: Option<Code<'s>>,
     /// Every node id given out, with the span of the heading that took it first and the
     /// next suffix to try when it is taken again (so a thousand duplicates stay linear).
-    ids: HashMap<String, (Span, u32)>,
+    ids: HashMap<String, (Span, u32), Fx>,
     /// Every requirement tag seen, with the span of its first use.
-    tags: HashMap<String, Span>,
+    tags: HashMap<String, Span, Fx>,
     /// Reused by sentence splitting.
     sentences: Vec<Range>,
     /// Inside a Non-goals / Out of scope section opened by a heading of this level.
@@ -499,6 +500,32 @@ impl<'s> Builder<'s, '_> {
 }
 
 type Range = std::ops::Range<usize>;
+
+type Fx = BuildHasherDefault<FxHasher>;
+
+/// The Fx hash (rustc's): the id and tag maps hash short strings, where SipHash's setup
+/// costs more than the hashing. No HashDoS concern: the keys come from the user's own spec.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// `n` in decimal, without going through `fmt` (it runs once per requirement).
 fn itoa(mut n: usize) -> ItoaBuf {

@@ -113,53 +113,57 @@ fn contains_word(s: &str, word: &str) -> bool {
 /// The tag that names the requirement `text`: one that leads it (nothing but white space
 /// before it) or trails it (nothing but white space and sentence punctuation after it). A
 /// tag anywhere else ("retry when fails", "(see )") refers to another
-/// requirement and is not an id.
+/// requirement and is not an id. Looks only at the two ends: this runs per requirement.
 pub(crate) fn own_tag(text: &str) -> Option<(&str, std::ops::Range<usize>)> {
-    if let Some((tag, r)) = find_tag(text)
-        && text[..r.start].trim().is_empty()
-    {
-        return Some((tag, r));
+    let lead = text.len() - text.trim_start().len();
+    if let Some(end) = tag_at(text, lead) {
+        return Some((&text[lead + 1..end - 1], lead..end));
     }
-    let mut last = None;
-    let mut from = 0;
-    while let Some((_, r)) = find_tag(&text[from..]) {
-        last = Some(from + r.start..from + r.end);
-        from += r.end;
-    }
-    // Only white space and sentence punctuation may follow: "(see )." is a reference.
     let closing = |c: char| c.is_whitespace() || matches!(c, '.' | '!' | '?' | ';' | ':' | ',');
-    last.filter(|r| text[r.end..].chars().all(closing))
-        .map(|r| (&text[r.start + 1..r.end - 1], r))
+    let body = text.trim_end_matches(closing);
+    if !body.ends_with(']') {
+        return None;
+    }
+    let open = body.rfind('[')?;
+    let end = tag_at(text, open).filter(|&end| end == body.len())?;
+    Some((&text[open + 1..end - 1], open..end))
 }
 
 /// Whether a tag starts at the beginning of `text`; its length if so.
 pub(crate) fn tag_at_start(text: &str) -> Option<usize> {
-    find_tag(text)
-        .filter(|(_, r)| r.start == 0)
-        .map(|(_, r)| r.end)
+    tag_at(text, 0)
+}
+
+/// If a tag `[A-Z]+-[0-9]+]` starts at byte `open` of `text`, the offset after its `]`.
+fn tag_at(text: &str, open: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    if bytes.get(open) != Some(&b'[') {
+        return None;
+    }
+    let mut j = open + 1;
+    let letters = j;
+    while j < bytes.len() && bytes[j].is_ascii_uppercase() {
+        j += 1;
+    }
+    if j == letters || bytes.get(j) != Some(&b'-') {
+        return None;
+    }
+    j += 1;
+    let digits = j;
+    while j < bytes.len() && bytes[j].is_ascii_digit() {
+        j += 1;
+    }
+    (j > digits && bytes.get(j) == Some(&b']')).then_some(j + 1)
 }
 
 /// The first tag like `[R-12]` or `[KV-3]` (upper-case letters, `-`, digits) in `text`:
 /// the tag without brackets and the byte range of the bracketed tag.
 pub(crate) fn find_tag(text: &str) -> Option<(&str, std::ops::Range<usize>)> {
-    let bytes = text.as_bytes();
     let mut from = 0;
     while let Some(rel) = text[from..].find('[') {
         let open = from + rel;
-        let mut j = open + 1;
-        let letters = j;
-        while j < bytes.len() && bytes[j].is_ascii_uppercase() {
-            j += 1;
-        }
-        if j > letters && bytes.get(j) == Some(&b'-') {
-            j += 1;
-            let digits = j;
-            while j < bytes.len() && bytes[j].is_ascii_digit() {
-                j += 1;
-            }
-            if j > digits && bytes.get(j) == Some(&b']') {
-                return Some((&text[open + 1..j], open..j + 1));
-            }
+        if let Some(end) = tag_at(text, open) {
+            return Some((&text[open + 1..end - 1], open..end));
         }
         from = open + 1;
     }
