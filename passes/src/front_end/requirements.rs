@@ -156,16 +156,3 @@ fn tag_at(text: &str, open: usize) -> Option<usize> {
     (j > digits && bytes.get(j) == Some(&b']')).then_some(j + 1)
 }
 
-/// The first tag like `[R-12]` or `[KV-3]` (upper-case letters, `-`, digits) in `text`:
-/// the tag without brackets and the byte range of the bracketed tag.
-pub(crate) fn find_tag(text: &str) -> Option<(&str, std::ops::Range<usize>)> {
-    let mut from = 0;
-    while let Some(rel) = text[from..].find('[') {
-        let open = from + rel;
-        if let Some(end) = tag_at(text, open) {
-            return Some((&text[open + 1..end - 1], open..end));
-        }
-        from = open + 1;
-    }
-    None
-}
