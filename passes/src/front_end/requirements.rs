@@ -155,4 +155,3 @@ fn tag_at(text: &str, open: usize) -> Option<usize> {
     }
     (j > digits && bytes.get(j) == Some(&b']')).then_some(j + 1)
 }
-
