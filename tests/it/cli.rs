@@ -29,7 +29,7 @@ fn binary_and_non_utf8_files_are_refused_without_panicking() {
     let out = specc(&["plan", &latin1.display().to_string()]);
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr.contains("E0003") && out.stderr.contains("offset 5 (line 1)"),
+        out.stderr.contains("E0003") && out.stderr.contains("invalid byte at offset 5"),
         "{}",
         out.stderr
     );

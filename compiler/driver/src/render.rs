@@ -31,11 +31,15 @@ pub struct Renderer {
 
 impl Renderer {
     pub fn new(format: DiagnosticFormat, width: usize) -> Renderer {
-        let theme = if format == DiagnosticFormat::Color {
+        let mut theme = if format == DiagnosticFormat::Color {
             GraphicalTheme::unicode()
         } else {
             GraphicalTheme::none()
         };
+        // Say the severity in words, so `grep error` finds errors in any output.
+        theme.characters.error = "error:".into();
+        theme.characters.warning = "warning:".into();
+        theme.characters.advice = "note:".into();
         let handler = GraphicalReportHandler::new_themed(theme)
             .with_width(width)
             .with_links(false)

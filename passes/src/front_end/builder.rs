@@ -153,11 +153,16 @@ impl<'s> Builder<'s, '_> {
         match event {
             Event::Start(tag) => self.start(tag, range),
             Event::End(tag) => self.end(tag),
-            Event::Text(t) | Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => {
+            Event::Text(t) | Event::InlineMath(t) | Event::DisplayMath(t) => {
                 if let Some(code) = &mut self.code {
                     code.text.push_str(&t);
                 } else if let Some(sink) = self.sinks.last_mut() {
                     sink.buf.push(&t, range, self.src);
+                }
+            }
+            Event::Code(t) => {
+                if let Some(sink) = self.sinks.last_mut() {
+                    sink.buf.push_code(&t, range, self.src);
                 }
             }
             Event::SoftBreak | Event::HardBreak => {
@@ -377,7 +382,7 @@ impl<'s> Builder<'s, '_> {
         if self.non_goals.is_some() {
             return;
         }
-        if requirements::find_keyword(&buf.text).is_none() {
+        if buf.find_keyword(0..buf.text.len()).is_none() {
             if let Some((tag, r)) = requirements::own_tag(&buf.text) {
                 let span = self.span(buf.src_range(r));
                 self.diagnostics.push(tag_without_keyword(tag, span));
@@ -428,7 +433,7 @@ impl<'s> Builder<'s, '_> {
     /// that text with white space normalised, when the caller already has it.
     fn requirement(&mut self, buf: &TextBuf, r: Range, normalized: Option<String>) {
         let sentence = &buf.text[r.clone()];
-        let Some((level, _)) = requirements::find_keyword(sentence) else {
+        let Some(level) = buf.find_keyword(r.clone()) else {
             if let Some((tag, t)) = requirements::own_tag(sentence) {
                 let span = self.span(buf.src_range(r.start + t.start..r.start + t.end));
                 self.diagnostics.push(tag_without_keyword(tag, span));

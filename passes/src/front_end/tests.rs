@@ -247,3 +247,14 @@ fn many_duplicate_headings_get_distinct_ids() {
     assert_eq!(ids, ["a", "a-2", "a-3", "a-4", "a-5"]);
     assert_eq!(parsed.diagnostics.len(), 4);
 }
+
+#[test]
+fn keywords_in_inline_code_are_quoted_not_used() {
+    check(
+        "# T\n\nUse the `MUST` keyword in docs. Servers MUST log `MAY` calls.\n\n- Write `SHALL` in capitals.\n",
+        r#"
+node (root) "T"
+  req #1 MUST Rfc2119 "Servers MUST log MAY calls."
+"#,
+    );
+}

@@ -10,6 +10,8 @@ pub(crate) struct TextBuf {
     /// Offsets in `text` where a new source line starts (after a soft or hard break, which
     /// the text holds as a space, or a paragraph break).
     line_starts: Vec<u32>,
+    /// Ranges of `text` that came from inline code: a keyword there is quoted, not used.
+    code: Vec<(u32, u32)>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -26,6 +28,29 @@ impl TextBuf {
         self.text.clear();
         self.pieces.clear();
         self.line_starts.clear();
+        self.code.clear();
+    }
+
+    /// Appends inline code (`` `MUST` ``): text like any other, but never a keyword.
+    pub(crate) fn push_code(&mut self, s: &str, src: std::ops::Range<usize>, source: &str) {
+        let start = self.text.len() as u32;
+        self.push(s, src, source);
+        self.code.push((start, self.text.len() as u32));
+    }
+
+    /// The level of the first requirement keyword in `r` (a range of `text`) that is not
+    /// inside inline code.
+    pub(crate) fn find_keyword(&self, r: std::ops::Range<usize>) -> Option<specc_ir::Level> {
+        let mut from = r.start;
+        while from < r.end {
+            let (level, k) = super::requirements::find_keyword(&self.text[from..r.end])?;
+            let (start, end) = ((from + k.start) as u32, (from + k.end) as u32);
+            if !self.code.iter().any(|&(a, b)| a <= start && end <= b) {
+                return Some(level);
+            }
+            from += k.end;
+        }
+        None
     }
 
     pub(crate) fn line_starts(&self) -> &[u32] {
