@@ -41,6 +41,11 @@ codes! {
     EMPTY_DECISION = "W0107", Warning, "a Decision: blockquote has no text";
     INVALID_NODE_ID = "E0108", Error, "an explicit {#id} is not a valid node id";
     TAG_WITHOUT_KEYWORD = "W0109", Warning, "a requirement tag on text with no RFC 2119 keyword";
+    // E02xx: design documents.
+    MALFORMED_DECISION = "E0201", Error, "a decision heading has no Decision: line";
+    CONFLICTING_DECISION = "E0202", Error, "one decision id with two different Decision texts";
+    DUPLICATE_DECISION = "W0203", Warning, "the same decision is recorded twice";
+    UNKNOWN_STATUS = "E0204", Error, "a decision's Status: is not one specc knows";
 }
 
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {

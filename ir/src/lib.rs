@@ -6,11 +6,13 @@
 //! design: ir.pure-data
 
 pub mod codes;
+mod design;
 mod diagnostic;
 mod fingerprint;
 mod intent;
 mod span;
 
+pub use design::{DecisionStatus, DesignDecision};
 pub use diagnostic::{Diagnostic, Label, Severity};
 pub use fingerprint::Fingerprint;
 pub use intent::{

@@ -4,11 +4,13 @@
 //! no tokio. Effects enter only as salsa input values set by the driver.
 //!
 //! * [`front_end`] turns a Markdown spec into the Intent IR plus diagnostics; it never fails.
+//! * [`design_docs`] reads the decisions recorded in `design-docs/*.md`.
 //! * [`db`] holds the salsa `Db` trait, the inputs and the tracked queries over them.
 //!
 //! design: passes.pure
 
 pub mod db;
+pub mod design_docs;
 pub mod front_end;
 
 pub use front_end::{Parsed, parse_spec};

@@ -5,4 +5,5 @@ mod cli;
 mod fingerprints;
 mod fixtures;
 mod incremental;
+mod own_design_docs;
 mod support;

@@ -18,7 +18,7 @@ mod requirements;
 mod scan;
 mod sentences;
 mod slug;
-mod text;
+pub(crate) mod text;
 
 use specc_ir::{Diagnostic, FileId, IntentTree};
 

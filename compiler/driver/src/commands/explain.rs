@@ -23,6 +23,10 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("W0107", include_str!("../explain/W0107.md")),
     ("E0108", include_str!("../explain/E0108.md")),
     ("W0109", include_str!("../explain/W0109.md")),
+    ("E0201", include_str!("../explain/E0201.md")),
+    ("E0202", include_str!("../explain/E0202.md")),
+    ("W0203", include_str!("../explain/W0203.md")),
+    ("E0204", include_str!("../explain/E0204.md")),
 ];
 
 /// The explanation of `code` (case-insensitive), if it has one.

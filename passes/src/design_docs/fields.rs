@@ -1,0 +1,106 @@
+//! Field lines of a decision: `Decision:`, `Rationale:`, `Status:`, `Supersedes:`.
+
+use specc_ir::{DecisionStatus, Diagnostic, FileId, Span};
+
+use super::Open;
+use crate::front_end::text::normalize_ws;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Decision,
+    Rationale,
+    Status,
+    Supersedes,
+}
+
+const FIELDS: &[(&str, Field)] = &[
+    ("Decision:", Field::Decision),
+    ("Rationale:", Field::Rationale),
+    ("Status:", Field::Status),
+    ("Supersedes:", Field::Supersedes),
+];
+
+/// If `line` starts a field (optionally in bold: `**Decision:**`), the field and the byte
+/// offset in `line` where its text starts.
+fn field_of(line: &str) -> Option<(Field, usize)> {
+    let lead = line.len() - line.trim_start().len();
+    let mut rest = &line[lead..];
+    let mut at = lead;
+    for marker in ["**", "__"] {
+        if let Some(r) = rest.strip_prefix(marker) {
+            rest = r;
+            at += marker.len();
+        }
+    }
+    let (name, field) = FIELDS.iter().find(|(name, _)| rest.starts_with(name))?;
+    at += name.len();
+    rest = &rest[name.len()..];
+    for marker in ["**", "__"] {
+        if rest.starts_with(marker) {
+            at += marker.len();
+            rest = &rest[marker.len()..];
+        }
+    }
+    Some((*field, at))
+}
+
+/// Reads the field lines of the paragraph at `range` of `text` into `d`.
+pub(super) fn read(
+    file: FileId,
+    text: &str,
+    range: std::ops::Range<usize>,
+    d: &mut Open,
+    _diagnostics: &mut Vec<Diagnostic>,
+) {
+    let para = &text[range.clone()];
+    let mut current: Option<(Field, usize, usize)> = None; // field, text start, line start
+    let mut at = range.start;
+    let flush = |cur: Option<(Field, usize, usize)>, end: usize, d: &mut Open| {
+        let Some((field, start, line_start)) = cur else {
+            return;
+        };
+        let value = normalize_ws(&text[start..end]);
+        let span = Span::new(
+            file,
+            line_start..text[..end].trim_end().len().max(line_start),
+        );
+        match field {
+            Field::Decision => d.decision = Some((value, span)),
+            Field::Rationale => d.rationale = (!value.is_empty()).then_some(value),
+            Field::Status => d.status = Some((value, span)),
+            Field::Supersedes => d.supersedes.extend(
+                value
+                    .split([',', ' '])
+                    .map(|s| s.trim_matches('`'))
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned),
+            ),
+        }
+    };
+    for line in para.split_inclusive('\n') {
+        if let Some((field, offset)) = field_of(line) {
+            flush(current.take(), at, d);
+            let lead = line.len() - line.trim_start().len();
+            current = Some((field, at + offset, at + lead));
+        }
+        at += line.len();
+    }
+    flush(current, range.end, d);
+}
+
+/// A `Status:` value: `accepted`, `proposed`, `deprecated` or `superseded by <id>`.
+pub(super) fn status(text: &str) -> Option<DecisionStatus> {
+    let t = text.trim().trim_end_matches('.');
+    let lower = t.to_ascii_lowercase();
+    match lower.as_str() {
+        "accepted" => Some(DecisionStatus::Accepted),
+        "proposed" => Some(DecisionStatus::Proposed),
+        "deprecated" => Some(DecisionStatus::Deprecated),
+        _ => {
+            let rest = lower.strip_prefix("superseded by ")?;
+            let id = t[t.len() - rest.len()..].trim().trim_matches('`');
+            (!id.is_empty() && !id.contains(char::is_whitespace))
+                .then(|| DecisionStatus::SupersededBy(id.to_owned()))
+        }
+    }
+}

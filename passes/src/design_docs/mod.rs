@@ -1,0 +1,190 @@
+//! Design documents → design decisions.
+//!
+//! A decision is a heading with an explicit `{#id}`; its section (up to the next heading of
+//! the same or a higher level) holds field lines: `Decision:`, `Rationale:`, `Status:` and
+//! `Supersedes:`. A field runs from its line to the next field line or the end of its
+//! paragraph. Field text is the Markdown as written, white space normalised, so the pin of
+//! a decision is stable under re-wrapping and independent of how a renderer would show it.
+//! Like the spec front end, this never fails: it returns what it read and diagnostics.
+//! design: design-docs.format
+
+mod fields;
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use specc_ir::{DecisionStatus, DesignDecision, Diagnostic, FileId, Span, codes};
+
+use crate::front_end::text::normalize_ws;
+
+/// The decisions of one design document, in order, with the diagnostics of that file alone.
+pub fn parse_design_doc(file: FileId, text: &str) -> (Vec<DesignDecision>, Vec<Diagnostic>) {
+    let mut decisions = Vec::new();
+    let mut diagnostics = Vec::new();
+    let mut open: Option<(u8, Open)> = None;
+    let mut heading: Option<(u8, Option<String>, usize, String)> = None;
+    let options = Options::ENABLE_HEADING_ATTRIBUTES | Options::ENABLE_TABLES;
+    for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
+        match event {
+            Event::Start(Tag::Heading { level, id, .. }) => {
+                heading = Some((
+                    level as u8,
+                    id.map(|s| s.to_string()),
+                    range.start,
+                    String::new(),
+                ));
+            }
+            Event::Text(t) | Event::Code(t) if heading.is_some() => {
+                if let Some((_, _, _, title)) = &mut heading {
+                    title.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                let Some((level, id, start, title)) = heading.take() else {
+                    continue;
+                };
+                if let Some((open_level, d)) = open.take() {
+                    if level > open_level {
+                        open = Some((open_level, d));
+                    } else {
+                        decisions.push(d.finish(file, start, &mut diagnostics));
+                    }
+                }
+                if let Some(id) = id
+                    && open.is_none()
+                {
+                    let line_end = text[start..].find('\n').map_or(text.len(), |p| start + p);
+                    let heading = Span::new(file, start..text[..line_end].trim_end().len());
+                    open = Some((level, Open::new(id, normalize_ws(&title), heading)));
+                }
+            }
+            Event::Start(Tag::Paragraph) => {
+                if let Some((_, d)) = &mut open {
+                    fields::read(file, text, range, d, &mut diagnostics);
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some((_, d)) = open {
+        decisions.push(d.finish(file, text.len(), &mut diagnostics));
+    }
+    (decisions, diagnostics)
+}
+
+/// Diagnostics across every decision of every design document: one id decided twice.
+pub fn check_decision_set(decisions: &[DesignDecision]) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    let mut first: std::collections::HashMap<&str, &DesignDecision> = Default::default();
+    for d in decisions {
+        if d.decision_span.is_none() {
+            continue;
+        }
+        match first.get(d.id.as_str()) {
+            None => {
+                first.insert(&d.id, d);
+            }
+            Some(earlier) if earlier.decision == d.decision => {
+                diagnostics.push(duplicate(d, earlier));
+            }
+            Some(earlier) => diagnostics.push(conflict(d, earlier)),
+        }
+    }
+    diagnostics
+}
+
+/// The pin of a decision text: the first 8 hex digits of blake3 over it, normalised.
+pub fn pin(decision: &str) -> String {
+    let hash = blake3::hash(normalize_ws(decision).as_bytes());
+    hash.to_hex()[..8].to_owned()
+}
+
+/// A decision whose section has not ended yet.
+struct Open {
+    id: String,
+    title: String,
+    heading: Span,
+    pub(super) decision: Option<(String, Span)>,
+    pub(super) rationale: Option<String>,
+    pub(super) status: Option<(String, Span)>,
+    pub(super) supersedes: Vec<String>,
+}
+
+impl Open {
+    fn new(id: String, title: String, heading: Span) -> Open {
+        Open {
+            id,
+            title,
+            heading,
+            decision: None,
+            rationale: None,
+            status: None,
+            supersedes: Vec::new(),
+        }
+    }
+
+    fn finish(self, file: FileId, end: usize, diagnostics: &mut Vec<Diagnostic>) -> DesignDecision {
+        if self.decision.is_none() {
+            diagnostics.push(malformed(&self.id, self.heading));
+        }
+        let status = match &self.status {
+            None => DecisionStatus::Accepted,
+            Some((text, span)) => fields::status(text).unwrap_or_else(|| {
+                diagnostics.push(unknown_status(text, *span));
+                DecisionStatus::Accepted
+            }),
+        };
+        let (decision, decision_span) = match self.decision {
+            Some((text, span)) => (text, Some(span)),
+            None => (String::new(), None),
+        };
+        DesignDecision {
+            pin: pin(&decision),
+            id: self.id,
+            title: self.title,
+            decision,
+            rationale: self.rationale,
+            status,
+            supersedes: self.supersedes,
+            span: Span::new(file, self.heading.start as usize..end),
+            heading: self.heading,
+            decision_span,
+        }
+    }
+}
+
+#[cold]
+fn malformed(id: &str, heading: Span) -> Diagnostic {
+    Diagnostic::new(codes::MALFORMED_DECISION, format!("decision `{id}` has no `Decision:` line"))
+        .with_primary(heading, "this heading's {#id} makes it a decision")
+        .with_help("write what was decided on a line starting `Decision:`, or drop the {#id} if this heading is not a decision")
+}
+
+#[cold]
+fn unknown_status(text: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(codes::UNKNOWN_STATUS, format!("unknown status `{text}`"))
+        .with_primary(span, "this status")
+        .with_help("a status is `accepted`, `proposed`, `deprecated` or `superseded by <id>`")
+}
+
+#[cold]
+fn conflict(d: &DesignDecision, earlier: &DesignDecision) -> Diagnostic {
+    let here = d.decision_span.unwrap_or(d.heading);
+    let there = earlier.decision_span.unwrap_or(earlier.heading);
+    Diagnostic::new(codes::CONFLICTING_DECISION, format!("decision `{}` is decided two different ways", d.id))
+        .with_primary(here, "decided this way here")
+        .with_secondary(there, "and differently here")
+        .with_help("one question has one answer: reconcile the two texts into one decision, or give one of them a new id")
+}
+
+#[cold]
+fn duplicate(d: &DesignDecision, earlier: &DesignDecision) -> Diagnostic {
+    Diagnostic::new(
+        codes::DUPLICATE_DECISION,
+        format!("decision `{}` is recorded twice", d.id),
+    )
+    .with_primary(d.heading, "recorded again here")
+    .with_secondary(earlier.heading, "first recorded here")
+    .with_help("keep one copy; the other can link to it")
+}
+
+#[cfg(test)]
+mod tests;

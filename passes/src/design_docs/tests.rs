@@ -1,0 +1,120 @@
+use specc_ir::FileId;
+
+use super::{check_decision_set, parse_design_doc, pin};
+
+/// Parses `text` and renders each decision and every diagnostic, with the text it points at.
+fn outline(text: &str) -> String {
+    let (decisions, mut diagnostics) = parse_design_doc(FileId(0), text);
+    diagnostics.extend(check_decision_set(&decisions));
+    let mut out = String::new();
+    for d in &decisions {
+        out.push_str(&format!(
+            "{} {:?} pin={} status={:?} supersedes={:?}\n  decision: {:?}\n  rationale: {:?}\n",
+            d.id, d.title, d.pin, d.status, d.supersedes, d.decision, d.rationale
+        ));
+    }
+    for d in &diagnostics {
+        let at = d
+            .primary
+            .as_ref()
+            .map(|l| &text[l.span.range()])
+            .unwrap_or("");
+        out.push_str(&format!("{} {} at {at:?}\n", d.code, d.message));
+    }
+    out
+}
+
+#[track_caller]
+fn check(text: &str, expect: &str) {
+    let got = outline(text);
+    assert_eq!(got.trim(), expect.trim(), "\n--- got ---\n{got}");
+}
+
+#[test]
+fn reads_the_shared_design_example() {
+    let text = "# Storage\n\n## Page size {#storage.page-size}\nDecision: 4096-byte pages, fixed when the database is created.\nRationale: matches the OS page; the file format stays simple.\nStatus: accepted\n";
+    let p = pin("4096-byte pages, fixed when the database is created.");
+    check(
+        text,
+        &format!(
+            r#"
+storage.page-size "Page size" pin={p} status=Accepted supersedes=[]
+  decision: "4096-byte pages, fixed when the database is created."
+  rationale: Some("matches the OS page; the file format stays simple.")
+"#
+        ),
+    );
+}
+
+#[test]
+fn pins_ignore_wrapping_and_fields_may_be_bold() {
+    let (a, _) = parse_design_doc(FileId(0), "## A {#x}\nDecision: one two\nthree.\n");
+    let (b, _) = parse_design_doc(
+        FileId(0),
+        "## A {#x}\n**Decision:**   one\n  two three.\n\nRationale: r\n",
+    );
+    assert_eq!(a[0].pin, b[0].pin);
+    assert_eq!(a[0].pin.len(), 8);
+    assert!(a[0].pin.chars().all(|c| c.is_ascii_hexdigit()));
+    assert_eq!(b[0].rationale.as_deref(), Some("r"));
+    let (c, _) = parse_design_doc(FileId(0), "## A {#x}\nDecision: one two three!\n");
+    assert_ne!(a[0].pin, c[0].pin);
+}
+
+#[test]
+fn statuses_and_supersedes() {
+    check(
+        "## Old {#a.v1}\nDecision: old.\nStatus: superseded by `a.v2`\n\n## New {#a.v2}\nDecision: new.\nSupersedes: a.v1\nStatus: Proposed\n\n## Odd {#a.v3}\nDecision: odd.\nStatus: maybe\n",
+        &format!(
+            r#"
+a.v1 "Old" pin={} status=SupersededBy("a.v2") supersedes=[]
+  decision: "old."
+  rationale: None
+a.v2 "New" pin={} status=Proposed supersedes=["a.v1"]
+  decision: "new."
+  rationale: None
+a.v3 "Odd" pin={} status=Accepted supersedes=[]
+  decision: "odd."
+  rationale: None
+E0204 unknown status `maybe` at "Status: maybe"
+"#,
+            pin("old."),
+            pin("new."),
+            pin("odd.")
+        ),
+    );
+}
+
+#[test]
+fn malformed_conflicting_and_duplicate_decisions() {
+    let text = "## A {#a}\nRationale: no decision here.\n\n## B {#b}\nDecision: yes.\n\n## B again {#b}\nDecision: no.\n\n## B once more {#b}\nDecision: yes.\n\n## Plain heading\nDecision: not a decision: no id.\n";
+    let got = outline(text);
+    assert!(
+        got.contains("E0201 decision `a` has no `Decision:` line at \"## A {#a}\""),
+        "{got}"
+    );
+    assert!(
+        got.contains("E0202 decision `b` is decided two different ways at \"Decision: no.\""),
+        "{got}"
+    );
+    assert!(
+        got.contains("W0203 decision `b` is recorded twice at \"## B once more {#b}\""),
+        "{got}"
+    );
+    assert_eq!(got.matches("\n  decision:").count(), 4, "{got}");
+}
+
+#[test]
+fn subheadings_stay_inside_a_decision() {
+    check(
+        "## A {#a}\nDecision: yes.\n\n### Alternatives\nStatus: deprecated\n\n## Next\nDecision: ignored.\n",
+        &format!(
+            r#"
+a "A" pin={} status=Deprecated supersedes=[]
+  decision: "yes."
+  rationale: None
+"#,
+            pin("yes.")
+        ),
+    );
+}
