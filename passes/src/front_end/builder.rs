@@ -7,15 +7,17 @@
 //! design: spec.requirements
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use specc_ir::{
     Diagnostic, FileId, Fingerprint, IntentNode, NodeId, NonGoal, Requirement, RequirementId, Span,
-    codes,
 };
 
 use super::blocks::{self, Block};
+use super::diagnostics::{
+    duplicate_node, duplicate_tag, empty_decision, empty_heading, invalid_id, tag_without_keyword,
+};
+use super::fx::Fx;
 use super::text::{TextBuf, normalize_ws};
 use super::{decision, fingerprint, requirements, sentences, slug};
 
@@ -506,32 +508,6 @@ impl<'s> Builder<'s, '_> {
 
 type Range = std::ops::Range<usize>;
 
-type Fx = BuildHasherDefault<FxHasher>;
-
-/// The Fx hash (rustc's): the id and tag maps hash short strings, where SipHash's setup
-/// costs more than the hashing. No HashDoS concern: the keys come from the user's own spec.
-#[derive(Default)]
-struct FxHasher(u64);
-
-impl std::hash::Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// `n` in decimal, without going through `fmt` (it runs once per requirement).
 fn itoa(mut n: usize) -> ItoaBuf {
     let mut buf = ItoaBuf {
@@ -564,58 +540,4 @@ fn is_non_goals_title(title: &str) -> bool {
     ["non-goals", "non goals", "nongoals", "out of scope"]
         .iter()
         .any(|n| t.eq_ignore_ascii_case(n))
-}
-
-#[cold]
-fn duplicate_node(id: &str, here: Span, first: Span, renamed: &str) -> Diagnostic {
-    Diagnostic::new(codes::DUPLICATE_NODE_ID, format!("duplicate section id `{id}`"))
-        .with_primary(here, format!("this section's id is `{id}` again"))
-        .with_secondary(first, "first used here")
-        .with_help(format!(
-            "rename one heading or give it an explicit id, e.g. `{{#{id}-v2}}`; this one is called `{renamed}` for now"
-        ))
-}
-
-#[cold]
-fn duplicate_tag(tag: &str, here: Span, first: Span, renamed: &str) -> Diagnostic {
-    Diagnostic::new(
-        codes::DUPLICATE_REQUIREMENT_TAG,
-        format!("duplicate requirement tag `[{tag}]`"),
-    )
-    .with_primary(here, "tag used again here")
-    .with_secondary(first, "first used here")
-    .with_help(format!(
-        "give each requirement its own tag; this one is `{renamed}` for now"
-    ))
-}
-
-#[cold]
-fn invalid_id(id: &str, heading: Span) -> Diagnostic {
-    Diagnostic::new(codes::INVALID_NODE_ID, format!("`{{#{id}}}` is not a valid section id"))
-        .with_primary(heading, "this heading's explicit id")
-        .with_help("an id is letters, digits and `- _ . /`, with no empty `/` segment; the heading's slug is used instead")
-}
-
-#[cold]
-fn empty_heading(heading: Span, fallback: &str) -> Diagnostic {
-    Diagnostic::new(
-        codes::EMPTY_HEADING,
-        "heading has no text to make an id from",
-    )
-    .with_primary(heading, format!("called `{fallback}` for now"))
-    .with_help("give the heading a title, or an explicit id such as `{#storage}`")
-}
-
-#[cold]
-fn empty_decision(span: Span) -> Diagnostic {
-    Diagnostic::new(codes::EMPTY_DECISION, "`Decision:` with nothing decided")
-        .with_primary(span, "this blockquote")
-        .with_help("write the decision after `Decision:`, e.g. `> Decision: pages are 4096 bytes. {#storage.page-size}`")
-}
-
-#[cold]
-fn tag_without_keyword(tag: &str, span: Span) -> Diagnostic {
-    Diagnostic::new(codes::TAG_WITHOUT_KEYWORD, format!("`[{tag}]` tags text with no requirement keyword"))
-        .with_primary(span, "this tag")
-        .with_help("a requirement needs MUST, MUST NOT, SHALL, SHALL NOT, SHOULD, SHOULD NOT or MAY in capitals")
 }

@@ -12,8 +12,10 @@
 mod blocks;
 mod builder;
 mod decision;
+mod diagnostics;
 mod fingerprint;
 mod front_matter;
+mod fx;
 mod requirements;
 mod scan;
 mod sentences;
