@@ -46,6 +46,7 @@ codes! {
     CONFLICTING_DECISION = "E0202", Error, "one decision id with two different Decision texts";
     DUPLICATE_DECISION = "W0203", Warning, "the same decision is recorded twice";
     UNKNOWN_STATUS = "E0204", Error, "a decision's Status: is not one specc knows";
+    REPEATED_FIELD = "W0205", Warning, "a decision field appears twice in one decision";
 }
 
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {

@@ -77,8 +77,9 @@ fn diagnostic_fixtures(dir: &str, check_exit: impl Fn(&str, i32)) -> usize {
             .get(&name)
             .unwrap_or_else(|| panic!("{name} is missing from expected.txt"));
         assert_eq!(&found, want, "{name}: diagnostics (code@line:column)");
-        insta::assert_snapshot!("diagnostics", human.stderr);
-        insta::assert_snapshot!("diagnostics-json", json.stderr);
+        // Named by directory too, so `invalid/x.md` and `warnings/x.md` never share one.
+        insta::assert_snapshot!(format!("{dir}-diagnostics"), human.stderr);
+        insta::assert_snapshot!(format!("{dir}-diagnostics-json"), json.stderr);
         seen += 1;
     });
     assert_eq!(

@@ -50,42 +50,64 @@ pub(super) fn read(
     text: &str,
     range: std::ops::Range<usize>,
     d: &mut Open,
-    _diagnostics: &mut Vec<Diagnostic>,
+    diagnostics: &mut Vec<Diagnostic>,
 ) {
     let para = &text[range.clone()];
     let mut current: Option<(Field, usize, usize)> = None; // field, text start, line start
     let mut at = range.start;
-    let flush = |cur: Option<(Field, usize, usize)>, end: usize, d: &mut Open| {
-        let Some((field, start, line_start)) = cur else {
-            return;
-        };
-        let value = normalize_ws(&text[start..end]);
-        let span = Span::new(
-            file,
-            line_start..text[..end].trim_end().len().max(line_start),
-        );
-        match field {
-            Field::Decision => d.decision = Some((value, span)),
-            Field::Rationale => d.rationale = (!value.is_empty()).then_some(value),
-            Field::Status => d.status = Some((value, span)),
-            Field::Supersedes => d.supersedes.extend(
-                value
-                    .split([',', ' '])
-                    .map(|s| s.trim_matches('`'))
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned),
-            ),
-        }
-    };
     for line in para.split_inclusive('\n') {
         if let Some((field, offset)) = field_of(line) {
-            flush(current.take(), at, d);
+            if let Some(cur) = current.take() {
+                store(file, text, cur, at, d, diagnostics);
+            }
             let lead = line.len() - line.trim_start().len();
             current = Some((field, at + offset, at + lead));
         }
         at += line.len();
     }
-    flush(current, range.end, d);
+    if let Some(cur) = current {
+        store(file, text, cur, range.end, d, diagnostics);
+    }
+}
+
+/// Stores one field whose text runs from `start` to `end`. The first occurrence of a field
+/// counts; a second is reported and never silently changes a decision's text (and pin).
+fn store(
+    file: FileId,
+    text: &str,
+    (field, start, line_start): (Field, usize, usize),
+    end: usize,
+    d: &mut Open,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let value = normalize_ws(&text[start..end]);
+    let span = Span::new(
+        file,
+        line_start..text[..end].trim_end().len().max(line_start),
+    );
+    let taken = match field {
+        Field::Decision => d.decision.is_some(),
+        Field::Rationale => d.rationale.is_some(),
+        Field::Status => d.status.is_some(),
+        Field::Supersedes => false,
+    };
+    if taken {
+        diagnostics.push(super::repeated_field(&text[line_start..start], span));
+        return;
+    }
+    match field {
+        // An empty `Decision:` decides nothing: left unset, it is reported as E0201.
+        Field::Decision => d.decision = (!value.is_empty()).then_some((value, span)),
+        Field::Rationale => d.rationale = (!value.is_empty()).then_some(value),
+        Field::Status => d.status = Some((value, span)),
+        Field::Supersedes => d.supersedes.extend(
+            value
+                .split([',', ' '])
+                .map(|s| s.trim_matches('`'))
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
+        ),
+    }
 }
 
 /// A `Status:` value: `accepted`, `proposed`, `deprecated` or `superseded by <id>`.

@@ -41,16 +41,17 @@ pub fn parse_design_doc(file: FileId, text: &str) -> (Vec<DesignDecision>, Vec<D
                 let Some((level, id, start, title)) = heading.take() else {
                     continue;
                 };
+                // A decision's section runs to the next heading of its level or higher, or to
+                // the next decision, however deep: `### Page size {#storage.page-size}` under
+                // `## Storage {#storage}` is a decision of its own.
                 if let Some((open_level, d)) = open.take() {
-                    if level > open_level {
+                    if level > open_level && id.is_none() {
                         open = Some((open_level, d));
                     } else {
                         decisions.push(d.finish(file, start, &mut diagnostics));
                     }
                 }
-                if let Some(id) = id
-                    && open.is_none()
-                {
+                if let Some(id) = id {
                     let line_end = text[start..].find('\n').map_or(text.len(), |p| start + p);
                     let heading = Span::new(file, start..text[..line_end].trim_end().len());
                     open = Some((level, Open::new(id, normalize_ws(&title), heading)));
@@ -156,6 +157,14 @@ fn malformed(id: &str, heading: Span) -> Diagnostic {
     Diagnostic::new(codes::MALFORMED_DECISION, format!("decision `{id}` has no `Decision:` line"))
         .with_primary(heading, "this heading's {#id} makes it a decision")
         .with_help("write what was decided on a line starting `Decision:`, or drop the {#id} if this heading is not a decision")
+}
+
+#[cold]
+fn repeated_field(field: &str, span: Span) -> Diagnostic {
+    let field = field.trim().trim_matches(['*', '_']).trim();
+    Diagnostic::new(codes::REPEATED_FIELD, format!("`{field}` appears twice in one decision"))
+        .with_primary(span, "the first one counts; this one is ignored")
+        .with_help("one decision has one Decision, Rationale and Status; record another decision under its own heading with its own {#id}")
 }
 
 #[cold]

@@ -118,3 +118,22 @@ a "A" pin={} status=Deprecated supersedes=[]
         ),
     );
 }
+
+#[test]
+fn a_nested_decision_is_its_own_and_repeated_fields_are_reported() {
+    let text = "## Storage {#storage}\nDecision: A.\n\n### Page size {#storage.page-size}\nDecision: B.\n\n#### Alternatives\nDecision: C.\n\n## Empty {#empty}\nDecision:\n";
+    let got = outline(text);
+    assert!(got.contains("storage \"Storage\""), "{got}");
+    assert!(got.contains("  decision: \"A.\""), "{got}");
+    assert!(got.contains("storage.page-size \"Page size\""), "{got}");
+    assert!(got.contains("  decision: \"B.\""), "{got}");
+    assert!(!got.contains("\"C.\""), "{got}");
+    assert!(
+        got.contains("W0205 `Decision:` appears twice in one decision at \"Decision: C.\""),
+        "{got}"
+    );
+    assert!(
+        got.contains("E0201 decision `empty` has no `Decision:` line"),
+        "{got}"
+    );
+}

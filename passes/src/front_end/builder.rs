@@ -385,7 +385,7 @@ impl<'s> Builder<'s, '_> {
             return;
         }
         if buf.find_keyword(0..buf.text.len()).is_none() {
-            if let Some((tag, r)) = requirements::own_tag(&buf.text) {
+            if let Some((tag, r, true)) = requirements::own_tag(&buf.text) {
                 let span = self.span(buf.src_range(r));
                 self.diagnostics.push(tag_without_keyword(tag, span));
             }
@@ -436,7 +436,8 @@ impl<'s> Builder<'s, '_> {
     fn requirement(&mut self, buf: &TextBuf, r: Range, normalized: Option<String>) {
         let sentence = &buf.text[r.clone()];
         let Some(level) = buf.find_keyword(r.clone()) else {
-            if let Some((tag, t)) = requirements::own_tag(sentence) {
+            // Only a tag that is surely a label is reported; "See the note in ." cites.
+            if let Some((tag, t, true)) = requirements::own_tag(sentence) {
                 let span = self.span(buf.src_range(r.start + t.start..r.start + t.end));
                 self.diagnostics.push(tag_without_keyword(tag, span));
             }
@@ -445,11 +446,9 @@ impl<'s> Builder<'s, '_> {
         let span = self.span(buf.src_range(r.clone()));
         let form = requirements::classify(sentence);
         let text = normalized.unwrap_or_else(|| normalize_ws(sentence));
-        let tag = requirements::own_tag(sentence).map(|(tag, t)| {
-            (
-                tag.to_owned(),
-                self.span(buf.src_range(r.start + t.start..r.start + t.end)),
-            )
+        let tag = requirements::own_tag(sentence).map(|(tag, t, leading)| {
+            let span = self.span(buf.src_range(r.start + t.start..r.start + t.end));
+            (tag.to_owned(), span, leading)
         });
         let node = self.open.last_mut().expect("the root is never popped");
         node.counter += 1;
@@ -461,7 +460,10 @@ impl<'s> Builder<'s, '_> {
             RequirementId(id)
         };
         let (id, tagged) = match tag {
-            Some((tag, tag_span)) => match self.tags.get(&tag) {
+            // A tag that may be a citation ("behave as in .") and is already taken
+            // cites that requirement rather than naming this one.
+            Some((tag, _, false)) if self.tags.contains_key(&tag) => (positional(), false),
+            Some((tag, tag_span, _)) => match self.tags.get(&tag) {
                 Some(&first) => {
                     self.diagnostics
                         .push(duplicate_tag(&tag, tag_span, first, &positional().0));

@@ -114,19 +114,32 @@ fn contains_word(s: &str, word: &str) -> bool {
 /// before it) or trails it (nothing but white space and sentence punctuation after it). A
 /// tag anywhere else ("retry when fails", "(see )") refers to another
 /// requirement and is not an id. Looks only at the two ends: this runs per requirement.
-pub(crate) fn own_tag(text: &str) -> Option<(&str, std::ops::Range<usize>)> {
+/// The flag is true when the tag is surely a label: it leads, or it trails with nothing
+/// after it, or it stands after the sentence's own punctuation ("reply. ."). A tag just
+/// before the final punctuation ("behave as in .") may also be a citation.
+pub(crate) fn own_tag(text: &str) -> Option<(&str, std::ops::Range<usize>, bool)> {
     let lead = text.len() - text.trim_start().len();
     if let Some(end) = tag_at(text, lead) {
-        return Some((&text[lead + 1..end - 1], lead..end));
+        return Some((&text[lead + 1..end - 1], lead..end, true));
     }
-    let closing = |c: char| c.is_whitespace() || matches!(c, '.' | '!' | '?' | ';' | ':' | ',');
-    let body = text.trim_end_matches(closing);
+    let body = text.trim_end_matches(is_closing);
     if !body.ends_with(']') {
         return None;
     }
     let open = body.rfind('[')?;
     let end = tag_at(text, open).filter(|&end| end == body.len())?;
-    Some((&text[open + 1..end - 1], open..end))
+    let after_is_space = text[end..].trim().is_empty();
+    let after_punctuation = text[..open].trim_end().ends_with(['.', '!', '?']);
+    Some((
+        &text[open + 1..end - 1],
+        open..end,
+        after_is_space || after_punctuation,
+    ))
+}
+
+/// What may follow a trailing tag: white space and sentence punctuation.
+pub(crate) fn is_closing(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '.' | '!' | '?' | ';' | ':' | ',')
 }
 
 /// Whether a tag starts at the beginning of `text`; its length if so.

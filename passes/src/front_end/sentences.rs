@@ -41,8 +41,9 @@ pub(crate) fn split(text: &str, line_starts: &[u32], out: &mut Vec<std::ops::Ran
     push_trimmed(text, start..text.len(), out);
 }
 
-/// If a tag follows `end` (after spaces) and nothing but white space follows it up to the
-/// next line start or the end of the text, the offset after the tag.
+/// If a tag follows `end` (after spaces) and nothing but white space and sentence
+/// punctuation follows it up to the next line start or the end of the text, the offset
+/// after the tag and that punctuation.
 fn trailing_tag_end(text: &str, line_starts: &[u32], end: usize) -> Option<usize> {
     let rest = &text[end..];
     let skip = rest.len() - rest.trim_start_matches(' ').len();
@@ -53,8 +54,10 @@ fn trailing_tag_end(text: &str, line_starts: &[u32], end: usize) -> Option<usize
         .get(next_line)
         .map_or(after.len(), |&l| l as usize - tag_end);
     let to_line_end = &after[..line_end.min(after.len())];
-    (to_line_end.trim().is_empty() || after.starts_with("\n\n") || after.trim().is_empty())
-        .then_some(tag_end)
+    let rest_of_line = to_line_end.trim_start_matches(super::requirements::is_closing);
+    let punct = to_line_end.len() - rest_of_line.len();
+    let closing_only = rest_of_line.is_empty();
+    (closing_only || after.starts_with("\n\n")).then_some(tag_end + punct)
 }
 
 fn push_trimmed(text: &str, r: std::ops::Range<usize>, out: &mut Vec<std::ops::Range<usize>>) {

@@ -258,3 +258,16 @@ node (root) "T"
 "#,
     );
 }
+
+#[test]
+fn a_trailing_tag_already_taken_is_a_citation() {
+    check(
+        "# T\n- [R-1] It MUST go.\n- Clients MUST behave as in [R-1].\n\nSee the note in [R-7].\n\nX MUST y. [R-3].\nUse `MUST` NOT here.\n",
+        r#"
+node (root) "T"
+  req R-1 MUST Rfc2119 "[R-1] It MUST go."
+  req #2 MUST Rfc2119 "Clients MUST behave as in [R-1]."
+  req R-3 MUST Rfc2119 "X MUST y. [R-3]."
+"#,
+    );
+}

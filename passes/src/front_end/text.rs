@@ -38,17 +38,21 @@ impl TextBuf {
         self.code.push((start, self.text.len() as u32));
     }
 
-    /// The level of the first requirement keyword in `r` (a range of `text`) that is not
-    /// inside inline code.
+    /// The level of the first requirement keyword in `r` (a range of `text`) that does not
+    /// start inside inline code.
     pub(crate) fn find_keyword(&self, r: std::ops::Range<usize>) -> Option<specc_ir::Level> {
         let mut from = r.start;
         while from < r.end {
             let (level, k) = super::requirements::find_keyword(&self.text[from..r.end])?;
-            let (start, end) = ((from + k.start) as u32, (from + k.end) as u32);
-            if !self.code.iter().any(|&(a, b)| a <= start && end <= b) {
+            let start = (from + k.start) as u32;
+            // Code ranges are in text order: the last one starting at or before the keyword
+            // is the only one that can hold it.
+            let i = self.code.partition_point(|&(a, _)| a <= start);
+            let in_code = i > 0 && start < self.code[i - 1].1;
+            if !in_code {
                 return Some(level);
             }
-            from += k.end;
+            from += k.start + 1;
         }
         None
     }

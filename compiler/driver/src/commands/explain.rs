@@ -27,6 +27,7 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0202", include_str!("../explain/E0202.md")),
     ("W0203", include_str!("../explain/W0203.md")),
     ("E0204", include_str!("../explain/E0204.md")),
+    ("W0205", include_str!("../explain/W0205.md")),
 ];
 
 /// The explanation of `code` (case-insensitive), if it has one.
