@@ -32,7 +32,7 @@ pub(crate) fn build(
         src,
         open: vec![OpenNode::new(NodeId::default(), String::new(), 0, 0)],
         sinks: Vec::new(),
-        pool: Vec::new(),
+        bufs: Vec::new(),
         scratch: Vec::new(),
         code: None,
         ids: HashMap::default(),
@@ -55,8 +55,9 @@ struct Builder<'s, 'd> {
     src: &'s str,
     open: Vec<OpenNode>,
     sinks: Vec<Sink>,
-    /// Cleared text buffers, reused so that a paragraph costs no allocation.
-    pool: Vec<TextBuf>,
+    /// `bufs[d]` gathers the text of `sinks[d]`. Buffers outlive their sinks and are
+    /// cleared for reuse, so a paragraph costs no allocation and a sink record stays small.
+    bufs: Vec<TextBuf>,
     /// Reused by fingerprinting.
     scratch: Vec<u8>,
     code: Option<Code<'s>>,
@@ -141,7 +142,6 @@ enum SinkKind {
 
 struct Sink {
     kind: SinkKind,
-    buf: TextBuf,
     range: std::ops::Range<usize>,
 }
 
@@ -158,18 +158,22 @@ impl<'s> Builder<'s, '_> {
             Event::Text(t) | Event::InlineMath(t) | Event::DisplayMath(t) => {
                 if let Some(code) = &mut self.code {
                     code.text.push_str(&t);
-                } else if let Some(sink) = self.sinks.last_mut() {
-                    sink.buf.push(&t, range, self.src);
+                } else {
+                    let src = self.src;
+                    if let Some(buf) = self.top_buf() {
+                        buf.push(&t, range, src);
+                    }
                 }
             }
             Event::Code(t) => {
-                if let Some(sink) = self.sinks.last_mut() {
-                    sink.buf.push_code(&t, range, self.src);
+                let src = self.src;
+                if let Some(buf) = self.top_buf() {
+                    buf.push_code(&t, range, src);
                 }
             }
             Event::SoftBreak | Event::HardBreak => {
-                if let Some(sink) = self.sinks.last_mut() {
-                    sink.buf.push_line_break(range);
+                if let Some(buf) = self.top_buf() {
+                    buf.push_line_break(range);
                 }
             }
             Event::Html(_)
@@ -186,18 +190,22 @@ impl<'s> Builder<'s, '_> {
                 level: level as u8,
                 explicit_id: id.map(|s| s.to_string()),
             },
-            Tag::Paragraph => match self.sinks.last_mut() {
+            Tag::Paragraph => match self.sinks.last() {
                 Some(s) if matches!(s.kind, SinkKind::Item | SinkKind::Quote | SinkKind::Cell) => {
-                    s.buf.push_break("\n\n");
+                    if let Some(buf) = self.top_buf() {
+                        buf.push_break("\n\n");
+                    }
                     return;
                 }
                 _ => SinkKind::Paragraph,
             },
             // A list inside a blockquote is part of the quote's text: the quote may be a
             // `Decision:`, and that is known only when it ends.
-            Tag::Item => match self.sinks.last_mut() {
+            Tag::Item => match self.sinks.last() {
                 Some(s) if matches!(s.kind, SinkKind::Quote) => {
-                    s.buf.push_break("\n\n");
+                    if let Some(buf) = self.top_buf() {
+                        buf.push_break("\n\n");
+                    }
                     return;
                 }
                 _ => SinkKind::Item,
@@ -217,8 +225,18 @@ impl<'s> Builder<'s, '_> {
             }
             _ => return,
         };
-        let buf = self.pool.pop().unwrap_or_default();
-        self.sinks.push(Sink { kind, buf, range });
+        let depth = self.sinks.len();
+        match self.bufs.get_mut(depth) {
+            Some(buf) => buf.clear(),
+            None => self.bufs.push(TextBuf::default()),
+        }
+        self.sinks.push(Sink { kind, range });
+    }
+
+    /// The text buffer of the innermost open sink.
+    fn top_buf(&mut self) -> Option<&mut TextBuf> {
+        let depth = self.sinks.len().checked_sub(1)?;
+        self.bufs.get_mut(depth)
     }
 
     fn end(&mut self, tag: TagEnd) {
@@ -248,15 +266,16 @@ impl<'s> Builder<'s, '_> {
             }
             _ => return,
         }
-        let Some(mut sink) = self.sinks.pop() else {
+        let Some(sink) = self.sinks.pop() else {
             return;
         };
-        self.finish_sink(&sink, matches!(tag, TagEnd::CodeBlock));
-        sink.buf.clear();
-        self.pool.push(sink.buf);
+        let depth = self.sinks.len();
+        let buf = std::mem::take(&mut self.bufs[depth]);
+        self.finish_sink(&sink, &buf, matches!(tag, TagEnd::CodeBlock));
+        self.bufs[depth] = buf;
     }
 
-    fn finish_sink(&mut self, sink: &Sink, code_block: bool) {
+    fn finish_sink(&mut self, sink: &Sink, buf: &TextBuf, code_block: bool) {
         if code_block {
             if let Some(code) = self.code.take() {
                 self.code_block(code, sink.range.clone());
@@ -265,12 +284,12 @@ impl<'s> Builder<'s, '_> {
         }
         match &sink.kind {
             SinkKind::Heading { level, explicit_id } => {
-                self.heading(*level, explicit_id.clone(), &sink.buf, sink.range.clone());
+                self.heading(*level, explicit_id.clone(), buf, sink.range.clone());
             }
-            SinkKind::Paragraph => self.paragraph(&sink.buf),
-            SinkKind::Item => self.item(&sink.buf),
-            SinkKind::Quote => self.quote(&sink.buf),
-            SinkKind::Cell => self.node().add_prose(" | ", "", &sink.buf.text),
+            SinkKind::Paragraph => self.paragraph(buf),
+            SinkKind::Item => self.item(buf),
+            SinkKind::Quote => self.quote(buf),
+            SinkKind::Cell => self.node().add_prose(" | ", "", &buf.text),
         }
     }
 
