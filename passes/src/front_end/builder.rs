@@ -35,8 +35,9 @@ pub(crate) fn build(
         bufs: Vec::new(),
         scratch: Vec::new(),
         code: None,
-        ids: HashMap::default(),
-        tags: HashMap::default(),
+        // Sized for a section or a tag every few hundred bytes, so the maps rarely regrow.
+        ids: HashMap::with_capacity_and_hasher(src.len() / 512, Fx::default()),
+        tags: HashMap::with_capacity_and_hasher(src.len() / 1024, Fx::default()),
         sentences: Vec::new(),
         non_goals: None,
         seen_heading: false,
@@ -271,20 +272,20 @@ impl<'s> Builder<'s, '_> {
         };
         let depth = self.sinks.len();
         let buf = std::mem::take(&mut self.bufs[depth]);
-        self.finish_sink(&sink, &buf, matches!(tag, TagEnd::CodeBlock));
+        self.finish_sink(sink, &buf, matches!(tag, TagEnd::CodeBlock));
         self.bufs[depth] = buf;
     }
 
-    fn finish_sink(&mut self, sink: &Sink, buf: &TextBuf, code_block: bool) {
+    fn finish_sink(&mut self, sink: Sink, buf: &TextBuf, code_block: bool) {
         if code_block {
             if let Some(code) = self.code.take() {
-                self.code_block(code, sink.range.clone());
+                self.code_block(code, sink.range);
             }
             return;
         }
-        match &sink.kind {
+        match sink.kind {
             SinkKind::Heading { level, explicit_id } => {
-                self.heading(*level, explicit_id.clone(), buf, sink.range.clone());
+                self.heading(level, explicit_id, buf, sink.range);
             }
             SinkKind::Paragraph => self.paragraph(buf),
             SinkKind::Item => self.item(buf),
