@@ -243,25 +243,14 @@ impl<'s> Builder<'s, '_> {
     fn end(&mut self, tag: TagEnd) {
         match tag {
             TagEnd::Heading(_) | TagEnd::BlockQuote(_) | TagEnd::TableCell | TagEnd::CodeBlock => {}
-            TagEnd::Item => {
-                if !matches!(
-                    self.sinks.last(),
-                    Some(Sink {
-                        kind: SinkKind::Item,
-                        ..
-                    })
-                ) {
-                    return;
-                }
-            }
-            TagEnd::Paragraph => {
-                if !matches!(
-                    self.sinks.last(),
-                    Some(Sink {
-                        kind: SinkKind::Paragraph,
-                        ..
-                    })
-                ) {
+            // Items inside a quote and paragraphs inside an item or quote opened no sink.
+            TagEnd::Item | TagEnd::Paragraph => {
+                let own = match self.sinks.last().map(|s| &s.kind) {
+                    Some(SinkKind::Item) => tag == TagEnd::Item,
+                    Some(SinkKind::Paragraph) => tag == TagEnd::Paragraph,
+                    _ => false,
+                };
+                if !own {
                     return;
                 }
             }
