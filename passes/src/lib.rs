@@ -5,6 +5,7 @@
 //!
 //! * [`front_end`] turns a Markdown spec into the Intent IR plus diagnostics; it never fails.
 //! * [`design_docs`] reads the decisions recorded in `design-docs/*.md`.
+//! * [`references`] finds `design: <id>` references in source comments.
 //! * [`db`] holds the salsa `Db` trait, the inputs and the tracked queries over them.
 //!
 //! design: passes.pure
@@ -12,5 +13,6 @@
 pub mod db;
 pub mod design_docs;
 pub mod front_end;
+pub mod references;
 
 pub use front_end::{Parsed, parse_spec};

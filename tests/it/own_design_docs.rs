@@ -3,6 +3,7 @@
 
 use specc_ir::FileId;
 use specc_passes::design_docs::{check_decision_set, parse_design_doc};
+use specc_passes::references::{in_line_comments, line_comment_markers};
 
 use crate::support::root;
 
@@ -40,22 +41,9 @@ fn own_design_docs_parse_cleanly_and_every_reference_resolves() {
                 stack.push(path);
             } else if name.ends_with(".rs") {
                 let text = std::fs::read_to_string(&path).expect("readable");
-                for line in text.lines() {
-                    let line = line.trim_start();
-                    if let Some(rest) = line
-                        .strip_prefix("//")
-                        .and_then(|l| l.split("design: ").nth(1))
-                    {
-                        let id = rest.split_whitespace().next().unwrap_or_default();
-                        // Prose about the syntax (`design: <id>`) is not a reference.
-                        let is_id = id.starts_with(|c: char| c.is_ascii_alphanumeric())
-                            && id
-                                .chars()
-                                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
-                        if is_id {
-                            referenced.push((path.display().to_string(), id.to_owned()));
-                        }
-                    }
+                let markers = line_comment_markers("rs").expect("Rust has line comments");
+                for r in in_line_comments(FileId(0), &text, markers) {
+                    referenced.push((path.display().to_string(), r.id));
                 }
             }
         }
