@@ -47,6 +47,11 @@ codes! {
     DUPLICATE_DECISION = "W0203", Warning, "the same decision is recorded twice";
     UNKNOWN_STATUS = "E0204", Error, "a decision's Status: is not one specc knows";
     REPEATED_FIELD = "W0205", Warning, "a decision field appears twice in one decision";
+    UNKNOWN_DECISION = "E0206", Error, "code references a decision id that does not exist";
+    STALE_PIN = "E0207", Error, "code is pinned to an older text of a decision";
+    SUPERSEDED_REFERENCE = "W0208", Warning, "code references a superseded decision";
+    UNREFERENCED_DECISION = "W0209", Warning, "no code references an accepted decision";
+    CONTRADICTS_SPEC = "E0210", Error, "a design decision contradicts the spec's Decision: of the same id";
 }
 
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {

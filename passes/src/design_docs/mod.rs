@@ -8,7 +8,10 @@
 //! Like the spec front end, this never fails: it returns what it read and diagnostics.
 //! design: design-docs.format
 
+mod checks;
 mod fields;
+
+pub use checks::{check_against_spec, check_references, unreferenced};
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use specc_ir::{DecisionStatus, DesignDecision, Diagnostic, FileId, Span, codes};

@@ -137,3 +137,89 @@ fn a_nested_decision_is_its_own_and_repeated_fields_are_reported() {
         "{got}"
     );
 }
+
+mod checks {
+    use specc_ir::FileId;
+
+    use crate::design_docs::{
+        check_against_spec, check_references, parse_design_doc, pin, unreferenced,
+    };
+    use crate::references::{in_line_comments, line_comment_markers};
+
+    const DOCS: &str = "## Page size {#storage.page-size}\nDecision: 4096-byte pages.\n\n## Old framing {#net.framing-v1}\nDecision: newline-delimited.\nStatus: superseded by net.framing\n\n## Framing {#net.framing}\nDecision: length-prefixed frames.\n\n## Unused {#net.unused}\nDecision: nothing uses this.\n";
+
+    fn codes_for(code: &str) -> Vec<String> {
+        let (decisions, diags) = parse_design_doc(FileId(0), DOCS);
+        assert!(diags.is_empty(), "{diags:?}");
+        let refs = in_line_comments(FileId(1), code, line_comment_markers("rs").unwrap_or(&[]));
+        let mut out: Vec<String> = check_references(&decisions, &refs)
+            .into_iter()
+            .map(|d| {
+                format!(
+                    "{} {}{}",
+                    d.code,
+                    d.message,
+                    d.help.map(|h| format!(" | {h}")).unwrap_or_default()
+                )
+            })
+            .collect();
+        out.extend(
+            unreferenced(&decisions, &refs)
+                .into_iter()
+                .map(|d| format!("{} {}", d.code, d.message)),
+        );
+        out
+    }
+
+    #[test]
+    fn unknown_stale_superseded_and_unreferenced() {
+        let current = pin("4096-byte pages.");
+        let code = format!(
+            "// design: storage.page-size@{current}\n// design: storage.page-sise\n// design: storage.page-size@00000000\n// design: net.framing-v1\n// design: net.framing\n"
+        );
+        let got = codes_for(&code);
+        assert_eq!(got.len(), 4, "{got:#?}");
+        assert!(
+            got[0].starts_with(
+                "E0206 no design decision `storage.page-sise` | did you mean `storage.page-size`?"
+            ),
+            "{got:#?}"
+        );
+        assert!(
+            got[1]
+                .starts_with("E0207 `storage.page-size` changed since this code was pinned to it"),
+            "{got:#?}"
+        );
+        assert!(
+            got[1].contains(&format!("design: storage.page-size@{current}")),
+            "{got:#?}"
+        );
+        assert!(
+            got[2].starts_with("W0208 `net.framing-v1` is superseded by `net.framing`"),
+            "{got:#?}"
+        );
+        assert_eq!(got[3], "W0209 no code references `net.unused`");
+    }
+
+    #[test]
+    fn a_current_pin_or_no_pin_is_clean() {
+        let code = format!(
+            "// design: storage.page-size@{}\n// design: net.framing\n// design: net.unused\n",
+            pin("4096-byte pages.")
+        );
+        assert_eq!(codes_for(&code), Vec::<String>::new());
+    }
+
+    #[test]
+    fn design_decisions_must_agree_with_the_spec() {
+        let (decisions, _) = parse_design_doc(FileId(0), DOCS);
+        let spec = crate::front_end::parse_spec(
+            FileId(1),
+            "# S\n> Decision: 8192-byte pages. {#storage.page-size}\n\n> Decision: length-prefixed   frames. {#net.framing}\n",
+        );
+        let got = check_against_spec(&decisions, &spec.tree);
+        assert_eq!(got.len(), 1, "{got:#?}");
+        assert_eq!(got[0].code, "E0210");
+        assert_eq!(got[0].secondary.len(), 1);
+    }
+}

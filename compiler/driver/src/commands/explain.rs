@@ -28,6 +28,11 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("W0203", include_str!("../explain/W0203.md")),
     ("E0204", include_str!("../explain/E0204.md")),
     ("W0205", include_str!("../explain/W0205.md")),
+    ("E0206", include_str!("../explain/E0206.md")),
+    ("E0207", include_str!("../explain/E0207.md")),
+    ("W0208", include_str!("../explain/W0208.md")),
+    ("W0209", include_str!("../explain/W0209.md")),
+    ("E0210", include_str!("../explain/E0210.md")),
 ];
 
 /// The explanation of `code` (case-insensitive), if it has one.
