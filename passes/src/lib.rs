@@ -14,5 +14,7 @@ pub mod db;
 pub mod design_docs;
 pub mod front_end;
 pub mod references;
+#[cfg(test)]
+mod test_support;
 
 pub use front_end::{Parsed, parse_spec};

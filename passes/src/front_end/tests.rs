@@ -35,21 +35,13 @@ fn outline(text: &str) -> String {
         }
         stack.extend(node.children.iter().rev().map(|c| (c, depth + 1)));
     }
-    for d in &parsed.diagnostics {
-        let at = d
-            .primary
-            .as_ref()
-            .map(|l| &text[l.span.range()])
-            .unwrap_or("");
-        out.push_str(&format!("{} {} at {at:?}\n", d.code, d.message));
-    }
+    crate::test_support::push_diagnostics(&mut out, text, &parsed.diagnostics);
     out
 }
 
 #[track_caller]
 fn check(text: &str, expect: &str) {
-    let got = outline(text);
-    assert_eq!(got.trim(), expect.trim(), "\n--- got ---\n{got}");
+    crate::test_support::assert_outline(&outline(text), expect);
 }
 
 #[test]
