@@ -96,3 +96,121 @@ fn retag(line: &str, copy: usize) -> String {
     out.push_str(rest);
     out
 }
+
+/// The shape of a generated source tree for `specc check` benchmarks.
+#[derive(Clone, Copy, Debug)]
+pub struct CheckTree {
+    /// Source files, spread over eight languages (six with grammars, two line-comment ones).
+    pub files: usize,
+    /// Lines per source file, roughly.
+    pub lines: usize,
+    /// Decisions recorded under `design-docs/`, 30 to a document.
+    pub decisions: usize,
+    /// One file in `reference_every` carries references (1 to 3 of them).
+    pub reference_every: usize,
+}
+
+impl CheckTree {
+    /// The benchmark of issue 3: 10,000 files of ~100 lines, references in 10 %, 300 decisions.
+    pub const ISSUE_3: CheckTree = CheckTree {
+        files: 10_000,
+        lines: 100,
+        decisions: 300,
+        reference_every: 10,
+    };
+}
+
+/// Writes a generated tree under `root` (which must exist) and returns the relative paths of
+/// the source files. Every reference resolves, so a correct check reports nothing; every
+/// tenth referencing file also has `design:` inside a string literal, which is no reference.
+pub fn generate_check_tree(root: &std::path::Path, shape: CheckTree) -> std::io::Result<Vec<String>> {
+    use std::fmt::Write as _;
+    let docs = root.join("design-docs");
+    std::fs::create_dir_all(&docs)?;
+    for d in 0..shape.decisions.div_ceil(30) {
+        let mut doc = format!("# Area {d}\n\nDecisions of area {d}.\n\n");
+        for k in 0..30.min(shape.decisions - d * 30) {
+            let _ = write!(
+                doc,
+                "## Question {k} of area {d} {{#area{d}.q{k}}}\n\nDecision: area {d} answers question {k} with option {}.\nRationale: it was the simplest option that met the requirement.\nStatus: accepted\n\n",
+                (d * 7 + k) % 5
+            );
+        }
+        std::fs::write(docs.join(format!("area{d}.md")), doc)?;
+    }
+    const KINDS: [(&str, &str); 8] = [
+        ("rs", "//"),
+        ("py", "#"),
+        ("js", "//"),
+        ("ts", "//"),
+        ("go", "//"),
+        ("c", "//"),
+        ("java", "//"),
+        ("sh", "#"),
+    ];
+    let mut paths = Vec::with_capacity(shape.files);
+    for i in 0..shape.files {
+        let (ext, comment) = KINDS[i % KINDS.len()];
+        let rel = format!("src/m{:03}/file{i:05}.{ext}", i / 100);
+        let path = root.join(&rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut text = String::with_capacity(shape.lines * 40);
+        // Strided so that every language gets its share of referencing files.
+        let referencing = (i / KINDS.len()) % shape.reference_every == 0;
+        let (open, close) = wrapper(ext);
+        text.push_str(open);
+        for line in 0..shape.lines.saturating_sub(3) {
+            if referencing && line % 40 == 5 {
+                let decision = (i / shape.reference_every + line) % shape.decisions.max(1);
+                let _ = writeln!(text, "{comment} design: area{}.q{}", decision / 30, decision % 30);
+            } else if referencing && (i / KINDS.len()) % (shape.reference_every * 10) == 0 && line == 7 {
+                let _ = writeln!(text, "{}", string_line(ext, "design: not.a.reference"));
+            } else if line % 10 == 0 {
+                let _ = writeln!(text, "{comment} step {line} of file {i}: keep the invariant");
+            } else {
+                let _ = writeln!(text, "{}", code_line(ext, line));
+            }
+        }
+        text.push_str(close);
+        std::fs::write(&path, text)?;
+        paths.push(rel);
+    }
+    Ok(paths)
+}
+
+/// A function around the generated lines, so that each file parses as its language.
+fn wrapper(ext: &str) -> (&'static str, &'static str) {
+    match ext {
+        "rs" => ("use std::io;\nfn run() -> io::Result<()> {\n", "    Ok(())\n}\n"),
+        "py" => ("import os\ndef run():\n", "    return None\n"),
+        "js" | "ts" => ("'use strict';\nfunction run() {\n", "  return null;\n}\n"),
+        "go" => ("package m\nfunc run() int {\n", "\treturn 0\n}\n"),
+        "c" | "java" => ("#include <stdio.h>\nint run(void) {\n", "    return 0;\n}\n"),
+        _ => ("#!/bin/sh\nset -eu\n", "exit 0\n"),
+    }
+}
+
+fn code_line(ext: &str, line: usize) -> String {
+    match ext {
+        "rs" => format!("    let value{line} = compute({line}, \"x\") + 1;"),
+        "py" => format!("    value_{line} = compute({line}, 'x') + 1"),
+        "js" => format!("  const value{line} = compute({line}, 'x') + 1;"),
+        "ts" => format!("  const value{line}: number = compute({line}, 'x') + 1;"),
+        "go" => format!("\tvalue{line} := compute({line}, \"x\") + 1"),
+        "sh" => format!("value_{line}=$(( {line} + 1 ))"),
+        _ => format!("    int value{line} = compute({line}, \"x\") + 1;"),
+    }
+}
+
+fn string_line(ext: &str, text: &str) -> String {
+    match ext {
+        "py" => format!("    message = \"{text}\""),
+        "sh" => format!("message=\"{text}\""),
+        "rs" => format!("    let message = \"{text}\";"),
+        "js" | "ts" => format!("  const message = \"{text}\";"),
+        "go" => format!("\tmessage := \"{text}\""),
+        _ => format!("    char* message = \"{text}\";"),
+    }
+}

@@ -6,6 +6,10 @@
 //! inside a string starts no comment, and `design:` inside a string is never a reference.
 //! design: design-docs.references
 
+mod syntax;
+
+pub use syntax::{Method, Syntax, extract};
+
 use specc_ir::{FileId, Span};
 
 /// One reference found in a comment.

@@ -1,0 +1,148 @@
+//! Reference extraction with tree-sitter: a `design:` counts only inside a comment node of
+//! the file's real syntax tree, so a string literal, a raw string, a template literal or a
+//! Python docstring never yields a reference.
+//!
+//! Parsing is the expensive step, and most files mention no decision: a file whose text has
+//! no `design:` at all is not parsed (it cannot hold a reference), which keeps a full check
+//! close to the cost of reading the files. For each occurrence the smallest node covering it
+//! is looked up in the tree (cost: the tree's depth), and the comment's text is read once.
+//! design: design-docs.tree-sitter
+
+use std::cell::RefCell;
+
+use specc_ir::FileId;
+use tree_sitter::{Language, Node, Parser};
+
+use super::{Reference, in_comment, in_line_comments, line_comment_markers};
+
+/// The languages specc parses with a grammar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Syntax {
+    Rust,
+    Python,
+    JavaScript,
+    TypeScript,
+    Tsx,
+    Go,
+    C,
+    Cpp,
+}
+
+impl Syntax {
+    /// The grammar for a file extension (without the dot), if specc has one.
+    pub fn for_extension(extension: &str) -> Option<Syntax> {
+        Some(match extension {
+            "rs" => Syntax::Rust,
+            "py" | "pyi" => Syntax::Python,
+            "js" | "mjs" | "cjs" | "jsx" => Syntax::JavaScript,
+            "ts" | "mts" | "cts" => Syntax::TypeScript,
+            "tsx" => Syntax::Tsx,
+            "go" => Syntax::Go,
+            "c" | "h" => Syntax::C,
+            "cc" | "cpp" | "cxx" | "c++" | "hh" | "hpp" | "hxx" | "h++" | "ipp" => Syntax::Cpp,
+            _ => return None,
+        })
+    }
+
+    fn language(self) -> Language {
+        match self {
+            Syntax::Rust => tree_sitter_rust::LANGUAGE.into(),
+            Syntax::Python => tree_sitter_python::LANGUAGE.into(),
+            Syntax::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Syntax::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            Syntax::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+            Syntax::Go => tree_sitter_go::LANGUAGE.into(),
+            Syntax::C => tree_sitter_c::LANGUAGE.into(),
+            Syntax::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+        }
+    }
+}
+
+/// How a file is searched for references.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// A tree-sitter grammar.
+    Syntax(Syntax),
+    /// The line-comment fallback with these markers.
+    LineComments(&'static [&'static str]),
+}
+
+impl Method {
+    /// The method for a file extension; `None` when specc knows no comment syntax for it, in
+    /// which case the file is not a source file as far as `specc check` is concerned.
+    pub fn for_extension(extension: &str) -> Option<Method> {
+        Syntax::for_extension(extension)
+            .map(Method::Syntax)
+            .or_else(|| line_comment_markers(extension).map(Method::LineComments))
+    }
+}
+
+/// Every reference in `text`, found with `method`.
+pub fn extract(file: FileId, method: Method, text: &str) -> Vec<Reference> {
+    if memchr::memmem::find(text.as_bytes(), b"design:").is_none() {
+        return Vec::new();
+    }
+    match method {
+        Method::Syntax(syntax) => in_syntax_tree(file, syntax, text),
+        Method::LineComments(markers) => in_line_comments(file, text, markers),
+    }
+}
+
+thread_local! {
+    /// One parser per thread, reused across files (it keeps its allocations).
+    static PARSER: RefCell<Parser> = RefCell::new(Parser::new());
+}
+
+fn in_syntax_tree(file: FileId, syntax: Syntax, text: &str) -> Vec<Reference> {
+    let tree = PARSER.with(|parser| {
+        let mut parser = parser.borrow_mut();
+        parser.set_language(&syntax.language()).ok()?;
+        parser.parse(text, None)
+    });
+    let Some(tree) = tree else {
+        // A grammar that fails to load or a parse that gives up: the fallback still finds
+        // line comments, and says nothing about strings it cannot see.
+        let markers = line_comment_markers_for(syntax);
+        return in_line_comments(file, text, markers);
+    };
+    let root = tree.root_node();
+    let mut out = Vec::new();
+    let mut searched_to = 0;
+    for at in memchr::memmem::find_iter(text.as_bytes(), b"design:") {
+        if at < searched_to {
+            continue; // inside a comment already read
+        }
+        let Some(comment) = root
+            .descendant_for_byte_range(at, at + "design:".len())
+            .and_then(enclosing_comment)
+        else {
+            continue;
+        };
+        let range = comment.byte_range();
+        in_comment(file, &text[range.clone()], range.start, &mut out);
+        searched_to = range.end;
+    }
+    out
+}
+
+/// The comment node `node` lies in, if any. Comment kinds are `comment`, `line_comment` and
+/// `block_comment`; Rust puts a `doc_comment` inside those, so the parent is looked at too
+/// (`parent` walks down from the root, so it is asked once, not in a loop).
+fn enclosing_comment(node: Node<'_>) -> Option<Node<'_>> {
+    let parent = node.parent().filter(|p| is_comment(*p));
+    match parent {
+        Some(p) => Some(p),
+        None => is_comment(node).then_some(node),
+    }
+}
+
+fn is_comment(node: Node<'_>) -> bool {
+    node.kind().ends_with("comment")
+}
+
+fn line_comment_markers_for(syntax: Syntax) -> &'static [&'static str] {
+    match syntax {
+        Syntax::Python => &["#"],
+        _ => &["//"],
+    }
+}
