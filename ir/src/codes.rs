@@ -52,6 +52,10 @@ codes! {
     SUPERSEDED_REFERENCE = "W0208", Warning, "code references a superseded decision";
     UNREFERENCED_DECISION = "W0209", Warning, "no code references an accepted decision";
     CONTRADICTS_SPEC = "E0210", Error, "a design decision contradicts the spec's Decision: of the same id";
+    PATH_SKIPPED = "W0211", Warning, "a path under the checked tree could not be walked (a symlink loop, a permission)";
+    SOURCE_TOO_LARGE = "W0212", Warning, "a source file is larger than specc check searches";
+    SOURCE_NOT_TEXT = "W0213", Warning, "a source file is not UTF-8 text and was not searched";
+    NO_REFERENCE_TO_PIN = "E0214", Error, "specc pin found no reference to pin at the place given";
 }
 
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {

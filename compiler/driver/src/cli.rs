@@ -19,8 +19,47 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Parse a spec and print one of its intermediate representations.
     Plan(PlanArgs),
+    /// Check code references to design decisions: unknown ids, stale pins, superseded and
+    /// conflicting decisions, decisions that contradict the spec.
+    Check(CheckArgs),
+    /// Rewrite the pins of references in FILE (or on one line of it) to the current
+    /// decisions, once the code has been revisited.
+    Pin(PinArgs),
     /// Print the long explanation of a diagnostic code, or list every code.
     Explain(ExplainArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct CheckArgs {
+    /// The tree to check; design documents are read from its `design-docs/`.
+    #[arg(default_value = ".")]
+    pub(crate) path: PathBuf,
+    /// The spec whose `Decision:` quotes bind the design [default: PATH/spec.md, if present].
+    #[arg(long)]
+    pub(crate) spec: Option<PathBuf>,
+    /// Also warn about accepted decisions that no code references.
+    #[arg(long)]
+    pub(crate) unreferenced: bool,
+    /// Keep running: re-check whenever a file under PATH changes.
+    #[arg(long)]
+    pub(crate) watch: bool,
+    /// Stop watching after this many re-checks (for tests).
+    #[arg(long, hide = true, requires = "watch")]
+    pub(crate) watch_limit: Option<usize>,
+    #[command(flatten)]
+    pub(crate) messages: MessageArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct PinArgs {
+    /// The file to re-pin, optionally with a line: `src/store.rs:42`.
+    pub(crate) target: String,
+    /// The checked tree whose `design-docs/` holds the decisions [default: the nearest
+    /// ancestor of FILE that has a `design-docs/` directory].
+    #[arg(long)]
+    pub(crate) root: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) messages: MessageArgs,
 }
 
 #[derive(clap::Args, Debug)]

@@ -5,6 +5,7 @@
 //! with captured output.
 //! design: driver.exit-status
 
+pub mod check;
 mod cli;
 mod commands;
 pub use commands::explanation;

@@ -47,6 +47,10 @@ impl Renderer {
         Renderer { format, handler }
     }
 
+    pub fn is_json(&self) -> bool {
+        self.format == DiagnosticFormat::Json
+    }
+
     pub fn render(&self, files: &Files, d: &Diagnostic, w: &mut dyn Write) -> std::io::Result<()> {
         match self.format {
             DiagnosticFormat::Json => writeln!(w, "{}", to_json(files, d)),

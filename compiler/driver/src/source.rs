@@ -2,7 +2,7 @@
 //! design: driver.input-files
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use specc_ir::{Diagnostic, FileId, LineCol, LineIndex, codes};
 
@@ -88,7 +88,8 @@ fn fail(code: &'static str, message: String, help: &str) -> ReadError {
     ReadError(Box::new(Diagnostic::new(code, message).with_help(help)))
 }
 
-/// The files a run has read, by [`FileId`].
+/// The files a run has read, by [`FileId`]. A file's line index is built the first time a
+/// diagnostic needs it: a check reads thousands of files and reports on few.
 #[derive(Default, Debug)]
 pub struct Files {
     files: Vec<SourceFile>,
@@ -98,19 +99,26 @@ pub struct Files {
 struct SourceFile {
     name: String,
     text: Arc<str>,
-    lines: Arc<LineIndex>,
+    lines: OnceLock<Arc<LineIndex>>,
 }
 
 impl Files {
     pub fn add(&mut self, name: impl Into<String>, text: Arc<str>) -> FileId {
         let id = FileId(u32::try_from(self.files.len()).unwrap_or(u32::MAX));
-        let lines = Arc::new(LineIndex::new(&text));
         self.files.push(SourceFile {
             name: name.into(),
             text,
-            lines,
+            lines: OnceLock::new(),
         });
         id
+    }
+
+    /// Replaces the text of file `id` (a watched file changed).
+    pub fn replace(&mut self, id: FileId, text: Arc<str>) {
+        if let Some(f) = self.files.get_mut(id.0 as usize) {
+            f.text = text;
+            f.lines = OnceLock::new();
+        }
     }
 
     pub fn name(&self, id: FileId) -> &str {
@@ -124,13 +132,15 @@ impl Files {
     }
 
     pub fn lines(&self, id: FileId) -> Option<&Arc<LineIndex>> {
-        self.files.get(id.0 as usize).map(|f| &f.lines)
+        self.files
+            .get(id.0 as usize)
+            .map(|f| f.lines.get_or_init(|| Arc::new(LineIndex::new(&f.text))))
     }
 
     pub fn line_col(&self, id: FileId, offset: u32) -> LineCol {
-        match self.files.get(id.0 as usize) {
-            Some(f) => f.lines.line_col(&f.text, offset),
-            None => LineCol { line: 1, col: 1 },
+        match (self.text(id), self.lines(id)) {
+            (Some(text), Some(lines)) => lines.line_col(text, offset),
+            _ => LineCol { line: 1, col: 1 },
         }
     }
 }

@@ -8,24 +8,64 @@ use specc_ir::{DecisionStatus, DesignDecision, Diagnostic, IntentTree, codes};
 use crate::front_end::text::normalize_ws;
 use crate::references::Reference;
 
+/// What is wrong with one reference, decided from the decision it names alone: the part of a
+/// reference check that must re-run when a decision changes (see `crate::check`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resolution {
+    /// No decision has this id; the closest id, when one is close.
+    Unknown { closest: Option<String> },
+    /// A heading has this id but no `Decision:` line (E0201 reports the heading).
+    Undecided,
+    /// The decision is current; its pin.
+    Current { pin: String },
+    /// The decision was superseded by `next` (whose pin is known when it is recorded).
+    Superseded { next: String, next_pin: Option<String> },
+}
+
+/// How `id` resolves against the decisions of `index`.
+pub fn resolve(id: &str, index: &HashMap<&str, &DesignDecision>, decisions: &[DesignDecision]) -> Resolution {
+    match index.get(id) {
+        None if decisions.iter().any(|d| d.id == id) => Resolution::Undecided,
+        None => Resolution::Unknown {
+            closest: closest(id, decisions).map(str::to_owned),
+        },
+        Some(d) => match &d.status {
+            DecisionStatus::SupersededBy(next) => Resolution::Superseded {
+                next: next.clone(),
+                next_pin: index.get(next.as_str()).map(|s| s.pin.clone()),
+            },
+            _ => Resolution::Current { pin: d.pin.clone() },
+        },
+    }
+}
+
+/// The diagnostic for reference `r` resolved as `resolution`, if it has a problem. The
+/// decision's places come from `index`.
+pub fn reference_diagnostic(
+    r: &Reference,
+    resolution: &Resolution,
+    index: &HashMap<&str, &DesignDecision>,
+) -> Option<Diagnostic> {
+    match resolution {
+        Resolution::Unknown { closest } => Some(unknown(r, closest.as_deref())),
+        Resolution::Undecided => Some(undecided(r)),
+        Resolution::Current { pin } => {
+            let old = r.pin.as_ref().filter(|p| *p != pin)?;
+            Some(stale(r, index.get(r.id.as_str())?, old))
+        }
+        Resolution::Superseded { next, .. } => {
+            let d = index.get(r.id.as_str())?;
+            Some(superseded(r, d, next, index.get(next.as_str()).copied()))
+        }
+    }
+}
+
 /// Unknown ids, stale pins and references to superseded decisions.
 pub fn check_references(decisions: &[DesignDecision], refs: &[Reference]) -> Vec<Diagnostic> {
     let by_id = index(decisions);
-    let mut out = Vec::new();
-    for r in refs {
-        let Some(d) = by_id.get(r.id.as_str()) else {
-            out.push(unknown(r, decisions));
-            continue;
-        };
-        if let DecisionStatus::SupersededBy(next) = &d.status {
-            out.push(superseded(r, d, next, by_id.get(next.as_str()).copied()));
-        } else if let Some(p) = &r.pin
-            && *p != d.pin
-        {
-            out.push(stale(r, d, p));
-        }
-    }
-    out
+    refs.iter()
+        .filter_map(|r| reference_diagnostic(r, &resolve(&r.id, &by_id, decisions), &by_id))
+        .collect()
 }
 
 /// Decisions no reference names (an opt-in warning: `specc check --unreferenced`).
@@ -71,7 +111,9 @@ pub fn check_against_spec(decisions: &[DesignDecision], spec: &IntentTree) -> Ve
     out
 }
 
-fn index(decisions: &[DesignDecision]) -> HashMap<&str, &DesignDecision> {
+/// Decisions by id: the first one with a `Decision:` line wins (a second is a conflict or a
+/// duplicate, reported by `check_decision_set`).
+pub fn index(decisions: &[DesignDecision]) -> HashMap<&str, &DesignDecision> {
     let mut by_id = HashMap::new();
     for d in decisions.iter().filter(|d| d.decision_span.is_some()) {
         by_id.entry(d.id.as_str()).or_insert(d);
@@ -80,18 +122,28 @@ fn index(decisions: &[DesignDecision]) -> HashMap<&str, &DesignDecision> {
 }
 
 #[cold]
-fn unknown(r: &Reference, decisions: &[DesignDecision]) -> Diagnostic {
+fn unknown(r: &Reference, closest: Option<&str>) -> Diagnostic {
     let d = Diagnostic::new(
         codes::UNKNOWN_DECISION,
         format!("no design decision `{}`", r.id),
     )
     .with_primary(r.span, "this reference");
-    match closest(&r.id, decisions) {
+    match closest {
         Some(near) => d.with_help(format!("did you mean `{near}`?")),
         None => d.with_help(
             "record the decision in design-docs/ under a heading with this {#id}, or fix the id",
         ),
     }
+}
+
+#[cold]
+fn undecided(r: &Reference) -> Diagnostic {
+    Diagnostic::new(
+        codes::UNKNOWN_DECISION,
+        format!("`{}` is recorded but not decided", r.id),
+    )
+    .with_primary(r.span, "this reference")
+    .with_help("its heading has no `Decision:` line (E0201): write the decision, then revisit this code")
 }
 
 #[cold]

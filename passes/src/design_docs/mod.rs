@@ -11,7 +11,10 @@
 mod checks;
 mod fields;
 
-pub use checks::{check_against_spec, check_references, unreferenced};
+pub use checks::{
+    Resolution, check_against_spec, check_references, index, reference_diagnostic, resolve,
+    unreferenced,
+};
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use specc_ir::{DecisionStatus, DesignDecision, Diagnostic, FileId, Span, codes};

@@ -33,6 +33,10 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("W0208", include_str!("../explain/W0208.md")),
     ("W0209", include_str!("../explain/W0209.md")),
     ("E0210", include_str!("../explain/E0210.md")),
+    ("W0211", include_str!("../explain/W0211.md")),
+    ("W0212", include_str!("../explain/W0212.md")),
+    ("W0213", include_str!("../explain/W0213.md")),
+    ("E0214", include_str!("../explain/E0214.md")),
 ];
 
 /// The explanation of `code` (case-insensitive), if it has one.

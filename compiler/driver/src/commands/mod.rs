@@ -1,7 +1,9 @@
 //! One module per command; `dispatch` picks one.
 
+mod check;
 mod explain;
 pub use explain::explanation;
+mod pin;
 mod plan;
 
 use std::io::Write;
@@ -16,6 +18,8 @@ use crate::{Env, exit};
 pub(crate) fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     match cli.command {
         Command::Plan(args) => plan::run(&args, env, out, err),
+        Command::Check(args) => check::run(&args, env, out, err),
+        Command::Pin(args) => pin::run(&args, env, out, err),
         Command::Explain(args) => explain::run(&args, out, err),
     }
 }
@@ -24,6 +28,7 @@ pub(crate) fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn W
 pub(crate) struct Reporter {
     renderer: Renderer,
     errors: usize,
+    warnings: usize,
 }
 
 impl Reporter {
@@ -38,14 +43,32 @@ impl Reporter {
         Reporter {
             renderer: Renderer::new(format, env.width.unwrap_or(100)),
             errors: 0,
+            warnings: 0,
         }
     }
 
     pub(crate) fn report(&mut self, files: &Files, d: &Diagnostic, err: &mut dyn Write) {
         if d.is_error() {
             self.errors += 1;
+        } else if d.severity == specc_ir::Severity::Warning {
+            self.warnings += 1;
         }
         let _ = self.renderer.render(files, d, err);
+    }
+
+    /// Errors and warnings reported since the last [`Reporter::reset`].
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        (self.errors, self.warnings)
+    }
+
+    /// Starts counting afresh (`--watch` reports each re-check on its own).
+    pub(crate) fn reset(&mut self) {
+        self.errors = 0;
+        self.warnings = 0;
+    }
+
+    pub(crate) fn is_json(&self) -> bool {
+        self.renderer.is_json()
     }
 
     /// The exit status for a run that completed: 1 if any error was reported.

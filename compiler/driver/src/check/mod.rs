@@ -1,0 +1,298 @@
+//! A `specc check` session: the files of one tree as salsa inputs, kept alive across
+//! re-checks by `--watch` (and by benchmarks and tests, which drive it in-process).
+//! design: passes.check-layering
+
+pub(crate) mod walk;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use salsa::Setter;
+use specc_ir::{Diagnostic, FileId};
+use specc_passes::check::{
+    CheckOptions, CheckRoot, DesignDoc, SourceFile, decision_table, diagnostics, source_references,
+};
+use specc_passes::db::SpecFile;
+
+use crate::db::Database;
+use crate::source::{Files, ReadError, read_source};
+use walk::{Entry, Kind, Walked};
+
+/// One checked tree and its database.
+pub struct Session {
+    db: Database,
+    files: Files,
+    root: CheckRoot,
+    dir: PathBuf,
+    threads: usize,
+    options: CheckOptions,
+    slots: HashMap<PathBuf, Slot>,
+    skipped: Vec<(String, Diagnostic)>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    Doc(DesignDoc),
+    Source(SourceFile),
+}
+
+/// The outcome of one check.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Skipped paths first, then design documents, conflicts, the spec, and sources.
+    pub diagnostics: Vec<Diagnostic>,
+    pub sources: usize,
+    pub docs: usize,
+    pub decisions: usize,
+    pub references: usize,
+}
+
+/// What one [`Session::update`] changed, for `--watch` to print.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    pub edited: Vec<String>,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+impl Changes {
+    pub fn is_empty(&self) -> bool {
+        self.edited.is_empty() && self.added.is_empty() && self.removed.is_empty()
+    }
+}
+
+impl Session {
+    /// Walks `dir` and loads every design document and source file into `db`. The spec, when
+    /// given, is read too: an unreadable spec is a usage error.
+    pub fn open(
+        db: Database,
+        dir: &Path,
+        spec: Option<&Path>,
+        options: CheckOptions,
+    ) -> Result<Session, ReadError> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut files = Files::default();
+        let spec = match spec {
+            Some(path) => {
+                let text = read_source(path)?;
+                let name = path.display().to_string();
+                let id = files.add(name.clone(), text.as_str().into());
+                Some(SpecFile::new(&db, name, id, text))
+            }
+            None => None,
+        };
+        let root = CheckRoot::new(&db, Vec::new(), Vec::new(), spec);
+        let mut session = Session {
+            db,
+            files,
+            root,
+            dir: dir.to_owned(),
+            threads,
+            options,
+            slots: HashMap::new(),
+            skipped: Vec::new(),
+        };
+        let walked = walk::walk(dir, threads);
+        session.reconcile(walked);
+        Ok(session)
+    }
+
+    pub fn db(&self) -> &Database {
+        &self.db
+    }
+
+    pub fn files(&self) -> &Files {
+        &self.files
+    }
+
+    /// Checks the tree as loaded. Source files are parsed on every core first; the checks
+    /// then read the memoised parses.
+    pub fn check(&self) -> Report {
+        self.parse_sources_in_parallel();
+        let db = &self.db;
+        let sources = self.root.sources(db);
+        let mut report = Report {
+            diagnostics: self.skipped.iter().map(|(_, d)| d.clone()).collect(),
+            sources: sources.len(),
+            docs: self.root.docs(db).len(),
+            decisions: decision_table(db, self.root).len(),
+            references: sources
+                .iter()
+                .map(|f| source_references(db, *f).len())
+                .sum(),
+        };
+        report
+            .diagnostics
+            .extend(diagnostics(db, self.root, self.options));
+        report
+    }
+
+    fn parse_sources_in_parallel(&self) {
+        let sources = self.root.sources(&self.db);
+        if self.threads < 2 || sources.len() < 64 {
+            return;
+        }
+        let next = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..self.threads {
+                let db = self.db.clone();
+                let next = &next;
+                scope.spawn(move || {
+                    const BATCH: usize = 32;
+                    loop {
+                        let start = next.fetch_add(BATCH, Ordering::Relaxed);
+                        let Some(batch) = sources.get(start..(start + BATCH).min(sources.len()))
+                        else {
+                            break;
+                        };
+                        if batch.is_empty() {
+                            break;
+                        }
+                        for f in batch {
+                            source_references(&db, *f);
+                        }
+                    }
+                });
+            }
+        });
+    }
+
+    /// Brings the database up to date with the files at `paths` (as a watcher reports them).
+    /// An edit of a known file re-reads that file only; anything else (a new file, a removed
+    /// one, a changed ignore file) re-walks the tree and reconciles.
+    pub fn update(&mut self, paths: &[PathBuf]) -> Changes {
+        let mut changes = Changes::default();
+        let mut rewalk = false;
+        for path in paths {
+            match self.slots.get(path).copied() {
+                Some(slot) if path.is_file() => self.reread(path, slot, &mut changes),
+                Some(_) => rewalk = true,
+                None => {
+                    let rel = path.strip_prefix(&self.dir).unwrap_or(path);
+                    let ignore_file = rel.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                        matches!(n, ".gitignore" | ".speccignore" | ".ignore")
+                    });
+                    rewalk |= ignore_file || walk::classify(rel).is_some() || path.is_dir();
+                }
+            }
+        }
+        if rewalk {
+            let walked = walk::walk(&self.dir, self.threads);
+            let more = self.reconcile(walked);
+            changes.edited.extend(more.edited);
+            changes.added.extend(more.added);
+            changes.removed.extend(more.removed);
+        }
+        changes
+    }
+
+    fn reread(&mut self, path: &Path, slot: Slot, changes: &mut Changes) {
+        let (shown, id) = match slot {
+            Slot::Doc(d) => (d.path(&self.db).clone(), d.file_id(&self.db)),
+            Slot::Source(s) => (s.path(&self.db).clone(), s.file_id(&self.db)),
+        };
+        let text = match walk::read(path, &shown) {
+            Ok(text) => text,
+            Err(skipped) => {
+                // Now unreadable: drop it and say why.
+                self.slots.remove(path);
+                self.skipped.retain(|(s, _)| *s != shown);
+                self.skipped.push(skipped);
+                self.set_lists();
+                changes.removed.push(shown);
+                return;
+            }
+        };
+        self.set_text(slot, shown, id, text, changes);
+    }
+
+    /// Gives a loaded file new text, if it differs.
+    fn set_text(&mut self, slot: Slot, shown: String, id: FileId, text: Arc<str>, changes: &mut Changes) {
+        let same = match slot {
+            Slot::Doc(d) => **d.text(&self.db) == *text,
+            Slot::Source(s) => **s.text(&self.db) == *text,
+        };
+        if same {
+            return;
+        }
+        self.files.replace(id, text.clone());
+        match slot {
+            Slot::Doc(d) => {
+                d.set_text(&mut self.db).to(text);
+            }
+            Slot::Source(s) => {
+                s.set_text(&mut self.db).to(text);
+            }
+        }
+        changes.edited.push(shown);
+    }
+
+    /// Makes the inputs match a fresh walk: new files become inputs, changed ones get their
+    /// new text, vanished ones leave the lists.
+    fn reconcile(&mut self, walked: Walked) -> Changes {
+        let mut changes = Changes::default();
+        let mut seen: HashMap<PathBuf, Slot> = HashMap::with_capacity(walked.entries.len());
+        for Entry {
+            shown,
+            path,
+            kind,
+            text,
+        } in walked.entries
+        {
+            if let Some(slot) = self.slots.get(&path).copied() {
+                let id = match slot {
+                    Slot::Doc(d) => d.file_id(&self.db),
+                    Slot::Source(s) => s.file_id(&self.db),
+                };
+                self.set_text(slot, shown, id, text, &mut changes);
+                seen.insert(path, slot);
+                continue;
+            }
+            let id = self.files.add(shown.clone(), text.clone());
+            let slot = match kind {
+                Kind::Doc => Slot::Doc(DesignDoc::new(&self.db, shown.clone(), id, text)),
+                Kind::Source(method) => {
+                    Slot::Source(SourceFile::new(&self.db, shown.clone(), id, method, text))
+                }
+            };
+            if !self.slots.is_empty() {
+                changes.added.push(shown);
+            }
+            seen.insert(path, slot);
+        }
+        for (path, slot) in &self.slots {
+            if !seen.contains_key(path) {
+                changes.removed.push(match slot {
+                    Slot::Doc(d) => d.path(&self.db).clone(),
+                    Slot::Source(s) => s.path(&self.db).clone(),
+                });
+            }
+        }
+        self.slots = seen;
+        self.skipped = walked.skipped;
+        self.set_lists();
+        changes
+    }
+
+    /// Sets the root's lists from the slots, in path order.
+    fn set_lists(&mut self) {
+        let mut paths: Vec<(&PathBuf, Slot)> = self.slots.iter().map(|(p, s)| (p, *s)).collect();
+        paths.sort_by(|a, b| a.0.cmp(b.0));
+        let mut docs = Vec::new();
+        let mut sources = Vec::new();
+        for (_, slot) in paths {
+            match slot {
+                Slot::Doc(d) => docs.push(d),
+                Slot::Source(s) => sources.push(s),
+            }
+        }
+        if *self.root.docs(&self.db) != docs {
+            self.root.set_docs(&mut self.db).to(docs);
+        }
+        if *self.root.sources(&self.db) != sources {
+            self.root.set_sources(&mut self.db).to(sources);
+        }
+    }
+}

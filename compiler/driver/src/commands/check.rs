@@ -1,0 +1,113 @@
+//! `specc check [PATH] [--spec FILE] [--unreferenced] [--watch]`.
+
+mod watch;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use specc_ir::{Diagnostic, codes};
+use specc_passes::check::CheckOptions;
+
+use super::Reporter;
+use crate::check::{Report, Session};
+use crate::cli::CheckArgs;
+use crate::db::Database;
+use crate::source::Files;
+use crate::{Env, exit};
+
+pub(crate) fn run(args: &CheckArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let mut reporter = Reporter::new(args.messages.message_format, env);
+    if let Err(d) = check_dir(&args.path) {
+        reporter.report(&Files::default(), &d, err);
+        return exit::USAGE;
+    }
+    let spec = spec_path(args);
+    let options = CheckOptions {
+        unreferenced: args.unreferenced,
+    };
+    let session = match Session::open(Database::default(), &args.path, spec.as_deref(), options)
+    {
+        Ok(session) => session,
+        Err(e) => {
+            reporter.report(&Files::default(), &e.0, err);
+            return exit::USAGE;
+        }
+    };
+    let report = session.check();
+    print(&mut reporter, session.files(), &report, out, err);
+    if args.watch {
+        return watch::run(session, &mut reporter, args, out, err);
+    }
+    reporter.status()
+}
+
+/// The spec given, or `PATH/spec.md` when it exists.
+fn spec_path(args: &CheckArgs) -> Option<PathBuf> {
+    args.spec.clone().or_else(|| {
+        let default = args.path.join("spec.md");
+        default.is_file().then_some(default)
+    })
+}
+
+fn check_dir(path: &Path) -> Result<(), Diagnostic> {
+    let shown = path.display();
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Diagnostic::new(
+            codes::FILE_NOT_FOUND,
+            format!("`{shown}` does not exist"),
+        )
+        .with_help("name the directory to check; it is read relative to the current directory")),
+        Err(e) => Err(Diagnostic::new(
+            codes::IO_ERROR,
+            format!("cannot read `{shown}`: {e}"),
+        )
+        .with_help("check the directory's permissions")),
+        Ok(m) if !m.is_dir() => Err(Diagnostic::new(
+            codes::NOT_A_FILE,
+            format!("`{shown}` is not a directory"),
+        )
+        .with_help("`specc check` takes the root of a tree, e.g. `specc check .`")),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// Renders every diagnostic, then one summary line on stdout (a JSON object with
+/// `--message-format json`).
+fn print(
+    reporter: &mut Reporter,
+    files: &Files,
+    report: &Report,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) {
+    for d in &report.diagnostics {
+        reporter.report(files, d, err);
+    }
+    let (errors, warnings) = reporter.counts();
+    let _ = if reporter.is_json() {
+        writeln!(
+            out,
+            "{}",
+            serde_json::json!({
+                "sources": report.sources,
+                "design_docs": report.docs,
+                "decisions": report.decisions,
+                "references": report.references,
+                "errors": errors,
+                "warnings": warnings,
+            })
+        )
+    } else {
+        let n = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        writeln!(
+            out,
+            "checked {} and {}: {} to {}; {}, {}",
+            n(report.sources, "source file"),
+            n(report.docs, "design document"),
+            n(report.references, "reference"),
+            n(report.decisions, "decision"),
+            n(errors, "error"),
+            n(warnings, "warning"),
+        )
+    };
+}

@@ -1,0 +1,183 @@
+//! `specc pin FILE[:LINE] [--root DIR]`: rewrite stale pins once the code has been revisited.
+//!
+//! Without a line, every stale pin in the file is rewritten (unpinned references are left as
+//! they are). With a line, the references on that line are pinned to the current decision
+//! whether they had a pin or not: naming the line is the statement "I revisited this". The
+//! file is replaced atomically (a sibling temporary file renamed over it), so an interrupted
+//! pin leaves the old file or the new one, never half of each.
+//! design: driver.pin
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use specc_ir::{DesignDecision, Diagnostic, FileId, codes};
+use specc_passes::design_docs::{self, Resolution};
+use specc_passes::references::{self, Method};
+
+use super::Reporter;
+use crate::check::walk;
+use crate::cli::PinArgs;
+use crate::source::Files;
+use crate::{Env, exit};
+
+pub(crate) fn run(args: &PinArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let mut reporter = Reporter::new(args.messages.message_format, env);
+    let mut files = Files::default();
+    match pin(args, &mut files, out) {
+        Ok(diagnostics) => {
+            for d in &diagnostics {
+                reporter.report(&files, d, err);
+            }
+            reporter.status()
+        }
+        Err(d) => {
+            reporter.report(&files, &d, err);
+            exit::USAGE
+        }
+    }
+}
+
+/// Pins what can be pinned; returns diagnostics about what could not.
+fn pin(args: &PinArgs, files: &mut Files, out: &mut dyn Write) -> Result<Vec<Diagnostic>, Diagnostic> {
+    let (path, line) = split_target(&args.target);
+    let shown = path.display().to_string();
+    let method = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .and_then(|e| Method::for_extension(&e.to_ascii_lowercase()))
+        .ok_or_else(|| {
+            usage(
+                codes::NOT_A_FILE,
+                format!("`{shown}` is not a source file specc knows the comments of"),
+                "specc pins references in the source files `specc check` searches",
+            )
+        })?;
+    if !path.is_file() {
+        return Err(usage(
+            codes::FILE_NOT_FOUND,
+            format!("`{shown}` does not exist or is not a file"),
+            "give the file as `specc check` printed it, e.g. `src/store.rs:42`",
+        ));
+    }
+    let root = match &args.root {
+        Some(root) => root.clone(),
+        None => find_root(&path).ok_or_else(|| {
+            usage(
+                codes::FILE_NOT_FOUND,
+                format!("no `design-docs/` directory above `{shown}`"),
+                "run from the checked tree, or name it with --root",
+            )
+        })?,
+    };
+    let decisions = load_decisions(&root, files);
+    let text = walk::read(&path, &shown).map_err(|(_, d)| d)?;
+    let file = files.add(shown.clone(), text.clone());
+    let index = design_docs::index(&decisions);
+    let refs = references::extract(file, method, &text);
+    let mut diagnostics = Vec::new();
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let mut at_place = 0;
+    for r in &refs {
+        let r_line = files.line_col(file, r.span.start).line as usize;
+        if line.is_some_and(|l| l != r_line) {
+            continue;
+        }
+        at_place += 1;
+        let resolution = design_docs::resolve(&r.id, &index, &decisions);
+        let Resolution::Current { pin } = &resolution else {
+            diagnostics.extend(design_docs::reference_diagnostic(r, &resolution, &index));
+            continue;
+        };
+        let stale = r.pin.as_ref().is_some_and(|p| p != pin);
+        if stale || (line.is_some() && r.pin.is_none()) {
+            let new = format!("design: {}@{pin}", r.id);
+            let _ = writeln!(
+                out,
+                "{shown}:{r_line}: `{new}` (was {})",
+                r.pin.as_deref().map_or("unpinned".to_owned(), |p| format!("@{p}"))
+            );
+            edits.push((r.span.range(), new));
+        }
+    }
+    if at_place == 0 {
+        let place = line.map_or(shown.clone(), |l| format!("{shown}:{l}"));
+        diagnostics.push(
+            Diagnostic::new(codes::NO_REFERENCE_TO_PIN, format!("no `design:` reference in a comment at {place}"))
+                .with_help("`specc check` prints the place of every stale pin; give that file and line"),
+        );
+    } else if edits.is_empty() && diagnostics.is_empty() {
+        let _ = writeln!(out, "{shown}: every pin is current");
+    }
+    if !edits.is_empty() {
+        write_edits(&path, &text, edits).map_err(|e| {
+            usage(
+                codes::IO_ERROR,
+                format!("cannot rewrite `{shown}`: {e}"),
+                "check the file's permissions; it was left unchanged",
+            )
+        })?;
+    }
+    Ok(diagnostics)
+}
+
+/// `FILE:LINE` → (FILE, LINE); a target whose last `:` is not followed by a number is a path.
+fn split_target(target: &str) -> (PathBuf, Option<usize>) {
+    match target.rsplit_once(':') {
+        Some((file, line)) if !file.is_empty() => match line.parse::<usize>() {
+            Ok(line) => (PathBuf::from(file), Some(line)),
+            Err(_) => (PathBuf::from(target), None),
+        },
+        _ => (PathBuf::from(target), None),
+    }
+}
+
+/// The nearest ancestor of `path` with a `design-docs/` directory.
+fn find_root(path: &Path) -> Option<PathBuf> {
+    let start = std::fs::canonicalize(path).ok()?;
+    start
+        .ancestors()
+        .skip(1)
+        .find(|dir| dir.join(walk::DESIGN_DOCS).is_dir())
+        .map(Path::to_path_buf)
+}
+
+/// Every decision under `root/design-docs/`, its documents added to `files`.
+fn load_decisions(root: &Path, files: &mut Files) -> Vec<DesignDecision> {
+    let mut decisions = Vec::new();
+    let walked = walk::walk_from(root, &root.join(walk::DESIGN_DOCS), 1);
+    for entry in walked.entries {
+        if entry.kind == walk::Kind::Doc {
+            let id: FileId = files.add(entry.shown, entry.text.clone());
+            decisions.extend(design_docs::parse_design_doc(id, &entry.text).0);
+        }
+    }
+    decisions
+}
+
+/// Applies `edits` (non-overlapping byte ranges) and replaces the file atomically.
+fn write_edits(
+    path: &Path,
+    text: &Arc<str>,
+    mut edits: Vec<(std::ops::Range<usize>, String)>,
+) -> std::io::Result<()> {
+    edits.sort_by_key(|(range, _)| std::cmp::Reverse(range.start));
+    let mut new = text.to_string();
+    for (range, replacement) in edits {
+        new.replace_range(range, &replacement);
+    }
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.specc-pin.tmp"));
+    let permissions = std::fs::metadata(path)?.permissions();
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(new.as_bytes())?;
+    f.sync_all()?;
+    std::fs::set_permissions(&tmp, permissions)?;
+    std::fs::rename(&tmp, path)
+}
+
+#[cold]
+fn usage(code: &'static str, message: String, help: &str) -> Diagnostic {
+    Diagnostic::new(code, message).with_help(help.to_owned())
+}
