@@ -123,7 +123,10 @@ impl CheckTree {
 /// Writes a generated tree under `root` (which must exist) and returns the relative paths of
 /// the source files. Every reference resolves, so a correct check reports nothing; every
 /// tenth referencing file also has `design:` inside a string literal, which is no reference.
-pub fn generate_check_tree(root: &std::path::Path, shape: CheckTree) -> std::io::Result<Vec<String>> {
+pub fn generate_check_tree(
+    root: &std::path::Path,
+    shape: CheckTree,
+) -> std::io::Result<Vec<String>> {
     use std::fmt::Write as _;
     let docs = root.join("design-docs");
     std::fs::create_dir_all(&docs)?;
@@ -158,17 +161,28 @@ pub fn generate_check_tree(root: &std::path::Path, shape: CheckTree) -> std::io:
         }
         let mut text = String::with_capacity(shape.lines * 40);
         // Strided so that every language gets its share of referencing files.
-        let referencing = (i / KINDS.len()) % shape.reference_every == 0;
+        let referencing = (i / KINDS.len()).is_multiple_of(shape.reference_every);
         let (open, close) = wrapper(ext);
         text.push_str(open);
         for line in 0..shape.lines.saturating_sub(3) {
             if referencing && line % 40 == 5 {
                 let decision = (i / shape.reference_every + line) % shape.decisions.max(1);
-                let _ = writeln!(text, "{comment} design: area{}.q{}", decision / 30, decision % 30);
-            } else if referencing && (i / KINDS.len()) % (shape.reference_every * 10) == 0 && line == 7 {
+                let _ = writeln!(
+                    text,
+                    "{comment} design: area{}.q{}",
+                    decision / 30,
+                    decision % 30
+                );
+            } else if referencing
+                && (i / KINDS.len()).is_multiple_of(shape.reference_every * 10)
+                && line == 7
+            {
                 let _ = writeln!(text, "{}", string_line(ext, "design: not.a.reference"));
             } else if line % 10 == 0 {
-                let _ = writeln!(text, "{comment} step {line} of file {i}: keep the invariant");
+                let _ = writeln!(
+                    text,
+                    "{comment} step {line} of file {i}: keep the invariant"
+                );
             } else {
                 let _ = writeln!(text, "{}", code_line(ext, line));
             }
@@ -183,11 +197,17 @@ pub fn generate_check_tree(root: &std::path::Path, shape: CheckTree) -> std::io:
 /// A function around the generated lines, so that each file parses as its language.
 fn wrapper(ext: &str) -> (&'static str, &'static str) {
     match ext {
-        "rs" => ("use std::io;\nfn run() -> io::Result<()> {\n", "    Ok(())\n}\n"),
+        "rs" => (
+            "use std::io;\nfn run() -> io::Result<()> {\n",
+            "    Ok(())\n}\n",
+        ),
         "py" => ("import os\ndef run():\n", "    return None\n"),
         "js" | "ts" => ("'use strict';\nfunction run() {\n", "  return null;\n}\n"),
         "go" => ("package m\nfunc run() int {\n", "\treturn 0\n}\n"),
-        "c" | "java" => ("#include <stdio.h>\nint run(void) {\n", "    return 0;\n}\n"),
+        "c" | "java" => (
+            "#include <stdio.h>\nint run(void) {\n",
+            "    return 0;\n}\n",
+        ),
         _ => ("#!/bin/sh\nset -eu\n", "exit 0\n"),
     }
 }

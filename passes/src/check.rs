@@ -141,12 +141,19 @@ pub fn diagnostics(db: &dyn Db, root: CheckRoot, options: CheckOptions) -> Vec<D
     let decisions = decision_table(db, root);
     out.extend(design_docs::check_decision_set(decisions));
     if let Some(spec) = root.spec(db) {
-        out.extend(design_docs::check_against_spec(decisions, &parse_spec(db, spec).tree));
+        out.extend(design_docs::check_against_spec(
+            decisions,
+            &parse_spec(db, spec).tree,
+        ));
     }
     let index = design_docs::index(decisions);
     for file in root.sources(db) {
         for f in source_findings(db, root, *file) {
-            out.extend(design_docs::reference_diagnostic(&f.reference, &f.resolution, &index));
+            out.extend(design_docs::reference_diagnostic(
+                &f.reference,
+                &f.resolution,
+                &index,
+            ));
         }
     }
     if options.unreferenced {

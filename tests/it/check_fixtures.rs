@@ -64,11 +64,22 @@ fn run_case(dir: &Path, name: &str) {
     assert_eq!(found, expected, "{name}: diagnostics (CODE path:line)");
 
     let errors = expected.iter().any(|l| l.starts_with('E'));
-    assert_eq!(human.code, i32::from(errors), "{name}: exit status\n{}", human.stderr);
-    assert_eq!(json.code, human.code, "{name}: exit status with JSON messages");
+    assert_eq!(
+        human.code,
+        i32::from(errors),
+        "{name}: exit status\n{}",
+        human.stderr
+    );
+    assert_eq!(
+        json.code, human.code,
+        "{name}: exit status with JSON messages"
+    );
     let summary: serde_json::Value =
         serde_json::from_str(json.stdout.trim()).expect("a JSON summary on stdout");
-    assert_eq!(summary["errors"].as_u64(), Some(found.iter().filter(|l| l.starts_with('E')).count() as u64));
+    assert_eq!(
+        summary["errors"].as_u64(),
+        Some(found.iter().filter(|l| l.starts_with('E')).count() as u64)
+    );
 
     insta::assert_snapshot!(
         format!("check-{name}"),

@@ -1,7 +1,9 @@
 //! specc's integration tests: one binary, fixture-driven where it can be.
 
 mod adversarial;
+mod check_cli;
 mod check_fixtures;
+mod check_incremental;
 mod cli;
 mod fingerprints;
 mod fixtures;

@@ -19,11 +19,18 @@ pub enum Resolution {
     /// The decision is current; its pin.
     Current { pin: String },
     /// The decision was superseded by `next` (whose pin is known when it is recorded).
-    Superseded { next: String, next_pin: Option<String> },
+    Superseded {
+        next: String,
+        next_pin: Option<String>,
+    },
 }
 
 /// How `id` resolves against the decisions of `index`.
-pub fn resolve(id: &str, index: &HashMap<&str, &DesignDecision>, decisions: &[DesignDecision]) -> Resolution {
+pub fn resolve(
+    id: &str,
+    index: &HashMap<&str, &DesignDecision>,
+    decisions: &[DesignDecision],
+) -> Resolution {
     match index.get(id) {
         None if decisions.iter().any(|d| d.id == id) => Resolution::Undecided,
         None => Resolution::Unknown {
@@ -143,7 +150,9 @@ fn undecided(r: &Reference) -> Diagnostic {
         format!("`{}` is recorded but not decided", r.id),
     )
     .with_primary(r.span, "this reference")
-    .with_help("its heading has no `Decision:` line (E0201): write the decision, then revisit this code")
+    .with_help(
+        "its heading has no `Decision:` line (E0201): write the decision, then revisit this code",
+    )
 }
 
 #[cold]

@@ -50,3 +50,59 @@ fn unknown_extensions_are_not_searched() {
     assert!(line_comment_markers("png").is_none());
     assert!(line_comment_markers("md").is_none());
 }
+
+/// For every grammar: the same reference text in a string is never a reference, in a
+/// comment it always is.
+#[test]
+fn every_grammar_finds_comments_and_skips_strings() {
+    use super::{Method, Syntax, extract};
+    let cases: &[(&str, Syntax, &str)] = &[
+        (
+            "rs",
+            Syntax::Rust,
+            "let s = \"design: a.b\"; let r = r#\"design: a.b\"#;\n// design: a.b\n",
+        ),
+        (
+            "py",
+            Syntax::Python,
+            "s = 'design: a.b'\n'''design: a.b'''\n# design: a.b\n",
+        ),
+        (
+            "js",
+            Syntax::JavaScript,
+            "const s = `design: a.b ${x}`; const r = /design: a.b/;\n/* design: a.b */\n",
+        ),
+        (
+            "ts",
+            Syntax::TypeScript,
+            "const s: string = \"design: a.b\";\n// design: a.b\n",
+        ),
+        (
+            "tsx",
+            Syntax::Tsx,
+            "const v = <p title=\"design: a.b\">design: a.b</p>;\n// design: a.b\n",
+        ),
+        ("go", Syntax::Go, "var s = `design: a.b`\n// design: a.b\n"),
+        (
+            "c",
+            Syntax::C,
+            "const char *s = \"design: a.b\";\n/* design: a.b */\n",
+        ),
+        (
+            "cpp",
+            Syntax::Cpp,
+            "auto s = R\"(design: a.b)\";\n// design: a.b\n",
+        ),
+    ];
+    for (ext, syntax, text) in cases {
+        assert_eq!(Method::for_extension(ext), Some(Method::Syntax(*syntax)));
+        let found = extract(FileId(0), Method::Syntax(*syntax), text);
+        assert_eq!(found.len(), 1, "{ext}: {found:?}");
+        let line_start = text.trim_end().rfind('\n').map_or(0, |p| p + 1);
+        assert!(
+            found[0].span.start as usize > line_start,
+            "{ext}: the comment's, not a string's"
+        );
+        assert_eq!(found[0].id, "a.b");
+    }
+}

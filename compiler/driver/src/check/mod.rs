@@ -103,6 +103,15 @@ impl Session {
         &self.db
     }
 
+    /// The input of the source file at `path` (as the walk found it: the root joined with
+    /// the relative path), for tests that follow one file through the queries.
+    pub fn source(&self, path: &Path) -> Option<SourceFile> {
+        match self.slots.get(path)? {
+            Slot::Source(s) => Some(*s),
+            Slot::Doc(_) => None,
+        }
+    }
+
     pub fn files(&self) -> &Files {
         &self.files
     }
@@ -171,9 +180,10 @@ impl Session {
                 Some(_) => rewalk = true,
                 None => {
                     let rel = path.strip_prefix(&self.dir).unwrap_or(path);
-                    let ignore_file = rel.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                        matches!(n, ".gitignore" | ".speccignore" | ".ignore")
-                    });
+                    let ignore_file = rel
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| matches!(n, ".gitignore" | ".speccignore" | ".ignore"));
                     rewalk |= ignore_file || walk::classify(rel).is_some() || path.is_dir();
                 }
             }
@@ -199,7 +209,7 @@ impl Session {
                 // Now unreadable: drop it and say why.
                 self.slots.remove(path);
                 self.skipped.retain(|(s, _)| *s != shown);
-                self.skipped.push(skipped);
+                self.skipped.push(*skipped);
                 self.set_lists();
                 changes.removed.push(shown);
                 return;
@@ -209,7 +219,14 @@ impl Session {
     }
 
     /// Gives a loaded file new text, if it differs.
-    fn set_text(&mut self, slot: Slot, shown: String, id: FileId, text: Arc<str>, changes: &mut Changes) {
+    fn set_text(
+        &mut self,
+        slot: Slot,
+        shown: String,
+        id: FileId,
+        text: Arc<str>,
+        changes: &mut Changes,
+    ) {
         let same = match slot {
             Slot::Doc(d) => **d.text(&self.db) == *text,
             Slot::Source(s) => **s.text(&self.db) == *text,

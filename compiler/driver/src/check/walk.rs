@@ -80,7 +80,7 @@ pub(crate) fn walk_from(root: &Path, start: &Path, threads: usize) -> Walked {
             {
                 match outcome {
                     Ok(e) => found.entries.push(e),
-                    Err(s) => found.skipped.push(s),
+                    Err(s) => found.skipped.push(*s),
                 }
             }
             WalkState::Continue
@@ -92,7 +92,7 @@ pub(crate) fn walk_from(root: &Path, start: &Path, threads: usize) -> Walked {
     walked
 }
 
-type Skipped = (String, Diagnostic);
+type Skipped = Box<(String, Diagnostic)>;
 
 fn visit(
     root: &Path,
@@ -117,16 +117,19 @@ fn visit(
 /// a check of thousands.
 pub(crate) fn read(path: &Path, shown: &str) -> Result<Arc<str>, Skipped> {
     let skip = |code, message: String, help: &str| {
-        Err((
+        Err(Box::new((
             shown.to_owned(),
             Diagnostic::new(code, message).with_help(help.to_owned()),
-        ))
+        )))
     };
     let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     if len > MAX_SOURCE_BYTES {
         return skip(
             codes::SOURCE_TOO_LARGE,
-            format!("`{shown}` is {} MiB; sources over 8 MiB are not searched", len >> 20),
+            format!(
+                "`{shown}` is {} MiB; sources over 8 MiB are not searched",
+                len >> 20
+            ),
             "generated files belong in .speccignore; hand-written code this large should be split",
         );
     }
@@ -179,11 +182,11 @@ fn skipped_path(root: &Path, e: &ignore::Error) -> Skipped {
         || root.display().to_string(),
         |p| shown(root, p.strip_prefix(root).unwrap_or(&p)),
     );
-    (
+    Box::new((
         shown.clone(),
         Diagnostic::new(codes::PATH_SKIPPED, format!("`{shown}` skipped: {what}"))
             .with_help("fix the link or the permissions, or list the path in .speccignore"),
-    )
+    ))
 }
 
 /// The path an error is about and what went wrong, in words.

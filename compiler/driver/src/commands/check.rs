@@ -25,8 +25,7 @@ pub(crate) fn run(args: &CheckArgs, env: &Env, out: &mut dyn Write, err: &mut dy
     let options = CheckOptions {
         unreferenced: args.unreferenced,
     };
-    let session = match Session::open(Database::default(), &args.path, spec.as_deref(), options)
-    {
+    let session = match Session::open(Database::default(), &args.path, spec.as_deref(), options) {
         Ok(session) => session,
         Err(e) => {
             reporter.report(&Files::default(), &e.0, err);
@@ -49,24 +48,23 @@ fn spec_path(args: &CheckArgs) -> Option<PathBuf> {
     })
 }
 
-fn check_dir(path: &Path) -> Result<(), Diagnostic> {
+fn check_dir(path: &Path) -> Result<(), Box<Diagnostic>> {
     let shown = path.display();
+    let fail = |d: Diagnostic| Err(Box::new(d));
     match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Diagnostic::new(
-            codes::FILE_NOT_FOUND,
-            format!("`{shown}` does not exist"),
-        )
-        .with_help("name the directory to check; it is read relative to the current directory")),
-        Err(e) => Err(Diagnostic::new(
-            codes::IO_ERROR,
-            format!("cannot read `{shown}`: {e}"),
-        )
-        .with_help("check the directory's permissions")),
-        Ok(m) if !m.is_dir() => Err(Diagnostic::new(
-            codes::NOT_A_FILE,
-            format!("`{shown}` is not a directory"),
-        )
-        .with_help("`specc check` takes the root of a tree, e.g. `specc check .`")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => fail(
+            Diagnostic::new(codes::FILE_NOT_FOUND, format!("`{shown}` does not exist")).with_help(
+                "name the directory to check; it is read relative to the current directory",
+            ),
+        ),
+        Err(e) => fail(
+            Diagnostic::new(codes::IO_ERROR, format!("cannot read `{shown}`: {e}"))
+                .with_help("check the directory's permissions"),
+        ),
+        Ok(m) if !m.is_dir() => fail(
+            Diagnostic::new(codes::NOT_A_FILE, format!("`{shown}` is not a directory"))
+                .with_help("`specc check` takes the root of a tree, e.g. `specc check .`"),
+        ),
         Ok(_) => Ok(()),
     }
 }

@@ -39,7 +39,11 @@ pub(crate) fn run(args: &PinArgs, env: &Env, out: &mut dyn Write, err: &mut dyn 
 }
 
 /// Pins what can be pinned; returns diagnostics about what could not.
-fn pin(args: &PinArgs, files: &mut Files, out: &mut dyn Write) -> Result<Vec<Diagnostic>, Diagnostic> {
+fn pin(
+    args: &PinArgs,
+    files: &mut Files,
+    out: &mut dyn Write,
+) -> Result<Vec<Diagnostic>, Box<Diagnostic>> {
     let (path, line) = split_target(&args.target);
     let shown = path.display().to_string();
     let method = path
@@ -71,7 +75,7 @@ fn pin(args: &PinArgs, files: &mut Files, out: &mut dyn Write) -> Result<Vec<Dia
         })?,
     };
     let decisions = load_decisions(&root, files);
-    let text = walk::read(&path, &shown).map_err(|(_, d)| d)?;
+    let text = walk::read(&path, &shown).map_err(|s| Box::new(s.1))?;
     let file = files.add(shown.clone(), text.clone());
     let index = design_docs::index(&decisions);
     let refs = references::extract(file, method, &text);
@@ -95,7 +99,9 @@ fn pin(args: &PinArgs, files: &mut Files, out: &mut dyn Write) -> Result<Vec<Dia
             let _ = writeln!(
                 out,
                 "{shown}:{r_line}: `{new}` (was {})",
-                r.pin.as_deref().map_or("unpinned".to_owned(), |p| format!("@{p}"))
+                r.pin
+                    .as_deref()
+                    .map_or("unpinned".to_owned(), |p| format!("@{p}"))
             );
             edits.push((r.span.range(), new));
         }
@@ -103,8 +109,13 @@ fn pin(args: &PinArgs, files: &mut Files, out: &mut dyn Write) -> Result<Vec<Dia
     if at_place == 0 {
         let place = line.map_or(shown.clone(), |l| format!("{shown}:{l}"));
         diagnostics.push(
-            Diagnostic::new(codes::NO_REFERENCE_TO_PIN, format!("no `design:` reference in a comment at {place}"))
-                .with_help("`specc check` prints the place of every stale pin; give that file and line"),
+            Diagnostic::new(
+                codes::NO_REFERENCE_TO_PIN,
+                format!("no `design:` reference in a comment at {place}"),
+            )
+            .with_help(
+                "`specc check` prints the place of every stale pin; give that file and line",
+            ),
         );
     } else if edits.is_empty() && diagnostics.is_empty() {
         let _ = writeln!(out, "{shown}: every pin is current");
@@ -166,8 +177,14 @@ fn write_edits(
     for (range, replacement) in edits {
         new.replace_range(range, &replacement);
     }
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.specc-pin.tmp"));
     let permissions = std::fs::metadata(path)?.permissions();
     let mut f = std::fs::File::create(&tmp)?;
@@ -178,6 +195,6 @@ fn write_edits(
 }
 
 #[cold]
-fn usage(code: &'static str, message: String, help: &str) -> Diagnostic {
-    Diagnostic::new(code, message).with_help(help.to_owned())
+fn usage(code: &'static str, message: String, help: &str) -> Box<Diagnostic> {
+    Box::new(Diagnostic::new(code, message).with_help(help.to_owned()))
 }

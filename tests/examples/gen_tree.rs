@@ -1,1 +1,0 @@
-fn main() { let d = std::path::Path::new("/tmp/tree10k"); let _ = std::fs::remove_dir_all(d); std::fs::create_dir_all(d).unwrap(); let p = specc_tests::generate_check_tree(d, specc_tests::CheckTree::ISSUE_3).unwrap(); eprintln!("{}", p.len()); }
