@@ -11,8 +11,7 @@
 //! * [`source_findings`] — the per-file reference check — re-runs only for files whose text
 //!   changed or that refer to a decision whose answer changed.
 //!
-//! [`diagnostics`] assembles the report; it is a plain function over the memoised queries,
-//! cheap enough to run after every change.
+//! [`check_report`] assembles the report, memoised like the rest.
 //! design: passes.check-layering
 
 use std::sync::Arc;
@@ -58,10 +57,15 @@ pub struct CheckRoot {
     /// The spec whose `Decision:` quotes bind the design, if there is one.
     #[returns(copy)]
     pub spec: Option<SpecFile>,
+    /// Also warn about accepted decisions no code references.
+    #[returns(copy)]
+    pub unreferenced: bool,
 }
 
-/// A decision id as code writes it, interned to key [`resolve`].
-#[salsa::interned(debug)]
+/// A decision id as code writes it, interned to key [`resolve`]. Immortal, like
+/// [`SourceChunk`]: a collectable interned value is a volatile dependency, which would make
+/// every reader re-verify its whole subgraph after any edit.
+#[salsa::interned(debug, revisions = usize::MAX)]
 pub struct DecisionName<'db> {
     #[returns(ref)]
     pub id: String,
@@ -123,17 +127,53 @@ pub fn source_findings(db: &dyn Db, root: CheckRoot, file: SourceFile) -> Vec<Fi
     findings
 }
 
-/// What to report besides the always-on checks.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CheckOptions {
-    /// Also warn about accepted decisions no code references.
-    pub unreferenced: bool,
+/// Sources per [`chunk_findings`].
+const CHUNK: usize = 64;
+
+/// A run of [`CHUNK`] consecutive sources of the root, interned to key [`chunk_findings`].
+#[salsa::interned(debug, revisions = usize::MAX)]
+pub struct SourceChunk<'db> {
+    #[returns(copy)]
+    pub index: u32,
 }
 
-/// Every diagnostic of a check, in a stable order: design documents first (in the order of
-/// `root.docs`), then conflicts across them, then the spec, then source files in the order of
-/// `root.sources`.
-pub fn diagnostics(db: &dyn Db, root: CheckRoot, options: CheckOptions) -> Vec<Diagnostic> {
+/// The findings of one chunk of sources, and how many references they hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChunkFindings {
+    pub findings: Vec<Finding>,
+    pub references: usize,
+}
+
+/// The findings of sources `CHUNK * index ..` in the root's order. After an edit whose
+/// file's findings salsa cannot backdate (its first edit lowers its durability), only this
+/// chunk and [`check_report`]'s merge of the chunks re-run, not a loop over every file.
+#[salsa::tracked(returns(ref))]
+pub fn chunk_findings<'db>(db: &'db dyn Db, root: CheckRoot, chunk: SourceChunk<'db>) -> ChunkFindings {
+    let sources = root.sources(db);
+    let start = (chunk.index(db) as usize * CHUNK).min(sources.len());
+    let mut out = ChunkFindings::default();
+    for file in &sources[start..(start + CHUNK).min(sources.len())] {
+        out.references += source_references(db, *file).len();
+        out.findings.extend(source_findings(db, root, *file).iter().cloned());
+    }
+    out
+}
+
+/// The outcome of a check: every diagnostic, in a stable order (design documents first, in
+/// the order of `root.docs`, then conflicts across them, then the spec, then source files in
+/// the order of `root.sources`), and the figures of the summary line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CheckReport {
+    pub diagnostics: Vec<Diagnostic>,
+    pub decisions: usize,
+    pub references: usize,
+}
+
+/// The whole check, memoised: after an edit salsa re-runs it only if some file's findings,
+/// a document's diagnostics or the decision set changed, and otherwise verifies it by its
+/// dependencies (cheaply, for the inputs the driver marks durable).
+#[salsa::tracked(returns(ref))]
+pub fn check_report(db: &dyn Db, root: CheckRoot) -> CheckReport {
     let mut out = Vec::new();
     for doc in root.docs(db) {
         out.extend(doc_decisions(db, *doc).1.iter().cloned());
@@ -141,22 +181,19 @@ pub fn diagnostics(db: &dyn Db, root: CheckRoot, options: CheckOptions) -> Vec<D
     let decisions = decision_table(db, root);
     out.extend(design_docs::check_decision_set(decisions));
     if let Some(spec) = root.spec(db) {
-        out.extend(design_docs::check_against_spec(
-            decisions,
-            &parse_spec(db, spec).tree,
-        ));
+        out.extend(design_docs::check_against_spec(decisions, &parse_spec(db, spec).tree));
     }
     let index = design_docs::index(decisions);
-    for file in root.sources(db) {
-        for f in source_findings(db, root, *file) {
-            out.extend(design_docs::reference_diagnostic(
-                &f.reference,
-                &f.resolution,
-                &index,
-            ));
+    let mut references = 0;
+    let chunks = root.sources(db).len().div_ceil(CHUNK);
+    for i in 0..chunks {
+        let chunk = chunk_findings(db, root, SourceChunk::new(db, i as u32));
+        references += chunk.references;
+        for f in &chunk.findings {
+            out.extend(design_docs::reference_diagnostic(&f.reference, &f.resolution, &index));
         }
     }
-    if options.unreferenced {
+    if root.unreferenced(db) {
         let all: Vec<Reference> = root
             .sources(db)
             .iter()
@@ -164,5 +201,9 @@ pub fn diagnostics(db: &dyn Db, root: CheckRoot, options: CheckOptions) -> Vec<D
             .collect();
         out.extend(design_docs::unreferenced(decisions, &all));
     }
-    out
+    CheckReport {
+        diagnostics: out,
+        decisions: decisions.len(),
+        references,
+    }
 }

@@ -3,9 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use specc::check::Session;
+use specc::check::{CheckOptions, Session};
 use specc::db::Database;
-use specc_passes::check::CheckOptions;
 
 const DOC: &str = "# Storage\n\n## Page size {#storage.page-size}\nDecision: 4096-byte pages.\nRationale: matches the OS page.\n\n## Log {#storage.wal}\nDecision: a write-ahead log.\nRationale: durability.\n";
 
@@ -32,7 +31,7 @@ fn write(path: &Path, text: &str) {
 }
 
 fn open(root: &Path) -> Session {
-    let session = Session::open(
+    let mut session = Session::open(
         Database::with_event_log(),
         root,
         None,

@@ -9,16 +9,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use salsa::Setter;
+use salsa::{Durability, Setter};
 use specc_ir::{Diagnostic, FileId};
-use specc_passes::check::{
-    CheckOptions, CheckRoot, DesignDoc, SourceFile, decision_table, diagnostics, source_references,
-};
+use specc_passes::check::{CheckRoot, DesignDoc, SourceFile, check_report, source_references};
 use specc_passes::db::SpecFile;
 
 use crate::db::Database;
 use crate::source::{Files, ReadError, read_source};
 use walk::{Entry, Kind, Walked};
+
+/// What to report besides the always-on checks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CheckOptions {
+    /// Also warn about accepted decisions no code references.
+    pub unreferenced: bool,
+}
 
 /// One checked tree and its database.
 pub struct Session {
@@ -27,8 +32,10 @@ pub struct Session {
     root: CheckRoot,
     dir: PathBuf,
     threads: usize,
-    options: CheckOptions,
     slots: HashMap<PathBuf, Slot>,
+    /// Sources created or edited since the last check: the cold check parses them on every
+    /// core first; a re-check after an edit or two does not pay for threads.
+    unparsed: usize,
     skipped: Vec<(String, Diagnostic)>,
 }
 
@@ -83,15 +90,17 @@ impl Session {
             }
             None => None,
         };
-        let root = CheckRoot::new(&db, Vec::new(), Vec::new(), spec);
+        let root = CheckRoot::builder(Vec::new(), Vec::new(), spec, options.unreferenced)
+            .durability(Durability::HIGH)
+            .new(&db);
         let mut session = Session {
             db,
             files,
             root,
             dir: dir.to_owned(),
             threads,
-            options,
             slots: HashMap::new(),
+            unparsed: 0,
             skipped: Vec::new(),
         };
         let walked = walk::walk(dir, threads);
@@ -118,29 +127,27 @@ impl Session {
 
     /// Checks the tree as loaded. Source files are parsed on every core first; the checks
     /// then read the memoised parses.
-    pub fn check(&self) -> Report {
-        self.parse_sources_in_parallel();
+    pub fn check(&mut self) -> Report {
+        if self.unparsed >= 64 {
+            self.parse_sources_in_parallel();
+        }
+        self.unparsed = 0;
         let db = &self.db;
-        let sources = self.root.sources(db);
-        let mut report = Report {
-            diagnostics: self.skipped.iter().map(|(_, d)| d.clone()).collect(),
-            sources: sources.len(),
+        let checked = check_report(db, self.root);
+        let mut diagnostics: Vec<Diagnostic> = self.skipped.iter().map(|(_, d)| d.clone()).collect();
+        diagnostics.extend(checked.diagnostics.iter().cloned());
+        Report {
+            diagnostics,
+            sources: self.root.sources(db).len(),
             docs: self.root.docs(db).len(),
-            decisions: decision_table(db, self.root).len(),
-            references: sources
-                .iter()
-                .map(|f| source_references(db, *f).len())
-                .sum(),
-        };
-        report
-            .diagnostics
-            .extend(diagnostics(db, self.root, self.options));
-        report
+            decisions: checked.decisions,
+            references: checked.references,
+        }
     }
 
     fn parse_sources_in_parallel(&self) {
         let sources = self.root.sources(&self.db);
-        if self.threads < 2 || sources.len() < 64 {
+        if self.threads < 2 {
             return;
         }
         let next = AtomicUsize::new(0);
@@ -235,12 +242,22 @@ impl Session {
             return;
         }
         self.files.replace(id, text.clone());
+        // An edited source is volatile from now on; sources never edited stay durable, so
+        // salsa verifies what depends only on them without walking their dependencies.
+        // Documents stay durable even when edited: salsa backdates a value only if its
+        // durability did not drop, and backdating `resolve` is what spares the references of
+        // a rationale edit.
         match slot {
             Slot::Doc(d) => {
-                d.set_text(&mut self.db).to(text);
+                d.set_text(&mut self.db)
+                    .with_durability(Durability::HIGH)
+                    .to(text);
             }
             Slot::Source(s) => {
-                s.set_text(&mut self.db).to(text);
+                s.set_text(&mut self.db)
+                    .with_durability(Durability::LOW)
+                    .to(text);
+                self.unparsed += 1;
             }
         }
         changes.edited.push(shown);
@@ -269,9 +286,18 @@ impl Session {
             }
             let id = self.files.add(shown.clone(), text.clone());
             let slot = match kind {
-                Kind::Doc => Slot::Doc(DesignDoc::new(&self.db, shown.clone(), id, text)),
+                Kind::Doc => Slot::Doc(
+                    DesignDoc::builder(shown.clone(), id, text)
+                        .durability(Durability::HIGH)
+                        .new(&self.db),
+                ),
                 Kind::Source(method) => {
-                    Slot::Source(SourceFile::new(&self.db, shown.clone(), id, method, text))
+                    self.unparsed += 1;
+                    Slot::Source(
+                        SourceFile::builder(shown.clone(), id, method, text)
+                            .durability(Durability::HIGH)
+                            .new(&self.db),
+                    )
                 }
             };
             if !self.slots.is_empty() {
@@ -306,10 +332,16 @@ impl Session {
             }
         }
         if *self.root.docs(&self.db) != docs {
-            self.root.set_docs(&mut self.db).to(docs);
+            self.root
+                .set_docs(&mut self.db)
+                .with_durability(Durability::HIGH)
+                .to(docs);
         }
         if *self.root.sources(&self.db) != sources {
-            self.root.set_sources(&mut self.db).to(sources);
+            self.root
+                .set_sources(&mut self.db)
+                .with_durability(Durability::HIGH)
+                .to(sources);
         }
     }
 }

@@ -6,10 +6,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use specc_ir::{Diagnostic, codes};
-use specc_passes::check::CheckOptions;
 
 use super::Reporter;
-use crate::check::{Report, Session};
+use crate::check::{CheckOptions, Report, Session};
 use crate::cli::CheckArgs;
 use crate::db::Database;
 use crate::source::Files;
@@ -25,7 +24,7 @@ pub(crate) fn run(args: &CheckArgs, env: &Env, out: &mut dyn Write, err: &mut dy
     let options = CheckOptions {
         unreferenced: args.unreferenced,
     };
-    let session = match Session::open(Database::default(), &args.path, spec.as_deref(), options) {
+    let mut session = match Session::open(Database::default(), &args.path, spec.as_deref(), options) {
         Ok(session) => session,
         Err(e) => {
             reporter.report(&Files::default(), &e.0, err);
