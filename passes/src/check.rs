@@ -148,13 +148,22 @@ pub struct ChunkFindings {
 /// file's findings salsa cannot backdate (its first edit lowers its durability), only this
 /// chunk and [`check_report`]'s merge of the chunks re-run, not a loop over every file.
 #[salsa::tracked(returns(ref))]
-pub fn chunk_findings<'db>(db: &'db dyn Db, root: CheckRoot, chunk: SourceChunk<'db>) -> ChunkFindings {
+pub fn chunk_findings<'db>(
+    db: &'db dyn Db,
+    root: CheckRoot,
+    chunk: SourceChunk<'db>,
+) -> ChunkFindings {
     let sources = root.sources(db);
     let start = (chunk.index(db) as usize * CHUNK).min(sources.len());
     let mut out = ChunkFindings::default();
     for file in &sources[start..(start + CHUNK).min(sources.len())] {
-        out.references += source_references(db, *file).len();
-        out.findings.extend(source_findings(db, root, *file).iter().cloned());
+        let n = source_references(db, *file).len();
+        // Most files refer to nothing: they need no per-file check (and no memo for one).
+        if n > 0 {
+            out.references += n;
+            out.findings
+                .extend(source_findings(db, root, *file).iter().cloned());
+        }
     }
     out
 }
@@ -181,7 +190,10 @@ pub fn check_report(db: &dyn Db, root: CheckRoot) -> CheckReport {
     let decisions = decision_table(db, root);
     out.extend(design_docs::check_decision_set(decisions));
     if let Some(spec) = root.spec(db) {
-        out.extend(design_docs::check_against_spec(decisions, &parse_spec(db, spec).tree));
+        out.extend(design_docs::check_against_spec(
+            decisions,
+            &parse_spec(db, spec).tree,
+        ));
     }
     let index = design_docs::index(decisions);
     let mut references = 0;
@@ -190,7 +202,11 @@ pub fn check_report(db: &dyn Db, root: CheckRoot) -> CheckReport {
         let chunk = chunk_findings(db, root, SourceChunk::new(db, i as u32));
         references += chunk.references;
         for f in &chunk.findings {
-            out.extend(design_docs::reference_diagnostic(&f.reference, &f.resolution, &index));
+            out.extend(design_docs::reference_diagnostic(
+                &f.reference,
+                &f.resolution,
+                &index,
+            ));
         }
     }
     if root.unreferenced(db) {

@@ -71,7 +71,11 @@ fn main() {
     let mut session = open(root);
     session.check();
     let mut warm_times = Vec::new();
-    let edits = if std::env::var_os("SPECC_BENCH_EDITS").is_some() { 2000 } else { RUNS * 3 };
+    let edits = if std::env::var_os("SPECC_BENCH_EDITS").is_some() {
+        2000
+    } else {
+        RUNS * 3
+    };
     for k in 0..edits {
         let rel = &paths[(k * 7919) % paths.len()];
         let path = root.join(rel);
@@ -96,7 +100,10 @@ fn main() {
     let warm = median(warm_times);
 
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    say(format!("grep -rn 'design:'        {:8.1} ms", ms(grep_time)));
+    say(format!(
+        "grep -rn 'design:'        {:8.1} ms",
+        ms(grep_time)
+    ));
     say(format!("specc check, cold         {:8.1} ms", ms(cold)));
     say(format!("  of which walk and read  {:8.1} ms", ms(opened)));
     say(format!("specc check, one edit     {:8.2} ms", ms(warm)));

@@ -4,6 +4,7 @@ mod adversarial;
 mod check_cli;
 mod check_fixtures;
 mod check_incremental;
+mod check_windowed;
 mod cli;
 mod fingerprints;
 mod fixtures;

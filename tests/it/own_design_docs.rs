@@ -6,7 +6,12 @@ use crate::support::{root, specc};
 
 #[test]
 fn specc_check_passes_on_this_repository() {
-    let out = specc(&["check", &root().display().to_string(), "--message-format", "json"]);
+    let out = specc(&[
+        "check",
+        &root().display().to_string(),
+        "--message-format",
+        "json",
+    ]);
     assert_eq!(out.stderr, "", "no diagnostics");
     assert_eq!(out.code, 0);
     let summary: serde_json::Value = serde_json::from_str(out.stdout.trim()).expect("JSON summary");

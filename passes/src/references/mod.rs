@@ -7,8 +7,9 @@
 //! design: design-docs.references
 
 mod syntax;
+mod window;
 
-pub use syntax::{Method, Syntax, extract};
+pub use syntax::{Method, Syntax, extract, extract_full_parse};
 
 use specc_ir::{FileId, Span};
 

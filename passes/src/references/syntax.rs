@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use specc_ir::FileId;
 use tree_sitter::{Language, Node, Parser};
 
-use super::{Reference, in_comment, in_line_comments, line_comment_markers};
+use super::{Reference, in_comment, in_line_comments, line_comment_markers, window};
 
 /// The languages specc parses with a grammar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -94,19 +94,75 @@ thread_local! {
 }
 
 fn in_syntax_tree(file: FileId, syntax: Syntax, text: &str) -> Vec<Reference> {
-    let tree = PARSER.with(|parser| {
+    let bytes = text.as_bytes();
+    let hits: Vec<usize> = memchr::memmem::find_iter(bytes, b"design:").collect();
+    let mut lines: Vec<(usize, usize)> = Vec::new();
+    for &at in &hits {
+        if lines.last().is_some_and(|&(_, end)| at < end) {
+            continue;
+        }
+        let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |p| p + 1);
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |p| at + p);
+        lines.push((start, end));
+    }
+    let starts: Vec<usize> = lines.iter().map(|&(start, _)| start).collect();
+    if window::starts_in_code(syntax, bytes, &starts)
+        && let Some(found) = in_lines(file, syntax, text, &lines)
+    {
+        return found;
+    }
+    extract_full_parse(file, syntax, text)
+}
+
+/// References found by parsing each line alone; `None` if a line does not parse cleanly on
+/// its own (a statement or comment that continues on the next line), in which case only the
+/// whole file tells.
+fn in_lines(
+    file: FileId,
+    syntax: Syntax,
+    text: &str,
+    lines: &[(usize, usize)],
+) -> Option<Vec<Reference>> {
+    let mut out = Vec::new();
+    for &(start, end) in lines {
+        // Leading white space changes nothing, and Python reads it as an indent.
+        let start = start + (text[start..end].len() - text[start..end].trim_start().len());
+        let line = &text[start..end];
+        let tree = parse(syntax, line)?;
+        let root = tree.root_node();
+        if root.has_error() {
+            return None;
+        }
+        in_comments_of(file, root, line, start, &mut out);
+    }
+    Some(out)
+}
+
+fn parse(syntax: Syntax, text: &str) -> Option<tree_sitter::Tree> {
+    PARSER.with(|parser| {
         let mut parser = parser.borrow_mut();
         parser.set_language(&syntax.language()).ok()?;
         parser.parse(text, None)
-    });
-    let Some(tree) = tree else {
+    })
+}
+
+/// The reference behaviour: every reference in `text`, found by parsing the whole file.
+/// [`extract`] gives the same result, parsing less when it safely can; tests compare them.
+pub fn extract_full_parse(file: FileId, syntax: Syntax, text: &str) -> Vec<Reference> {
+    let Some(tree) = parse(syntax, text) else {
         // A grammar that fails to load or a parse that gives up: the fallback still finds
         // line comments, and says nothing about strings it cannot see.
         let markers = line_comment_markers_for(syntax);
         return in_line_comments(file, text, markers);
     };
-    let root = tree.root_node();
     let mut out = Vec::new();
+    in_comments_of(file, tree.root_node(), text, 0, &mut out);
+    out
+}
+
+/// The references in the comments of `root`, a tree over `text`, which starts at byte
+/// `base` of the file.
+fn in_comments_of(file: FileId, root: Node<'_>, text: &str, base: usize, out: &mut Vec<Reference>) {
     let mut searched_to = 0;
     for at in memchr::memmem::find_iter(text.as_bytes(), b"design:") {
         if at < searched_to {
@@ -119,10 +175,9 @@ fn in_syntax_tree(file: FileId, syntax: Syntax, text: &str) -> Vec<Reference> {
             continue;
         };
         let range = comment.byte_range();
-        in_comment(file, &text[range.clone()], range.start, &mut out);
+        in_comment(file, &text[range.clone()], base + range.start, out);
         searched_to = range.end;
     }
-    out
 }
 
 /// The comment node `node` lies in, if any. Comment kinds are `comment`, `line_comment` and

@@ -106,3 +106,81 @@ fn every_grammar_finds_comments_and_skips_strings() {
         assert_eq!(found[0].id, "a.b");
     }
 }
+
+/// The window scan says "plain code" where it is, and "not sure" wherever a line may begin
+/// inside something it does not model.
+#[test]
+fn window_scan_knows_where_lines_begin() {
+    use super::Syntax;
+    use super::window::starts_in_code;
+    // The offset of the line holding `needle`.
+    let line_of = |text: &str, needle: &str| {
+        let at = text.find(needle).expect("needle");
+        text[..at].rfind('\n').map_or(0, |p| p + 1)
+    };
+    let sure = |syntax, text: &str, needle| {
+        starts_in_code(syntax, text.as_bytes(), &[line_of(text, needle)])
+    };
+    let rust = "fn f<'a>(x: &'a str) -> char { '\"' }\n/* a /* nested */ comment */\nlet r = r#\"raw \" string\"#;\n// design: here\n";
+    assert!(sure(Syntax::Rust, rust, "// design: here"));
+    let rust_in_string = "let s = \"multi\n// design: inside\";\n";
+    assert!(!sure(Syntax::Rust, rust_in_string, "// design: inside"));
+    let rust_in_comment = "/* outer /* inner */\n design: inside */\n";
+    assert!(!sure(Syntax::Rust, rust_in_comment, " design: inside"));
+
+    let python = "s = '''\n# design: inside\n'''\nx = 'a' + \"b\"  # c\n# design: here\n";
+    assert!(sure(Syntax::Python, python, "# design: here"));
+    assert!(!sure(Syntax::Python, python, "# design: inside"));
+    assert!(!sure(
+        Syntax::Python,
+        "f = f\"{x}\"\n# design: here\n",
+        "# design: here"
+    ));
+
+    let go = "var s = `raw\n// design: inside\n`\n// design: here\n";
+    assert!(sure(Syntax::Go, go, "// design: here"));
+    assert!(!sure(Syntax::Go, go, "// design: inside"));
+
+    assert!(sure(
+        Syntax::C,
+        "#include \"a.h\"\nchar c = '\\'';\n// design: here\n",
+        "// design: here"
+    ));
+    assert!(!sure(
+        Syntax::C,
+        "#define M \\\n  x\n// design: here\n",
+        "// design: here"
+    ));
+    assert!(sure(
+        Syntax::Cpp,
+        "auto s = R\"x(\n)\"\n)x\";\n// design: here\n",
+        "// design: here"
+    ));
+    assert!(!sure(
+        Syntax::Cpp,
+        "auto s = R\"x(\n// design: inside\n)x\";\n",
+        "// design: inside"
+    ));
+
+    assert!(sure(
+        Syntax::JavaScript,
+        "const a = 1 / 2;\n// design: here\n",
+        "// design: here"
+    ));
+    assert!(!sure(
+        Syntax::JavaScript,
+        "const r = /\"/;\n// design: here\n",
+        "// design: here"
+    ));
+    assert!(!sure(
+        Syntax::JavaScript,
+        "const j = <div>\n// design: here\n",
+        "// design: here"
+    ));
+    assert!(!sure(
+        Syntax::TypeScript,
+        "const t = `${a}\n// design: here`;\n",
+        "// design: here"
+    ));
+    assert!(!sure(Syntax::Tsx, "// design: here\n", "// design: here"));
+}

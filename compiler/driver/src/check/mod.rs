@@ -134,7 +134,8 @@ impl Session {
         self.unparsed = 0;
         let db = &self.db;
         let checked = check_report(db, self.root);
-        let mut diagnostics: Vec<Diagnostic> = self.skipped.iter().map(|(_, d)| d.clone()).collect();
+        let mut diagnostics: Vec<Diagnostic> =
+            self.skipped.iter().map(|(_, d)| d.clone()).collect();
         diagnostics.extend(checked.diagnostics.iter().cloned());
         Report {
             diagnostics,

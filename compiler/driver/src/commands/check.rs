@@ -24,7 +24,8 @@ pub(crate) fn run(args: &CheckArgs, env: &Env, out: &mut dyn Write, err: &mut dy
     let options = CheckOptions {
         unreferenced: args.unreferenced,
     };
-    let mut session = match Session::open(Database::default(), &args.path, spec.as_deref(), options) {
+    let mut session = match Session::open(Database::default(), &args.path, spec.as_deref(), options)
+    {
         Ok(session) => session,
         Err(e) => {
             reporter.report(&Files::default(), &e.0, err);

@@ -1,0 +1,322 @@
+//! Parsing less: when the lines holding `design:` are known to begin in plain code, each such
+//! line is parsed alone, instead of the whole file.
+//!
+//! Whether an occurrence is in a comment depends on everything before it, and a line parsed
+//! alone is only faithful if its first byte is outside every string, comment and other
+//! multi-line construct. This module answers that one question with a conservative scan: it
+//! models the constructs that can span lines in each language (block comments, nested in
+//! Rust; multi-line, raw and template strings; triple-quoted Python strings), and whenever it
+//! meets something it does not model exactly (a `/` that may start a JavaScript regex, JSX,
+//! an f-string with a replacement field, a line continuation in C, a C++ digit separator) it
+//! says "not sure", and the caller parses the whole file. Tree-sitter still decides every
+//! occurrence; this only picks how much text it sees. A test checks that both ways give the
+//! same references on every file of the corpus with `design:` inserted at every line.
+//! design: design-docs.tree-sitter
+
+use super::Syntax;
+
+/// Whether every offset in `targets` (ascending line starts) is surely in plain code.
+pub(super) fn starts_in_code(syntax: Syntax, text: &[u8], targets: &[usize]) -> bool {
+    let Some(&last) = targets.last() else {
+        return true;
+    };
+    let scanned = &text[..last.min(text.len())];
+    match syntax {
+        Syntax::Python => python(scanned, targets),
+        Syntax::Tsx => false,
+        Syntax::C | Syntax::Cpp if memchr::memmem::find(scanned, b"\\\n").is_some() => false,
+        _ => c_like(syntax, scanned, targets),
+    }
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+}
+
+/// The offset of the next `\n` at or after `from`, or the end.
+fn line_end(text: &[u8], from: usize) -> usize {
+    memchr::memchr(b'\n', &text[from.min(text.len())..]).map_or(text.len(), |p| from + p)
+}
+
+/// Walks code from target to target; `Err(())` means "not sure".
+struct Cursor<'a> {
+    text: &'a [u8],
+    targets: &'a [usize],
+    next: usize,
+}
+
+impl Cursor<'_> {
+    /// Called at each position reached in code. `Ok(true)` when every target was reached in
+    /// code, `Err` when one was skipped over inside a construct.
+    fn at(&mut self, i: usize) -> Result<bool, ()> {
+        while let Some(&t) = self.targets.get(self.next) {
+            if t > i {
+                return Ok(false);
+            }
+            if t < i {
+                return Err(());
+            }
+            self.next += 1;
+        }
+        Ok(true)
+    }
+}
+
+fn c_like(syntax: Syntax, text: &[u8], targets: &[usize]) -> bool {
+    let mut cur = Cursor {
+        text,
+        targets,
+        next: 0,
+    };
+    scan_c_like(syntax, &mut cur).unwrap_or(false)
+}
+
+fn scan_c_like(syntax: Syntax, cur: &mut Cursor<'_>) -> Result<bool, ()> {
+    let text = cur.text;
+    let js = matches!(syntax, Syntax::JavaScript | Syntax::TypeScript);
+    let mut i = 0;
+    loop {
+        if cur.at(i)? {
+            return Ok(true);
+        }
+        let Some(&b) = text.get(i) else {
+            // The scan ends at the last target, which `at` has seen.
+            return Err(());
+        };
+        let next = text.get(i + 1).copied().unwrap_or(0);
+        let prev = if i > 0 { text[i - 1] } else { b'\n' };
+        i = match b {
+            b'/' if next == b'/' => line_end(text, i),
+            b'/' if next == b'*' => block_comment_end(text, i + 2, syntax == Syntax::Rust)?,
+            b'/' if js => {
+                // Division or a regular expression: sure only if nothing on the rest of the
+                // line could open a string, a comment or a regex either way.
+                let end = line_end(text, i + 1);
+                if text[i + 1..end].iter().any(|c| b"\"'`/".contains(c)) {
+                    return Err(());
+                }
+                end
+            }
+            b'<' if syntax == Syntax::JavaScript
+                && (next.is_ascii_alphabetic() || b">!/".contains(&next)) =>
+            {
+                return Err(()); // JSX (or an HTML comment): text there follows other rules
+            }
+            b'"' if syntax == Syntax::Cpp
+                && prev == b'R'
+                && raw_prefix_starts_token(text, i - 1) =>
+            {
+                cpp_raw_string_end(text, i)?
+            }
+            b'"' => quoted_end(text, i, b'"', syntax == Syntax::Rust)?,
+            b'\'' => match syntax {
+                Syntax::Rust => rust_quote_end(text, i)?,
+                Syntax::Cpp if is_ident(prev) => return Err(()),
+                _ => quoted_end(text, i, b'\'', false)?,
+            },
+            b'`' if syntax == Syntax::Go => memchr::memchr(b'`', &text[i + 1..])
+                .map(|p| i + 1 + p + 1)
+                .ok_or(())?,
+            b'`' if js => template_end(text, i)?,
+            b'r' if syntax == Syntax::Rust && rust_raw_starts_token(text, i) => {
+                match rust_raw_string_end(text, i) {
+                    Some(end) => end?,
+                    None => i + 1,
+                }
+            }
+            _ => i + 1,
+        };
+    }
+}
+
+/// The end of a `/* … */` comment whose body starts at `from` (nested in Rust).
+fn block_comment_end(text: &[u8], from: usize, nested: bool) -> Result<usize, ()> {
+    let mut depth = 1;
+    let mut i = from;
+    while i + 1 < text.len() {
+        match (text[i], text[i + 1]) {
+            (b'*', b'/') => {
+                depth -= 1;
+                i += 2;
+                if depth == 0 {
+                    return Ok(i);
+                }
+            }
+            (b'/', b'*') if nested => {
+                depth += 1;
+                i += 2;
+            }
+            _ => i += 1,
+        }
+    }
+    Err(())
+}
+
+/// The end of a string or character literal opened by `quote` at `at`, with `\` escapes. A
+/// newline inside is allowed only where the language allows it (`multi_line`).
+fn quoted_end(text: &[u8], at: usize, quote: u8, multi_line: bool) -> Result<usize, ()> {
+    let mut i = at + 1;
+    while let Some(&b) = text.get(i) {
+        match b {
+            b'\\' => i += 2,
+            b'\n' if !multi_line => return Err(()),
+            _ if b == quote => return Ok(i + 1),
+            _ => i += 1,
+        }
+    }
+    Err(())
+}
+
+/// Rust's `'`: a character literal (`'a'`, `'\n'`, `'é'`) or a lifetime (`'a`).
+fn rust_quote_end(text: &[u8], at: usize) -> Result<usize, ()> {
+    match text.get(at + 1) {
+        Some(b'\\') => quoted_end(text, at, b'\'', false),
+        Some(&lead) => {
+            let len = match lead {
+                0xF0..=0xFF => 4,
+                0xE0..=0xEF => 3,
+                0xC0..=0xDF => 2,
+                _ => 1,
+            };
+            if text.get(at + 1 + len) == Some(&b'\'') {
+                Ok(at + 2 + len)
+            } else {
+                Ok(at + 1) // a lifetime or a label
+            }
+        }
+        None => Err(()),
+    }
+}
+
+/// Whether the `r` at `at` can begin a raw string: `r`, `br` or `cr` at the start of a token.
+fn rust_raw_starts_token(text: &[u8], at: usize) -> bool {
+    let before = |k: usize| if at >= k { text[at - k] } else { b' ' };
+    !is_ident(before(1)) || (matches!(before(1), b'b' | b'c') && !is_ident(before(2)))
+}
+
+/// After `r` at `at`: `None` if no raw string starts here (`r#ident`, a plain `r`),
+/// otherwise its end (or "not sure" if it never ends).
+fn rust_raw_string_end(text: &[u8], at: usize) -> Option<Result<usize, ()>> {
+    let hashes = text[at + 1..].iter().take_while(|&&b| b == b'#').count();
+    if text.get(at + 1 + hashes) != Some(&b'"') {
+        return None;
+    }
+    let body = at + 2 + hashes;
+    let mut closing = vec![b'"'];
+    closing.extend(std::iter::repeat_n(b'#', hashes));
+    Some(
+        memchr::memmem::find(&text[body..], &closing)
+            .map(|p| body + p + closing.len())
+            .ok_or(()),
+    )
+}
+
+/// Whether the `R` at `at` begins a C++ raw-string prefix (`R`, `LR`, `uR`, `UR`, `u8R`).
+fn raw_prefix_starts_token(text: &[u8], at: usize) -> bool {
+    let mut start = at;
+    for prefix in [&b"u8"[..], b"L", b"u", b"U"] {
+        if text[..at].ends_with(prefix) {
+            start = at - prefix.len();
+            break;
+        }
+    }
+    start == 0 || !is_ident(text[start - 1])
+}
+
+/// The end of a C++ raw string `R"delim( … )delim"` whose quote is at `at`.
+fn cpp_raw_string_end(text: &[u8], at: usize) -> Result<usize, ()> {
+    let open = text[at + 1..]
+        .iter()
+        .take(17)
+        .position(|&b| b == b'(')
+        .ok_or(())?;
+    let delim = &text[at + 1..at + 1 + open];
+    if delim.iter().any(|b| b" \\)\t\n".contains(b)) {
+        return Err(());
+    }
+    let mut closing = vec![b')'];
+    closing.extend_from_slice(delim);
+    closing.push(b'"');
+    let body = at + 2 + open;
+    memchr::memmem::find(&text[body..], &closing)
+        .map(|p| body + p + closing.len())
+        .ok_or(())
+}
+
+/// The end of a JavaScript template literal without substitutions; one with `${` is "not
+/// sure" (its expressions may hold anything).
+fn template_end(text: &[u8], at: usize) -> Result<usize, ()> {
+    let mut i = at + 1;
+    while let Some(&b) = text.get(i) {
+        match b {
+            b'\\' => i += 2,
+            b'`' => return Ok(i + 1),
+            b'$' if text.get(i + 1) == Some(&b'{') => return Err(()),
+            _ => i += 1,
+        }
+    }
+    Err(())
+}
+
+fn python(text: &[u8], targets: &[usize]) -> bool {
+    let mut cur = Cursor {
+        text,
+        targets,
+        next: 0,
+    };
+    scan_python(&mut cur).unwrap_or(false)
+}
+
+fn scan_python(cur: &mut Cursor<'_>) -> Result<bool, ()> {
+    let text = cur.text;
+    let mut i = 0;
+    loop {
+        if cur.at(i)? {
+            return Ok(true);
+        }
+        let Some(&b) = text.get(i) else {
+            return Err(());
+        };
+        i = match b {
+            b'#' => line_end(text, i),
+            b'"' | b'\'' => python_string_end(text, i)?,
+            _ => i + 1,
+        };
+    }
+}
+
+/// The end of a Python string whose opening quote is at `at`, prefix included in the check:
+/// an f-string (or t-string) with a replacement field is "not sure".
+fn python_string_end(text: &[u8], at: usize) -> Result<usize, ()> {
+    let quote = text[at];
+    let prefix_len = text[..at]
+        .iter()
+        .rev()
+        .take_while(|&&b| b"rRbBuUfFtT".contains(&b))
+        .count();
+    let prefix = &text[at - prefix_len..at];
+    if at > prefix_len && is_ident(text[at - prefix_len - 1]) {
+        return Err(()); // an identifier glued to a quote: not a form this scan knows
+    }
+    let formatted = prefix.iter().any(|b| b"fFtT".contains(b));
+    let triple = text[at..].starts_with(&[quote; 3]);
+    let mut i = at + if triple { 3 } else { 1 };
+    while let Some(&b) = text.get(i) {
+        match b {
+            b'\\' => i += 2,
+            b'{' if formatted => {
+                if text.get(i + 1) == Some(&b'{') {
+                    i += 2;
+                } else {
+                    return Err(());
+                }
+            }
+            b'\n' if !triple => return Err(()),
+            _ if b == quote && (!triple || text[i..].starts_with(&[quote; 3])) => {
+                return Ok(i + if triple { 3 } else { 1 });
+            }
+            _ => i += 1,
+        }
+    }
+    Err(())
+}
