@@ -38,15 +38,17 @@ fn a_twenty_megabyte_source_is_skipped_with_a_warning() {
         ("src/big.c", &big),
         ("src/ok.rs", "// design: storage.page-size\n"),
     ]);
-    let out = specc(&["check", &path(&dir)]);
+    let out = specc(&["check", &path(&dir), "--message-format", "json"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stderr.contains("W0212"), "{}", out.stderr);
-    assert!(out.stderr.contains("big.c` is 20 MiB"), "{}", out.stderr);
+    let d: serde_json::Value = serde_json::from_str(out.stderr.trim()).expect("one diagnostic");
+    assert_eq!(d["code"], "W0212");
+    let message = d["message"].as_str().unwrap_or_default();
     assert!(
-        out.stdout.starts_with("checked 1 source file"),
-        "{}",
-        out.stdout
+        message.ends_with("big.c` is 20 MiB; sources over 8 MiB are not searched"),
+        "{message}"
     );
+    let summary: serde_json::Value = serde_json::from_str(out.stdout.trim()).expect("summary");
+    assert_eq!(summary["sources"], 1, "only the small file was checked");
 }
 
 #[test]

@@ -25,7 +25,9 @@ fn check_fixtures() {
 }
 
 fn run_case(dir: &Path, name: &str) {
-    let case = dir.display().to_string();
+    // Relative to the test's working directory (the `tests/` package), so that what specc
+    // prints, and where miette wraps it, does not depend on where the checkout lives.
+    let case = format!("../fixtures/check/{name}");
     let mut args = vec!["check".to_owned(), case.clone()];
     if let Ok(extra) = std::fs::read_to_string(dir.join("args.txt")) {
         args.extend(extra.split_whitespace().map(|a| a.replace("{case}", &case)));
@@ -36,7 +38,7 @@ fn run_case(dir: &Path, name: &str) {
     json_argv.extend(["--message-format", "json"]);
     let json = specc(&json_argv);
 
-    let prefix = format!("fixtures/check/{name}/");
+    let prefix = format!("{case}/");
     let found: Vec<String> = json
         .stderr
         .lines()
