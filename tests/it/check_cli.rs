@@ -172,3 +172,74 @@ fn watch_rechecks_on_change_and_says_what_changed() {
         out.stderr
     );
 }
+
+#[test]
+fn pin_keeps_the_spelling_replaces_malformed_pins_and_writes_through_links() {
+    let src = "//design:storage.page-size@0badc0de\n// design: storage.page-size@123 and design: storage.page-size@0123456789\n";
+    let dir = tree(&[("src/real.rs", src)]);
+    let real = dir.path().join("src/real.rs");
+    let link = dir.path().join("src/link.rs");
+    std::os::unix::fs::symlink(&real, &link).expect("symlink");
+    let pin = current_pin();
+
+    let out = specc(&["pin", &link.display().to_string()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = specc(&["pin", &format!("{}:2", link.display())]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(link.is_symlink(), "the link is still a link");
+    let after = std::fs::read_to_string(&real).expect("read");
+    assert_eq!(
+        after,
+        format!(
+            "//design:storage.page-size@{pin}\n// design: storage.page-size@{pin} and design: storage.page-size@{pin}\n"
+        )
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("src"))
+        .expect("dir")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().contains("specc-pin"))
+        .collect();
+    assert!(leftovers.is_empty(), "no temporary file is left behind");
+}
+
+#[test]
+fn watch_sees_added_files_and_spec_edits() {
+    let dir = tree(&[("src/lib.rs", "// design: storage.page-size\n")]);
+    write(
+        &dir.path().join("spec.md"),
+        "# Spec\n\n> Decision: 4096-byte pages. {#storage.page-size}\n",
+    );
+    let mut session = specc::check::Session::open(
+        specc::db::Database::default(),
+        dir.path(),
+        Some(&dir.path().join("spec.md")),
+        specc::check::CheckOptions::default(),
+    )
+    .expect("opens");
+    assert!(session.check().diagnostics.is_empty());
+
+    let added = dir.path().join("src/new.py");
+    write(&added, "# design: nope.unknown\n");
+    let changes = session.update(std::slice::from_ref(&added));
+    assert_eq!(changes.added.len(), 1, "{changes:?}");
+    assert_eq!(session.check().diagnostics.len(), 1);
+
+    let spec = dir.path().join("spec.md");
+    write(
+        &spec,
+        "# Spec\n\n> Decision: 8192-byte pages. {#storage.page-size}\n",
+    );
+    let changes = session.update(std::slice::from_ref(&spec));
+    assert_eq!(changes.edited.len(), 1, "{changes:?}");
+    let codes: Vec<&str> = session.check().diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(
+        codes,
+        ["E0210", "E0206"],
+        "the spec now contradicts the design"
+    );
+
+    std::fs::remove_dir_all(dir.path().join("src")).expect("rm");
+    let changes = session.update(&[dir.path().join("src")]);
+    assert_eq!(changes.removed.len(), 2, "{changes:?}");
+    assert_eq!(session.check().sources, 0);
+}

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use specc_ir::FileId;
-use specc_passes::references::{Method, Syntax, extract, extract_full_parse};
+use specc_passes::references::{Method, Syntax, extract, extract_full_parse, extract_windowed};
 
 use crate::support::root;
 
@@ -42,6 +42,51 @@ const EXTRA: &[(&str, &str)] = &[
         "auto s = R\"xy(\n// design: no.a\n)xy\";\nint n = 1'000'000;\nauto t = u8R\"(x)\";\n",
     ),
     ("tsx", "const v = <p>\n// design: no.a\n</p>;\n"),
+    // Found in review: C23 digit separators, CRLF continuations, JSX the scan must not miss,
+    // and a JavaScript line that continues a division.
+    (
+        "c",
+        "int x = 1'0; /* it's\nchar *s = \"design: no.a\";\n*/\n",
+    ),
+    ("c", "// note \\\r\nchar *s = \"design: no.b\";\r\n"),
+    (
+        "js",
+        "const a = <_Row>\n// design: no.a\n</_Row>;\nconst b = < p>\n// design: no.b\n</p>;\n",
+    ),
+    (
+        "js",
+        "const w = a / 2, el = <p>\n  // design: no.c\n</p>;\n",
+    ),
+    ("js", "let r = a\n/[//design: yes.a]/\n0]\n"),
+    // Plain code in every language, so that the windowed path is taken and compared.
+    (
+        "rs",
+        "use std::io;\n/// Docs.\npub fn f(x: u32) -> u32 {\n    let s = \"text\"; // trailing\n    x + 1\n}\n",
+    ),
+    (
+        "py",
+        "import os\n\ndef f(x):\n    s = 'text'  # trailing\n    return x + 1\n",
+    ),
+    (
+        "js",
+        "'use strict';\nfunction f(x) {\n  const s = 'text'; // trailing\n  return x + 1;\n}\n",
+    ),
+    (
+        "ts",
+        "export function f(x: number): number {\n  const s: string = \"text\"; // trailing\n  return x + 1;\n}\n",
+    ),
+    (
+        "go",
+        "package m\n\nfunc f(x int) int {\n\ts := \"text\" // trailing\n\treturn x + 1\n}\n",
+    ),
+    (
+        "c",
+        "#include <stdio.h>\nint f(int x) {\n    const char *s = \"text\"; // trailing\n    return x + 1;\n}\n",
+    ),
+    (
+        "cpp",
+        "#include <string>\nint f(int x) {\n    std::string s = \"text\"; // trailing\n    return x + 1;\n}\n",
+    ),
 ];
 
 #[test]
@@ -53,9 +98,20 @@ fn windowed_extraction_agrees_with_whole_file_parses() {
     }
     collect(&root().join("fixtures/check"), &mut corpus);
     collect(&root().join("passes/src"), &mut corpus);
+    // A slice of the benchmark's generated tree: every language, ~30-line files.
+    let generated = tempfile::tempdir().expect("temp dir");
+    let shape = specc_tests::CheckTree {
+        files: 48,
+        lines: 30,
+        decisions: 30,
+        reference_every: 2,
+    };
+    specc_tests::generate_check_tree(generated.path(), shape).expect("generate");
+    collect(&generated.path().join("src"), &mut corpus);
     assert!(corpus.len() >= 60, "{} files", corpus.len());
 
     let mut compared = 0;
+    let mut windowed: std::collections::BTreeMap<String, usize> = Default::default();
     for (name, syntax, text) in &corpus {
         let marker = if *syntax == Syntax::Python { "#" } else { "//" };
         let mut variants = vec![text.clone()];
@@ -80,16 +136,35 @@ fn windowed_extraction_agrees_with_whole_file_parses() {
             ));
         }
         for v in &variants {
-            let fast = extract(FileId(0), Method::Syntax(*syntax), v);
             let full = extract_full_parse(FileId(0), *syntax, v);
-            assert_eq!(
-                fast, full,
-                "{name}: windowed and whole-file parses differ on:\n{v}"
-            );
+            assert_eq!(extract(FileId(0), Method::Syntax(*syntax), v), full);
+            if let Some(fast) = extract_windowed(FileId(0), *syntax, v) {
+                assert_eq!(
+                    fast, full,
+                    "{name}: windowed and whole-file parses differ on:\n{v}"
+                );
+                *windowed.entry(format!("{syntax:?}")).or_insert(0) += 1;
+            }
             compared += 1;
         }
     }
     assert!(compared > 5_000, "{compared} variants");
+    // The fast path must actually have been compared, in every language that has one.
+    for syntax in [
+        "Rust",
+        "Python",
+        "JavaScript",
+        "TypeScript",
+        "Go",
+        "C",
+        "Cpp",
+    ] {
+        let n = windowed.get(syntax).copied().unwrap_or(0);
+        assert!(
+            n >= 10,
+            "{syntax}: only {n} variants took the windowed path: {windowed:?}"
+        );
+    }
 }
 
 fn collect(dir: &Path, out: &mut Vec<(String, Syntax, String)>) {

@@ -9,7 +9,7 @@
 mod syntax;
 mod window;
 
-pub use syntax::{Method, Syntax, extract, extract_full_parse};
+pub use syntax::{Method, Syntax, extract, extract_full_parse, extract_windowed};
 
 use specc_ir::{FileId, Span};
 

@@ -94,10 +94,17 @@ thread_local! {
 }
 
 fn in_syntax_tree(file: FileId, syntax: Syntax, text: &str) -> Vec<Reference> {
+    extract_windowed(file, syntax, text).unwrap_or_else(|| extract_full_parse(file, syntax, text))
+}
+
+/// The references of `text` found by parsing only the lines holding `design:`, or `None`
+/// when that is not provably the same as parsing the whole file. Public for the
+/// differential test, which compares it with [`extract_full_parse`].
+#[doc(hidden)]
+pub fn extract_windowed(file: FileId, syntax: Syntax, text: &str) -> Option<Vec<Reference>> {
     let bytes = text.as_bytes();
-    let hits: Vec<usize> = memchr::memmem::find_iter(bytes, b"design:").collect();
     let mut lines: Vec<(usize, usize)> = Vec::new();
-    for &at in &hits {
+    for at in memchr::memmem::find_iter(bytes, b"design:") {
         if lines.last().is_some_and(|&(_, end)| at < end) {
             continue;
         }
@@ -106,12 +113,10 @@ fn in_syntax_tree(file: FileId, syntax: Syntax, text: &str) -> Vec<Reference> {
         lines.push((start, end));
     }
     let starts: Vec<usize> = lines.iter().map(|&(start, _)| start).collect();
-    if window::starts_in_code(syntax, bytes, &starts)
-        && let Some(found) = in_lines(file, syntax, text, &lines)
-    {
-        return found;
+    if !window::starts_in_code(syntax, bytes, &starts) {
+        return None;
     }
-    extract_full_parse(file, syntax, text)
+    in_lines(file, syntax, text, &lines)
 }
 
 /// References found by parsing each line alone; `None` if a line does not parse cleanly on
@@ -128,6 +133,12 @@ fn in_lines(
         // Leading white space changes nothing, and Python reads it as an indent.
         let start = start + (text[start..end].len() - text[start..end].trim_start().len());
         let line = &text[start..end];
+        // In JavaScript a line starting with `/` may continue a division from the line
+        // before (there is no semicolon insertion before `/`); alone it would be a regex.
+        let js = matches!(syntax, Syntax::JavaScript | Syntax::TypeScript);
+        if js && line.starts_with('/') && !line.starts_with("//") && !line.starts_with("/*") {
+            return None;
+        }
         let tree = parse(syntax, line)?;
         let root = tree.root_node();
         if root.has_error() {

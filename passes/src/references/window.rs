@@ -6,9 +6,9 @@
 //! multi-line construct. This module answers that one question with a conservative scan: it
 //! models the constructs that can span lines in each language (block comments, nested in
 //! Rust; multi-line, raw and template strings; triple-quoted Python strings), and whenever it
-//! meets something it does not model exactly (a `/` that may start a JavaScript regex, JSX,
-//! an f-string with a replacement field, a line continuation in C, a C++ digit separator) it
-//! says "not sure", and the caller parses the whole file. Tree-sitter still decides every
+//! meets something it does not model exactly (a `/` that may start a JavaScript regex, any
+//! `<` in JavaScript (JSX), an f-string with a replacement field, a line continuation in C, a
+//! digit separator) it says "not sure", and the caller parses the whole file. Tree-sitter still decides every
 //! occurrence; this only picks how much text it sees. A test checks that both ways give the
 //! same references on every file of the corpus with `design:` inserted at every line.
 //! design: design-docs.tree-sitter
@@ -24,7 +24,13 @@ pub(super) fn starts_in_code(syntax: Syntax, text: &[u8], targets: &[usize]) -> 
     match syntax {
         Syntax::Python => python(scanned, targets),
         Syntax::Tsx => false,
-        Syntax::C | Syntax::Cpp if memchr::memmem::find(scanned, b"\\\n").is_some() => false,
+        // A line continuation (`\` before LF or CRLF) extends comments and directives.
+        Syntax::C | Syntax::Cpp
+            if memchr::memmem::find(scanned, b"\\\n").is_some()
+                || memchr::memmem::find(scanned, b"\\\r\n").is_some() =>
+        {
+            false
+        }
         _ => c_like(syntax, scanned, targets),
     }
 }
@@ -90,18 +96,16 @@ fn scan_c_like(syntax: Syntax, cur: &mut Cursor<'_>) -> Result<bool, ()> {
             b'/' if next == b'*' => block_comment_end(text, i + 2, syntax == Syntax::Rust)?,
             b'/' if js => {
                 // Division or a regular expression: sure only if nothing on the rest of the
-                // line could open a string, a comment or a regex either way.
+                // line could open a string, a comment, a regex or JSX either way.
                 let end = line_end(text, i + 1);
-                if text[i + 1..end].iter().any(|c| b"\"'`/".contains(c)) {
+                if text[i + 1..end].iter().any(|c| b"\"'`/<".contains(c)) {
                     return Err(());
                 }
                 end
             }
-            b'<' if syntax == Syntax::JavaScript
-                && (next.is_ascii_alphabetic() || b">!/".contains(&next)) =>
-            {
-                return Err(()); // JSX (or an HTML comment): text there follows other rules
-            }
+            // JSX (`<p>`, `<_Row>`, `< p>`) or an HTML comment: text there follows other
+            // rules, and only a parse tells a JSX tag from a comparison.
+            b'<' if syntax == Syntax::JavaScript => return Err(()),
             b'"' if syntax == Syntax::Cpp
                 && prev == b'R'
                 && raw_prefix_starts_token(text, i - 1) =>
@@ -111,7 +115,8 @@ fn scan_c_like(syntax: Syntax, cur: &mut Cursor<'_>) -> Result<bool, ()> {
             b'"' => quoted_end(text, i, b'"', syntax == Syntax::Rust)?,
             b'\'' => match syntax {
                 Syntax::Rust => rust_quote_end(text, i)?,
-                Syntax::Cpp if is_ident(prev) => return Err(()),
+                // C++14 and C23 digit separators (`1'000`), and prefixes (`u8'a'`).
+                Syntax::C | Syntax::Cpp if is_ident(prev) => return Err(()),
                 _ => quoted_end(text, i, b'\'', false)?,
             },
             b'`' if syntax == Syntax::Go => memchr::memchr(b'`', &text[i + 1..])

@@ -33,6 +33,8 @@ pub struct Session {
     dir: PathBuf,
     threads: usize,
     slots: HashMap<PathBuf, Slot>,
+    /// The spec, with its path made canonical so that a watcher's event can be matched.
+    spec: Option<(PathBuf, SpecFile)>,
     /// Sources created or edited since the last check: the cold check parses them on every
     /// core first; a re-check after an edit or two does not pay for threads.
     unparsed: usize,
@@ -62,11 +64,23 @@ pub struct Changes {
     pub edited: Vec<String>,
     pub added: Vec<String>,
     pub removed: Vec<String>,
+    /// Paths that became, or stopped being, skipped (W0211–W0213).
+    pub skipped: Vec<String>,
 }
 
 impl Changes {
     pub fn is_empty(&self) -> bool {
-        self.edited.is_empty() && self.added.is_empty() && self.removed.is_empty()
+        self.edited.is_empty()
+            && self.added.is_empty()
+            && self.removed.is_empty()
+            && self.skipped.is_empty()
+    }
+
+    fn extend(&mut self, more: Changes) {
+        self.edited.extend(more.edited);
+        self.added.extend(more.added);
+        self.removed.extend(more.removed);
+        self.skipped.extend(more.skipped);
     }
 }
 
@@ -86,11 +100,13 @@ impl Session {
                 let text = read_source(path)?;
                 let name = path.display().to_string();
                 let id = files.add(name.clone(), text.as_str().into());
-                Some(SpecFile::new(&db, name, id, text))
+                let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+                Some((canonical, SpecFile::new(&db, name, id, text)))
             }
             None => None,
         };
-        let root = CheckRoot::builder(Vec::new(), Vec::new(), spec, options.unreferenced)
+        let spec_input = spec.as_ref().map(|(_, s)| *s);
+        let root = CheckRoot::builder(Vec::new(), Vec::new(), spec_input, options.unreferenced)
             .durability(Durability::HIGH)
             .new(&db);
         let mut session = Session {
@@ -100,11 +116,12 @@ impl Session {
             dir: dir.to_owned(),
             threads,
             slots: HashMap::new(),
+            spec,
             unparsed: 0,
             skipped: Vec::new(),
         };
         let walked = walk::walk(dir, threads);
-        session.reconcile(walked);
+        session.reconcile(walked, true);
         Ok(session)
     }
 
@@ -183,9 +200,17 @@ impl Session {
         let mut changes = Changes::default();
         let mut rewalk = false;
         for path in paths {
+            if self.is_spec(path) {
+                self.reread_spec(&mut changes);
+                continue;
+            }
             match self.slots.get(path).copied() {
                 Some(slot) if path.is_file() => self.reread(path, slot, &mut changes),
                 Some(_) => rewalk = true,
+                // A directory that held loaded files was removed or moved away.
+                None if !path.exists() => {
+                    rewalk |= self.slots.keys().any(|p| p.starts_with(path));
+                }
                 None => {
                     let rel = path.strip_prefix(&self.dir).unwrap_or(path);
                     let ignore_file = rel
@@ -198,12 +223,36 @@ impl Session {
         }
         if rewalk {
             let walked = walk::walk(&self.dir, self.threads);
-            let more = self.reconcile(walked);
-            changes.edited.extend(more.edited);
-            changes.added.extend(more.added);
-            changes.removed.extend(more.removed);
+            let more = self.reconcile(walked, false);
+            changes.extend(more);
         }
         changes
+    }
+
+    fn is_spec(&self, path: &Path) -> bool {
+        self.spec.as_ref().is_some_and(|(canonical, _)| {
+            std::fs::canonicalize(path).is_ok_and(|p| p == *canonical)
+        })
+    }
+
+    /// Re-reads the spec. An unreadable spec keeps its last text (the watcher will see the
+    /// next write).
+    fn reread_spec(&mut self, changes: &mut Changes) {
+        let Some((canonical, spec)) = self.spec.clone() else {
+            return;
+        };
+        let Ok(text) = read_source(&canonical) else {
+            return;
+        };
+        if *spec.text(&self.db) == text {
+            return;
+        }
+        self.files
+            .replace(spec.file_id(&self.db), text.as_str().into());
+        changes.edited.push(spec.path(&self.db).clone());
+        spec.set_text(&mut self.db)
+            .with_durability(Durability::HIGH)
+            .to(text);
     }
 
     fn reread(&mut self, path: &Path, slot: Slot, changes: &mut Changes) {
@@ -266,7 +315,8 @@ impl Session {
 
     /// Makes the inputs match a fresh walk: new files become inputs, changed ones get their
     /// new text, vanished ones leave the lists.
-    fn reconcile(&mut self, walked: Walked) -> Changes {
+    /// `initial` is the first load, whose files are not reported as added.
+    fn reconcile(&mut self, walked: Walked, initial: bool) -> Changes {
         let mut changes = Changes::default();
         let mut seen: HashMap<PathBuf, Slot> = HashMap::with_capacity(walked.entries.len());
         for Entry {
@@ -301,7 +351,7 @@ impl Session {
                     )
                 }
             };
-            if !self.slots.is_empty() {
+            if !initial {
                 changes.added.push(shown);
             }
             seen.insert(path, slot);
@@ -315,6 +365,15 @@ impl Session {
             }
         }
         self.slots = seen;
+        let was: Vec<&String> = self.skipped.iter().map(|(p, _)| p).collect();
+        let now: Vec<&String> = walked.skipped.iter().map(|(p, _)| p).collect();
+        if !initial {
+            let differ = was
+                .iter()
+                .filter(|p| !now.contains(p))
+                .chain(now.iter().filter(|p| !was.contains(p)));
+            changes.skipped.extend(differ.map(|p| (*p).clone()));
+        }
         self.skipped = walked.skipped;
         self.set_lists();
         changes

@@ -95,15 +95,15 @@ fn pin(
         };
         let stale = r.pin.as_ref().is_some_and(|p| p != pin);
         if stale || (line.is_some() && r.pin.is_none()) {
-            let new = format!("design: {}@{pin}", r.id);
             let _ = writeln!(
                 out,
-                "{shown}:{r_line}: `{new}` (was {})",
+                "{shown}:{r_line}: `design: {}@{pin}` (was {})",
+                r.id,
                 r.pin
                     .as_deref()
                     .map_or("unpinned".to_owned(), |p| format!("@{p}"))
             );
-            edits.push((r.span.range(), new));
+            edits.push(pin_edit(&text, r.span.range(), r.pin.is_some(), pin));
         }
     }
     if at_place == 0 {
@@ -166,6 +166,31 @@ fn load_decisions(root: &Path, files: &mut Files) -> Vec<DesignDecision> {
     decisions
 }
 
+/// The edit that pins the reference at `span` to `pin`, touching nothing else of what was
+/// written: an existing pin's 8 digits are replaced; otherwise `@pin` goes after the id, in
+/// place of a malformed pin (`@123`, `@0123456789`) if one follows.
+fn pin_edit(
+    text: &str,
+    span: std::ops::Range<usize>,
+    pinned: bool,
+    pin: &str,
+) -> (std::ops::Range<usize>, String) {
+    if pinned {
+        return (span.end - 8..span.end, pin.to_owned());
+    }
+    let rest = &text[span.end..];
+    let malformed = match rest.strip_prefix('@') {
+        Some(tail) => {
+            1 + tail.len()
+                - tail
+                    .trim_start_matches(|c: char| c.is_ascii_alphanumeric())
+                    .len()
+        }
+        None => 0,
+    };
+    (span.end..span.end + malformed, format!("@{pin}"))
+}
+
 /// Applies `edits` (non-overlapping byte ranges) and replaces the file atomically.
 fn write_edits(
     path: &Path,
@@ -177,21 +202,33 @@ fn write_edits(
     for (range, replacement) in edits {
         new.replace_range(range, &replacement);
     }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    // Write through a symbolic link to its target, as an editor would.
+    let path = std::fs::canonicalize(path)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.specc-pin.tmp"));
-    let permissions = std::fs::metadata(path)?.permissions();
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(new.as_bytes())?;
-    f.sync_all()?;
-    std::fs::set_permissions(&tmp, permissions)?;
-    std::fs::rename(&tmp, path)
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let tmp = dir.join(format!(".{name}.{}.{nonce}.specc-pin", std::process::id()));
+    let permissions = std::fs::metadata(&path)?.permissions();
+    let written = (|| {
+        // `create_new` never follows or reuses an existing path.
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(new.as_bytes())?;
+        f.sync_all()?;
+        std::fs::set_permissions(&tmp, permissions)?;
+        std::fs::rename(&tmp, &path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 #[cold]

@@ -78,6 +78,11 @@ pub(super) fn run(
 /// The paths of a content event, as the session knows them (under the root as given).
 fn collect(event: notify::Result<notify::Event>, base: &Path, root: &Path, out: &mut Vec<PathBuf>) {
     let Ok(event) = event else { return };
+    if event.need_rescan() {
+        // The watcher lost events: look at the whole tree again.
+        out.push(root.to_path_buf());
+        return;
+    }
     let content = match event.kind {
         EventKind::Create(_) | EventKind::Remove(_) | EventKind::Any | EventKind::Other => true,
         EventKind::Modify(m) => !matches!(m, notify::event::ModifyKind::Metadata(_)),
@@ -104,6 +109,7 @@ fn describe(changes: &Changes) -> String {
         ("edited", &changes.edited),
         ("added", &changes.added),
         ("removed", &changes.removed),
+        ("skipped or readable again", &changes.skipped),
     ] {
         if !paths.is_empty() {
             parts.push(format!("{what} {}", paths.join(", ")));
