@@ -22,7 +22,7 @@ pub(super) fn starts_in_code(syntax: Syntax, text: &[u8], targets: &[usize]) -> 
     };
     let scanned = &text[..last.min(text.len())];
     match syntax {
-        Syntax::Python => python(scanned, targets),
+        Syntax::Python => scan(scanned, targets, python_step),
         Syntax::Tsx => false,
         // A line continuation (`\` before LF or CRLF) extends comments and directives.
         Syntax::C | Syntax::Cpp
@@ -31,7 +31,7 @@ pub(super) fn starts_in_code(syntax: Syntax, text: &[u8], targets: &[usize]) -> 
         {
             false
         }
-        _ => c_like(syntax, scanned, targets),
+        _ => scan(scanned, targets, |text, i| c_like_step(syntax, text, i)),
     }
 }
 
@@ -44,94 +44,82 @@ fn line_end(text: &[u8], from: usize) -> usize {
     memchr::memchr(b'\n', &text[from.min(text.len())..]).map_or(text.len(), |p| from + p)
 }
 
-/// Walks code from target to target; `Err(())` means "not sure".
-struct Cursor<'a> {
-    text: &'a [u8],
-    targets: &'a [usize],
-    next: usize,
-}
-
-impl Cursor<'_> {
-    /// Called at each position reached in code. `Ok(true)` when every target was reached in
-    /// code, `Err` when one was skipped over inside a construct.
-    fn at(&mut self, i: usize) -> Result<bool, ()> {
-        while let Some(&t) = self.targets.get(self.next) {
-            if t > i {
-                return Ok(false);
-            }
-            if t < i {
-                return Err(());
-            }
-            self.next += 1;
-        }
-        Ok(true)
-    }
-}
-
-fn c_like(syntax: Syntax, text: &[u8], targets: &[usize]) -> bool {
-    let mut cur = Cursor {
-        text,
-        targets,
-        next: 0,
-    };
-    scan_c_like(syntax, &mut cur).unwrap_or(false)
-}
-
-fn scan_c_like(syntax: Syntax, cur: &mut Cursor<'_>) -> Result<bool, ()> {
-    let text = cur.text;
-    let js = matches!(syntax, Syntax::JavaScript | Syntax::TypeScript);
+/// Walks `text` in plain code, one construct at a time (`step` gives the offset after the
+/// construct starting at an offset, or "not sure"), and says whether every target was reached
+/// in plain code rather than skipped over inside a construct.
+fn scan(
+    text: &[u8],
+    targets: &[usize],
+    mut step: impl FnMut(&[u8], usize) -> Result<usize, ()>,
+) -> bool {
+    let mut next = 0;
     let mut i = 0;
     loop {
-        if cur.at(i)? {
-            return Ok(true);
+        while let Some(&t) = targets.get(next) {
+            if t > i {
+                break;
+            }
+            if t < i {
+                return false;
+            }
+            next += 1;
         }
-        let Some(&b) = text.get(i) else {
-            // The scan ends at the last target, which `at` has seen.
-            return Err(());
-        };
-        let next = text.get(i + 1).copied().unwrap_or(0);
-        let prev = if i > 0 { text[i - 1] } else { b'\n' };
-        i = match b {
-            b'/' if next == b'/' => line_end(text, i),
-            b'/' if next == b'*' => block_comment_end(text, i + 2, syntax == Syntax::Rust)?,
-            b'/' if js => {
-                // Division or a regular expression: sure only if nothing on the rest of the
-                // line could open a string, a comment, a regex or JSX either way.
-                let end = line_end(text, i + 1);
-                if text[i + 1..end].iter().any(|c| b"\"'`/<".contains(c)) {
-                    return Err(());
-                }
-                end
-            }
-            // JSX (`<p>`, `<_Row>`, `< p>`) or an HTML comment: text there follows other
-            // rules, and only a parse tells a JSX tag from a comparison.
-            b'<' if syntax == Syntax::JavaScript => return Err(()),
-            b'"' if syntax == Syntax::Cpp
-                && prev == b'R'
-                && raw_prefix_starts_token(text, i - 1) =>
-            {
-                cpp_raw_string_end(text, i)?
-            }
-            b'"' => quoted_end(text, i, b'"', syntax == Syntax::Rust)?,
-            b'\'' => match syntax {
-                Syntax::Rust => rust_quote_end(text, i)?,
-                // C++14 and C23 digit separators (`1'000`), and prefixes (`u8'a'`).
-                Syntax::C | Syntax::Cpp if is_ident(prev) => return Err(()),
-                _ => quoted_end(text, i, b'\'', false)?,
-            },
-            b'`' if syntax == Syntax::Go => memchr::memchr(b'`', &text[i + 1..])
-                .map(|p| i + 1 + p + 1)
-                .ok_or(())?,
-            b'`' if js => template_end(text, i)?,
-            b'r' if syntax == Syntax::Rust && rust_raw_starts_token(text, i) => {
-                match rust_raw_string_end(text, i) {
-                    Some(end) => end?,
-                    None => i + 1,
-                }
-            }
-            _ => i + 1,
-        };
+        if next == targets.len() {
+            return true;
+        }
+        if i >= text.len() {
+            return false;
+        }
+        match step(text, i) {
+            Ok(after) => i = after,
+            Err(()) => return false,
+        }
     }
+}
+
+/// One step of the scan in Rust, Go, C, C++, JavaScript and TypeScript.
+fn c_like_step(syntax: Syntax, text: &[u8], i: usize) -> Result<usize, ()> {
+    let js = matches!(syntax, Syntax::JavaScript | Syntax::TypeScript);
+    let b = text[i];
+    let next = text.get(i + 1).copied().unwrap_or(0);
+    let prev = if i > 0 { text[i - 1] } else { b'\n' };
+    Ok(match b {
+        b'/' if next == b'/' => line_end(text, i),
+        b'/' if next == b'*' => block_comment_end(text, i + 2, syntax == Syntax::Rust)?,
+        b'/' if js => {
+            // Division or a regular expression: sure only if nothing on the rest of the
+            // line could open a string, a comment, a regex or JSX either way.
+            let end = line_end(text, i + 1);
+            if text[i + 1..end].iter().any(|c| b"\"'`/<".contains(c)) {
+                return Err(());
+            }
+            end
+        }
+        // JSX (`<p>`, `<_Row>`, `< p>`) or an HTML comment: text there follows other
+        // rules, and only a parse tells a JSX tag from a comparison.
+        b'<' if syntax == Syntax::JavaScript => return Err(()),
+        b'"' if syntax == Syntax::Cpp && prev == b'R' && raw_prefix_starts_token(text, i - 1) => {
+            cpp_raw_string_end(text, i)?
+        }
+        b'"' => quoted_end(text, i, b'"', syntax == Syntax::Rust)?,
+        b'\'' => match syntax {
+            Syntax::Rust => rust_quote_end(text, i)?,
+            // C++14 and C23 digit separators (`1'000`), and prefixes (`u8'a'`).
+            Syntax::C | Syntax::Cpp if is_ident(prev) => return Err(()),
+            _ => quoted_end(text, i, b'\'', false)?,
+        },
+        b'`' if syntax == Syntax::Go => memchr::memchr(b'`', &text[i + 1..])
+            .map(|p| i + 1 + p + 1)
+            .ok_or(())?,
+        b'`' if js => template_end(text, i)?,
+        b'r' if syntax == Syntax::Rust && rust_raw_starts_token(text, i) => {
+            match rust_raw_string_end(text, i) {
+                Some(end) => end?,
+                None => i + 1,
+            }
+        }
+        _ => i + 1,
+    })
 }
 
 /// The end of a `/* … */` comment whose body starts at `from` (nested in Rust).
@@ -263,31 +251,13 @@ fn template_end(text: &[u8], at: usize) -> Result<usize, ()> {
     Err(())
 }
 
-fn python(text: &[u8], targets: &[usize]) -> bool {
-    let mut cur = Cursor {
-        text,
-        targets,
-        next: 0,
-    };
-    scan_python(&mut cur).unwrap_or(false)
-}
-
-fn scan_python(cur: &mut Cursor<'_>) -> Result<bool, ()> {
-    let text = cur.text;
-    let mut i = 0;
-    loop {
-        if cur.at(i)? {
-            return Ok(true);
-        }
-        let Some(&b) = text.get(i) else {
-            return Err(());
-        };
-        i = match b {
-            b'#' => line_end(text, i),
-            b'"' | b'\'' => python_string_end(text, i)?,
-            _ => i + 1,
-        };
-    }
+/// One step of the scan in Python.
+fn python_step(text: &[u8], i: usize) -> Result<usize, ()> {
+    Ok(match text[i] {
+        b'#' => line_end(text, i),
+        b'"' | b'\'' => python_string_end(text, i)?,
+        _ => i + 1,
+    })
 }
 
 /// The end of a Python string whose opening quote is at `at`, prefix included in the check:
