@@ -1,1 +1,37 @@
-//! placeholder
+//! specc-llm: talking to models, for hours, unattended.
+//!
+//! * [`types`]: the plain data of a call (messages, tools, response, usage).
+//! * [`Provider`]: one attempt at one request. Implementations: [`OpenAiCompatible`],
+//!   [`Anthropic`], [`Replay`] (with [`Recorder`] to make recordings) and [`Scripted`].
+//! * [`Client`]: roles, concurrency, retries with backoff, the budget and the [`Ledger`].
+//! * [`cost`]: the per-role and per-model summary `specc cost` prints.
+
+mod anthropic;
+mod client;
+pub mod config;
+pub mod cost;
+mod error;
+mod http;
+mod ledger;
+mod openai;
+mod provider;
+mod replay;
+mod retry;
+mod scripted;
+mod secret;
+pub mod sse;
+pub mod types;
+
+pub use anthropic::Anthropic;
+pub use client::Client;
+pub use config::{LlmConfig, Role};
+pub use error::LlmError;
+pub use http::{MAX_RETRY_AFTER, Timeouts};
+pub use ledger::{CallRow, Ledger, Price};
+pub use openai::OpenAiCompatible;
+pub use provider::{BoxFuture, Provider};
+pub use replay::{Recorder, Recording, Replay, fingerprint};
+pub use retry::RetryPolicy;
+pub use scripted::Scripted;
+pub use secret::Secret;
+pub use types::{Message, Request, Response, Tool, ToolCall, ToolChoice, Usage};

@@ -1,0 +1,235 @@
+//! The client agents call: role → provider and model, concurrency per provider, retries,
+//! the budget, and a ledger row for every attempt.
+//! design: llm.faults
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+
+use crate::config::{LlmConfig, ProviderKind, Role};
+use crate::error::LlmError;
+use crate::http::Timeouts;
+use crate::ledger::{CallRow, Ledger};
+use crate::provider::Provider;
+use crate::replay::{Recorder, Replay};
+use crate::retry::RetryPolicy;
+use crate::secret::Secret;
+use crate::types::{Request, Response, Usage};
+use crate::{Anthropic, OpenAiCompatible};
+
+struct Slot {
+    provider: Result<Arc<dyn Provider>, LlmError>,
+    limit: Arc<Semaphore>,
+}
+
+pub struct Client {
+    config: LlmConfig,
+    slots: HashMap<String, Slot>,
+    ledger: Option<Arc<Ledger>>,
+    run: String,
+    policy: RetryPolicy,
+}
+
+impl Client {
+    /// Builds every provider the configuration names. `env` looks up environment variables
+    /// (API keys); with `record`, every successful exchange is appended to that file.
+    pub fn from_config(
+        config: LlmConfig,
+        env: &dyn Fn(&str) -> Option<String>,
+        record: Option<&Path>,
+    ) -> Client {
+        let mut slots = HashMap::new();
+        for (name, p) in &config.providers {
+            let provider = build(name, p, env).map(|provider| match record {
+                Some(path) => Arc::new(Recorder::new(provider, path)) as Arc<dyn Provider>,
+                None => provider,
+            });
+            slots.insert(
+                name.clone(),
+                Slot {
+                    provider,
+                    limit: Arc::new(Semaphore::new(p.concurrency.max(1))),
+                },
+            );
+        }
+        let policy = config.retry_policy();
+        Client {
+            config,
+            slots,
+            ledger: None,
+            run: "default".to_owned(),
+            policy,
+        }
+    }
+
+    /// Replaces (or adds) provider `name`: tests plug in a scripted fake this way.
+    pub fn with_provider(mut self, name: &str, provider: Arc<dyn Provider>, concurrency: usize) -> Client {
+        self.slots.insert(
+            name.to_owned(),
+            Slot {
+                provider: Ok(provider),
+                limit: Arc::new(Semaphore::new(concurrency.max(1))),
+            },
+        );
+        self
+    }
+
+    /// Records every attempt in `ledger` under run id `run`, and enforces the budget there.
+    pub fn with_ledger(mut self, ledger: Arc<Ledger>, run: &str) -> Client {
+        self.ledger = Some(ledger);
+        self.run = run.to_owned();
+        self
+    }
+
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Client {
+        self.policy = policy;
+        self
+    }
+
+    /// Makes a call for `role` on behalf of `task`, retrying what is worth retrying. The
+    /// request's model is the role's; its max_tokens is the smaller of the two.
+    pub async fn call(&self, role: Role, task: &str, mut request: Request) -> Result<Response, LlmError> {
+        let binding = self
+            .config
+            .role(role)
+            .ok_or_else(|| LlmError::Config(format!("no [roles.{}] in specc.toml", role.as_str())))?
+            .clone();
+        let slot = self.slots.get(&binding.provider).ok_or_else(|| {
+            LlmError::Config(format!("no provider `{}`", binding.provider))
+        })?;
+        let provider = slot.provider.clone()?;
+        request.model = binding.model.clone();
+        request.max_tokens = request.max_tokens.min(binding.max_tokens).max(1);
+        let price = self.config.price(&binding.model);
+
+        // Reserve the most this call can cost before it starts.
+        let input_estimate = request.messages.iter().map(|m| m.text.len() as u64 / 3 + 8).sum();
+        let worst = price.dollars(Usage {
+            input: input_estimate,
+            cached_input: 0,
+            output: u64::from(request.max_tokens),
+        });
+        let reservation = match &self.ledger {
+            Some(l) => Some(l.reserve(&self.run, worst, self.config.budget.dollars)?),
+            None => None,
+        };
+        let _permit = slot
+            .limit
+            .acquire()
+            .await
+            .map_err(|_| LlmError::Config("provider closed".into()))?;
+        let mut attempt = 1;
+        let result = loop {
+            let started = Instant::now();
+            let outcome = provider.complete(&request).await;
+            let latency = started.elapsed();
+            let (usage, label) = match &outcome {
+                Ok(r) => (r.usage, "ok"),
+                Err(e) => (Usage::default(), e.outcome()),
+            };
+            tracing::info!(
+                role = role.as_str(),
+                task,
+                provider = provider.name(),
+                model = %request.model,
+                attempt,
+                outcome = label,
+                latency_ms = latency.as_millis() as u64,
+                input = usage.input,
+                output = usage.output,
+                "model call"
+            );
+            self.record(role, task, provider.name(), &request.model, usage, price.dollars(usage), latency, attempt, label)?;
+            match outcome {
+                Ok(r) => break Ok(r),
+                Err(e) => match self.policy.delay(attempt, &e) {
+                    Some(wait) => {
+                        tracing::warn!(provider = provider.name(), attempt, wait_ms = wait.as_millis() as u64, error = %e, "retrying");
+                        tokio::time::sleep(wait).await;
+                        attempt += 1;
+                    }
+                    None => break Err(e),
+                },
+            }
+        };
+        if let (Some(l), Some(id)) = (&self.ledger, reservation) {
+            l.release(id)?;
+        }
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        role: Role,
+        task: &str,
+        provider: &str,
+        model: &str,
+        usage: Usage,
+        dollars: f64,
+        latency: Duration,
+        attempt: u32,
+        outcome: &str,
+    ) -> Result<(), LlmError> {
+        let Some(ledger) = &self.ledger else {
+            return Ok(());
+        };
+        ledger.record(&CallRow {
+            run: self.run.clone(),
+            task: task.to_owned(),
+            role: role.as_str().to_owned(),
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            usage,
+            dollars,
+            latency,
+            attempt,
+            outcome: outcome.to_owned(),
+        })
+    }
+}
+
+fn build(
+    name: &str,
+    p: &crate::config::ProviderConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn Provider>, LlmError> {
+    let key = match &p.api_key_env {
+        Some(var) => Some(env(var).filter(|v| !v.is_empty()).map(Secret::new).ok_or_else(|| {
+            LlmError::Config(format!(
+                "provider `{name}`: the environment variable {var} (api_key_env) is not set"
+            ))
+        })?),
+        None => None,
+    };
+    let d = Timeouts::default();
+    let timeouts = p.timeouts.map_or(d, |t| Timeouts {
+        connect: t.connect_secs.map_or(d.connect, Duration::from_secs_f64),
+        response: t.response_secs.map_or(d.response, Duration::from_secs_f64),
+        idle: t.idle_secs.map_or(d.idle, Duration::from_secs_f64),
+    });
+    let url = |default: &str| p.base_url.clone().unwrap_or_else(|| default.to_owned());
+    Ok(match p.kind {
+        ProviderKind::OpenaiCompatible => Arc::new(OpenAiCompatible::new(
+            name,
+            url("https://api.openai.com/v1"),
+            key,
+            timeouts,
+        )?),
+        ProviderKind::Anthropic => Arc::new(Anthropic::new(
+            name,
+            url("https://api.anthropic.com"),
+            key,
+            timeouts,
+        )?),
+        ProviderKind::Replay => {
+            let path = p.recording.as_deref().ok_or_else(|| {
+                LlmError::Config(format!("provider `{name}`: replay needs `recording = \"file.jsonl\"`"))
+            })?;
+            Arc::new(Replay::open(name, Path::new(path))?)
+        }
+    })
+}

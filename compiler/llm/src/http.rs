@@ -1,0 +1,184 @@
+//! The HTTP side shared by the real providers: timeouts, status classification, reading a
+//! body or an event stream. One call here is one attempt; retrying is `retry.rs`'s job.
+//! design: llm.faults
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::header::HeaderMap;
+
+use crate::error::LlmError;
+use crate::secret::Secret;
+use crate::sse;
+
+/// How long to wait, per attempt.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timeouts {
+    /// To open the connection.
+    pub connect: Duration,
+    /// For the response headers (and, without streaming, the whole body).
+    pub response: Duration,
+    /// Between two chunks of a stream.
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Timeouts {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            response: Duration::from_secs(600),
+            idle: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Waits longer than this are not waited: the call is parked.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+
+pub(crate) fn client(timeouts: Timeouts) -> Result<reqwest::Client, LlmError> {
+    reqwest::Client::builder()
+        .connect_timeout(timeouts.connect)
+        .build()
+        .map_err(|e| LlmError::Config(format!("HTTP client: {e}")))
+}
+
+/// Sends one request; a non-success status becomes its typed error.
+pub(crate) async fn send(
+    request: reqwest::RequestBuilder,
+    timeouts: Timeouts,
+    key: Option<&Secret>,
+) -> Result<reqwest::Response, LlmError> {
+    let response = match tokio::time::timeout(timeouts.response, request.send()).await {
+        Err(_) => return Err(LlmError::Timeout("the response")),
+        Ok(Err(e)) if e.is_timeout() => return Err(LlmError::Timeout("the connection")),
+        Ok(Err(e)) => return Err(LlmError::Connect(scrub(&without_url(&e), key))),
+        Ok(Ok(r)) => r,
+    };
+    let status = response.status().as_u16();
+    if response.status().is_success() {
+        return Ok(response);
+    }
+    let headers = response.headers().clone();
+    let body = match tokio::time::timeout(timeouts.idle, response.text()).await {
+        Ok(Ok(body)) => body,
+        _ => String::new(),
+    };
+    Err(classify(status, &headers, &scrub(&body, key)))
+}
+
+/// reqwest's error text names the URL, which is harmless, but keep messages short.
+fn without_url(e: &reqwest::Error) -> String {
+    let mut s = e.to_string();
+    if let Some(source) = std::error::Error::source(e) {
+        s = format!("{s}: {source}");
+    }
+    s
+}
+
+/// Removes the key from text that came back from the provider (some echo part of it).
+pub(crate) fn scrub(text: &str, key: Option<&Secret>) -> String {
+    let mut s: String = text.chars().take(2000).collect();
+    if let Some(key) = key.map(Secret::expose).filter(|k| k.len() >= 8) {
+        s = s.replace(key, "[redacted]");
+        // A prefix of the key (`sk-abc…`) is still the key's.
+        s = s.replace(&key[..key.len() / 2], "[redacted]");
+    }
+    s
+}
+
+/// The typed error for an HTTP status.
+pub(crate) fn classify(status: u16, headers: &HeaderMap, body: &str) -> LlmError {
+    let lower = body.to_ascii_lowercase();
+    let retry_after = retry_after(headers);
+    let wait_or_park = |body: &str| match retry_after {
+        Some(wait) if wait > MAX_RETRY_AFTER => LlmError::Parked { retry_after: wait },
+        _ => LlmError::Retryable {
+            status,
+            retry_after,
+            body: body.to_owned(),
+        },
+    };
+    match status {
+        400 | 413 | 422
+            if ["context_length", "context length", "maximum context", "too many tokens", "prompt is too long", "context window"]
+                .iter()
+                .any(|m| lower.contains(m)) =>
+        {
+            LlmError::ContextLength(body.to_owned())
+        }
+        401 | 403 => LlmError::Auth { status },
+        429 if ["insufficient_quota", "quota", "billing", "spend limit", "credit balance", "spending limit"]
+            .iter()
+            .any(|m| lower.contains(m)) =>
+        {
+            LlmError::Quota(body.to_owned())
+        }
+        408 | 409 | 429 | 500..=599 => wait_or_park(body),
+        _ => LlmError::Rejected {
+            status,
+            body: body.to_owned(),
+        },
+    }
+}
+
+/// `retry-after-ms` (milliseconds), else `Retry-After` in seconds.
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+    }
+    get("retry-after")
+        .and_then(|v| v.parse::<f64>().ok())
+        .map(|s| Duration::from_secs_f64(s.max(0.0)))
+}
+
+/// The whole body, each chunk within the idle timeout.
+pub(crate) async fn body(response: reqwest::Response, timeouts: Timeouts) -> Result<Vec<u8>, LlmError> {
+    let mut stream = response.bytes_stream();
+    let mut out = Vec::new();
+    loop {
+        match tokio::time::timeout(timeouts.idle, stream.next()).await {
+            Err(_) => return Err(LlmError::Timeout("the response body")),
+            Ok(None) => return Ok(out),
+            Ok(Some(Err(_))) => return Err(LlmError::StreamCut),
+            Ok(Some(Ok(chunk))) => out.extend_from_slice(&chunk),
+        }
+    }
+}
+
+/// Reads an event stream, handing each event to `on_event`, which says when the final event
+/// has come. A stream that ends, breaks or idles before that is an error: nothing of it is
+/// used.
+pub(crate) async fn events(
+    response: reqwest::Response,
+    timeouts: Timeouts,
+    mut on_event: impl FnMut(sse::Event) -> Result<bool, LlmError>,
+) -> Result<(), LlmError> {
+    let mut stream = response.bytes_stream();
+    let mut parser = sse::Parser::default();
+    loop {
+        match tokio::time::timeout(timeouts.idle, stream.next()).await {
+            Err(_) => return Err(LlmError::Timeout("the next stream event")),
+            Ok(None) | Ok(Some(Err(_))) => return Err(LlmError::StreamCut),
+            Ok(Some(Ok(chunk))) => {
+                for event in parser.feed(&chunk) {
+                    if on_event(event)? {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Parses a tool call's arguments; anything but JSON is a typed error, never a call.
+pub(crate) fn tool_arguments(name: &str, arguments: &str) -> Result<serde_json::Value, LlmError> {
+    if arguments.trim().is_empty() {
+        return Ok(serde_json::json!({}));
+    }
+    serde_json::from_str(arguments).map_err(|e| LlmError::MalformedToolCall {
+        name: name.to_owned(),
+        arguments: arguments.chars().take(500).collect(),
+        reason: e.to_string(),
+    })
+}

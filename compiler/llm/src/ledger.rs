@@ -1,0 +1,218 @@
+//! The cost ledger in `.specc/state.db`: one row per attempt, and budget reservations that
+//! hold across concurrent calls and across restarts.
+//! design: llm.ledger
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde::Serialize;
+
+use crate::error::LlmError;
+use crate::types::Usage;
+
+/// Prices in dollars per million tokens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Price {
+    pub input: f64,
+    pub cached_input: f64,
+    pub output: f64,
+}
+
+impl Price {
+    pub fn dollars(&self, usage: Usage) -> f64 {
+        (usage.input as f64 * self.input
+            + usage.cached_input as f64 * self.cached_input
+            + usage.output as f64 * self.output)
+            / 1e6
+    }
+}
+
+/// One attempt, as recorded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallRow {
+    pub run: String,
+    pub task: String,
+    pub role: String,
+    pub provider: String,
+    pub model: String,
+    pub usage: Usage,
+    pub dollars: f64,
+    pub latency: Duration,
+    pub attempt: u32,
+    pub outcome: String,
+}
+
+/// Reservations older than this belong to a process that died mid-call; they stop counting.
+const STALE_RESERVATION: Duration = Duration::from_secs(3600);
+
+pub struct Ledger {
+    conn: Mutex<Connection>,
+}
+
+fn db(e: rusqlite::Error) -> LlmError {
+    LlmError::Ledger(e.to_string())
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+impl Ledger {
+    /// Opens (creating) the state database: WAL, synchronous=FULL, so an acknowledged row
+    /// survives `kill -9`.
+    pub fn open(path: &Path) -> Result<Ledger, LlmError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| LlmError::Ledger(e.to_string()))?;
+        }
+        let conn = Connection::open(path).map_err(db)?;
+        conn.busy_timeout(Duration::from_secs(30)).map_err(db)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(db)?;
+        conn.pragma_update(None, "synchronous", "FULL").map_err(db)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS llm_calls (
+                 id INTEGER PRIMARY KEY,
+                 at_unix INTEGER NOT NULL,
+                 run TEXT NOT NULL, task TEXT NOT NULL, role TEXT NOT NULL,
+                 provider TEXT NOT NULL, model TEXT NOT NULL,
+                 input_tokens INTEGER NOT NULL, cached_input_tokens INTEGER NOT NULL,
+                 output_tokens INTEGER NOT NULL, dollars REAL NOT NULL,
+                 latency_ms INTEGER NOT NULL, attempt INTEGER NOT NULL, outcome TEXT NOT NULL);
+             CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls(run);
+             CREATE TABLE IF NOT EXISTS llm_reservations (
+                 id INTEGER PRIMARY KEY, run TEXT NOT NULL, dollars REAL NOT NULL,
+                 created_unix INTEGER NOT NULL);",
+        )
+        .map_err(db)?;
+        Ok(Ledger {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn conn(&self) -> Result<std::sync::MutexGuard<'_, Connection>, LlmError> {
+        self.conn
+            .lock()
+            .map_err(|_| LlmError::Ledger("the ledger lock is poisoned".into()))
+    }
+
+    pub fn record(&self, row: &CallRow) -> Result<(), LlmError> {
+        self.conn()?
+            .execute(
+                "INSERT INTO llm_calls (at_unix, run, task, role, provider, model, input_tokens,
+                 cached_input_tokens, output_tokens, dollars, latency_ms, attempt, outcome)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                params![
+                    now(),
+                    row.run,
+                    row.task,
+                    row.role,
+                    row.provider,
+                    row.model,
+                    row.usage.input as i64,
+                    row.usage.cached_input as i64,
+                    row.usage.output as i64,
+                    row.dollars,
+                    row.latency.as_millis() as i64,
+                    row.attempt,
+                    row.outcome,
+                ],
+            )
+            .map(|_| ())
+            .map_err(db)
+    }
+
+    /// Reserves `dollars` for a call of `run`, unless spent plus reserved plus this would pass
+    /// `cap`. Atomic across processes (an immediate transaction). Returns the reservation id.
+    pub fn reserve(&self, run: &str, dollars: f64, cap: Option<f64>) -> Result<i64, LlmError> {
+        let mut conn = self.conn()?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db)?;
+        if let Some(cap) = cap {
+            let spent: f64 = tx
+                .query_row("SELECT COALESCE(SUM(dollars), 0) FROM llm_calls WHERE run = ?1", [run], |r| r.get(0))
+                .map_err(db)?;
+            let reserved: f64 = tx
+                .query_row(
+                    "SELECT COALESCE(SUM(dollars), 0) FROM llm_reservations WHERE run = ?1 AND created_unix > ?2",
+                    params![run, now() - STALE_RESERVATION.as_secs() as i64],
+                    |r| r.get(0),
+                )
+                .map_err(db)?;
+            if spent + reserved + dollars > cap {
+                return Err(LlmError::Budget {
+                    cap,
+                    committed: spent + reserved,
+                    needed: dollars,
+                });
+            }
+        }
+        tx.execute(
+            "INSERT INTO llm_reservations (run, dollars, created_unix) VALUES (?1, ?2, ?3)",
+            params![run, dollars, now()],
+        )
+        .map_err(db)?;
+        let id = tx.last_insert_rowid();
+        tx.commit().map_err(db)?;
+        Ok(id)
+    }
+
+    /// Releases a reservation once its call is settled (its rows recorded).
+    pub fn release(&self, reservation: i64) -> Result<(), LlmError> {
+        self.conn()?
+            .execute("DELETE FROM llm_reservations WHERE id = ?1", [reservation])
+            .map(|_| ())
+            .map_err(db)
+    }
+
+    /// Dollars spent by `run`.
+    pub fn spent(&self, run: &str) -> Result<f64, LlmError> {
+        self.conn()?
+            .query_row("SELECT COALESCE(SUM(dollars), 0) FROM llm_calls WHERE run = ?1", [run], |r| r.get(0))
+            .map_err(db)
+    }
+
+    /// Every recorded attempt, oldest first.
+    pub fn rows(&self) -> Result<Vec<CallRow>, LlmError> {
+        let conn = self.conn()?;
+        let mut stmt = conn
+            .prepare(
+                "SELECT run, task, role, provider, model, input_tokens, cached_input_tokens,
+                 output_tokens, dollars, latency_ms, attempt, outcome FROM llm_calls ORDER BY id",
+            )
+            .map_err(db)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(CallRow {
+                    run: r.get(0)?,
+                    task: r.get(1)?,
+                    role: r.get(2)?,
+                    provider: r.get(3)?,
+                    model: r.get(4)?,
+                    usage: Usage {
+                        input: r.get::<_, i64>(5)? as u64,
+                        cached_input: r.get::<_, i64>(6)? as u64,
+                        output: r.get::<_, i64>(7)? as u64,
+                    },
+                    dollars: r.get(8)?,
+                    latency: Duration::from_millis(r.get::<_, i64>(9)? as u64),
+                    attempt: r.get(10)?,
+                    outcome: r.get(11)?,
+                })
+            })
+            .map_err(db)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db)
+    }
+
+    /// Open reservations (for tests and `specc cost`).
+    pub fn reservations(&self) -> Result<usize, LlmError> {
+        self.conn()?
+            .query_row("SELECT COUNT(*) FROM llm_reservations", [], |r| r.get::<_, i64>(0))
+            .optional()
+            .map(|n| n.unwrap_or(0) as usize)
+            .map_err(db)
+    }
+}

@@ -1,0 +1,145 @@
+//! Record and replay: responses stored by request fingerprint, for deterministic tests and
+//! offline demos. A recording holds the request and the response, never a key: requests are
+//! plain data, and keys live only in the HTTP layer.
+//! design: llm.replay
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::LlmError;
+use crate::provider::{BoxFuture, Provider};
+use crate::types::{Author, Request, Response};
+
+/// The fingerprint of a request: blake3 over its JSON form (every field, in a fixed order;
+/// JSON objects inside, such as tool schemas, have sorted keys), first 16 hex digits.
+pub fn fingerprint(request: &Request) -> String {
+    let json = serde_json::to_vec(request).unwrap_or_default();
+    blake3::hash(&json).to_hex()[..16].to_owned()
+}
+
+/// A few words naming a request in messages: model and the start of the last user message.
+pub fn summary(request: &Request) -> String {
+    let last = request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.author == Author::User)
+        .map(|m| m.text.chars().take(60).collect::<String>())
+        .unwrap_or_default();
+    format!("model {}, last user message \"{}\"", request.model, last.replace('\n', " "))
+}
+
+/// One line of a recording file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Recording {
+    pub fingerprint: String,
+    pub request: Request,
+    pub response: Response,
+}
+
+/// Serves recorded responses. A request with no recording is `LlmError::ReplayMiss`.
+pub struct Replay {
+    name: String,
+    by_fingerprint: HashMap<String, Response>,
+}
+
+impl Replay {
+    /// Reads a recording file (JSON lines). A missing file is an empty recording.
+    pub fn open(name: impl Into<String>, path: &Path) -> Result<Replay, LlmError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(LlmError::Config(format!("{}: {e}", path.display()))),
+        };
+        let mut by_fingerprint = HashMap::new();
+        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let r: Recording = serde_json::from_str(line).map_err(|e| {
+                LlmError::Config(format!("{}:{}: not a recording: {e}", path.display(), i + 1))
+            })?;
+            by_fingerprint.insert(r.fingerprint, r.response);
+        }
+        Ok(Replay {
+            name: name.into(),
+            by_fingerprint,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_fingerprint.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_fingerprint.is_empty()
+    }
+}
+
+impl Provider for Replay {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn complete<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, LlmError>> {
+        let fp = fingerprint(request);
+        let found = self.by_fingerprint.get(&fp).cloned();
+        Box::pin(async move {
+            found.ok_or_else(|| LlmError::ReplayMiss {
+                fingerprint: fp,
+                request: summary(request),
+            })
+        })
+    }
+}
+
+/// Wraps a provider and appends every successful exchange to a recording file.
+pub struct Recorder {
+    inner: Arc<dyn Provider>,
+    path: PathBuf,
+    lock: Mutex<()>,
+}
+
+impl Recorder {
+    pub fn new(inner: Arc<dyn Provider>, path: impl Into<PathBuf>) -> Recorder {
+        Recorder {
+            inner,
+            path: path.into(),
+            lock: Mutex::new(()),
+        }
+    }
+
+    fn append(&self, request: &Request, response: &Response) -> Result<(), LlmError> {
+        let line = serde_json::to_string(&Recording {
+            fingerprint: fingerprint(request),
+            request: request.clone(),
+            response: response.clone(),
+        })
+        .map_err(|e| LlmError::Protocol(e.to_string()))?;
+        let _guard = self.lock.lock().map_err(|_| LlmError::Config("recorder lock".into()))?;
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| LlmError::Config(e.to_string()))?;
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(|e| LlmError::Config(format!("{}: {e}", self.path.display())))?;
+        writeln!(f, "{line}").map_err(|e| LlmError::Config(e.to_string()))
+    }
+}
+
+impl Provider for Recorder {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn complete<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, LlmError>> {
+        Box::pin(async move {
+            let response = self.inner.complete(request).await?;
+            self.append(request, &response)?;
+            Ok(response)
+        })
+    }
+}
