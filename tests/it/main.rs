@@ -6,6 +6,7 @@ mod check_fixtures;
 mod check_incremental;
 mod check_windowed;
 mod cli;
+mod cost;
 mod fingerprints;
 mod fixtures;
 mod incremental;

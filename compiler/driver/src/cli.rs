@@ -25,8 +25,23 @@ pub(crate) enum Command {
     /// Rewrite the pins of references in FILE (or on one line of it) to the current
     /// decisions, once the code has been revisited.
     Pin(PinArgs),
+    /// Tokens and dollars spent on models, by role and by model, from the state database.
+    Cost(CostArgs),
     /// Print the long explanation of a diagnostic code, or list every code.
     Explain(ExplainArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct CostArgs {
+    /// The state database [default: .specc/state.db].
+    #[arg(long, default_value = ".specc/state.db")]
+    pub(crate) state: PathBuf,
+    /// Only this run's calls.
+    #[arg(long)]
+    pub(crate) run: Option<String>,
+    /// How to print it.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
 }
 
 #[derive(clap::Args, Debug)]

@@ -190,6 +190,7 @@ pub(crate) fn parse(v: &Value, requested: &str) -> Result<Response, LlmError> {
         usage: u,
         finish: finish(v["stop_reason"].as_str()),
         model: v["model"].as_str().unwrap_or(requested).to_owned(),
+        usage_estimated: false,
     })
 }
 
@@ -270,6 +271,7 @@ impl Stream {
             usage: self.usage,
             finish: finish(self.stop.as_deref()),
             model: self.model.unwrap_or_else(|| requested.to_owned()),
+            usage_estimated: false,
         })
     }
 }

@@ -66,7 +66,12 @@ impl Client {
     }
 
     /// Replaces (or adds) provider `name`: tests plug in a scripted fake this way.
-    pub fn with_provider(mut self, name: &str, provider: Arc<dyn Provider>, concurrency: usize) -> Client {
+    pub fn with_provider(
+        mut self,
+        name: &str,
+        provider: Arc<dyn Provider>,
+        concurrency: usize,
+    ) -> Client {
         self.slots.insert(
             name.to_owned(),
             Slot {
@@ -91,22 +96,32 @@ impl Client {
 
     /// Makes a call for `role` on behalf of `task`, retrying what is worth retrying. The
     /// request's model is the role's; its max_tokens is the smaller of the two.
-    pub async fn call(&self, role: Role, task: &str, mut request: Request) -> Result<Response, LlmError> {
+    pub async fn call(
+        &self,
+        role: Role,
+        task: &str,
+        mut request: Request,
+    ) -> Result<Response, LlmError> {
         let binding = self
             .config
             .role(role)
             .ok_or_else(|| LlmError::Config(format!("no [roles.{}] in specc.toml", role.as_str())))?
             .clone();
-        let slot = self.slots.get(&binding.provider).ok_or_else(|| {
-            LlmError::Config(format!("no provider `{}`", binding.provider))
-        })?;
+        let slot = self
+            .slots
+            .get(&binding.provider)
+            .ok_or_else(|| LlmError::Config(format!("no provider `{}`", binding.provider)))?;
         let provider = slot.provider.clone()?;
         request.model = binding.model.clone();
         request.max_tokens = request.max_tokens.min(binding.max_tokens).max(1);
         let price = self.config.price(&binding.model);
 
         // Reserve the most this call can cost before it starts.
-        let input_estimate = request.messages.iter().map(|m| m.text.len() as u64 / 3 + 8).sum();
+        let input_estimate = request
+            .messages
+            .iter()
+            .map(|m| m.text.len() as u64 / 3 + 8)
+            .sum();
         let worst = price.dollars(Usage {
             input: input_estimate,
             cached_input: 0,
@@ -127,6 +142,7 @@ impl Client {
             let outcome = provider.complete(&request).await;
             let latency = started.elapsed();
             let (usage, label) = match &outcome {
+                Ok(r) if r.usage_estimated => (r.usage, "ok_estimated_usage"),
                 Ok(r) => (r.usage, "ok"),
                 Err(e) => (Usage::default(), e.outcome()),
             };
@@ -142,7 +158,17 @@ impl Client {
                 output = usage.output,
                 "model call"
             );
-            self.record(role, task, provider.name(), &request.model, usage, price.dollars(usage), latency, attempt, label)?;
+            self.record(
+                role,
+                task,
+                provider.name(),
+                &request.model,
+                usage,
+                price.dollars(usage),
+                latency,
+                attempt,
+                label,
+            )?;
             match outcome {
                 Ok(r) => break Ok(r),
                 Err(e) => match self.policy.delay(attempt, &e) {
@@ -198,11 +224,16 @@ fn build(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn Provider>, LlmError> {
     let key = match &p.api_key_env {
-        Some(var) => Some(env(var).filter(|v| !v.is_empty()).map(Secret::new).ok_or_else(|| {
-            LlmError::Config(format!(
-                "provider `{name}`: the environment variable {var} (api_key_env) is not set"
-            ))
-        })?),
+        Some(var) => Some(
+            env(var)
+                .filter(|v| !v.is_empty())
+                .map(Secret::new)
+                .ok_or_else(|| {
+                    LlmError::Config(format!(
+                        "provider `{name}`: the environment variable {var} (api_key_env) is not set"
+                    ))
+                })?,
+        ),
         None => None,
     };
     let d = Timeouts::default();
@@ -227,7 +258,9 @@ fn build(
         )?),
         ProviderKind::Replay => {
             let path = p.recording.as_deref().ok_or_else(|| {
-                LlmError::Config(format!("provider `{name}`: replay needs `recording = \"file.jsonl\"`"))
+                LlmError::Config(format!(
+                    "provider `{name}`: replay needs `recording = \"file.jsonl\"`"
+                ))
             })?;
             Arc::new(Replay::open(name, Path::new(path))?)
         }

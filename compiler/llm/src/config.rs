@@ -165,6 +165,23 @@ impl LlmConfig {
         Ok(config)
     }
 
+    /// Reads and parses `specc.toml`; a relative `recording` path is taken relative to the
+    /// file's directory.
+    pub fn load(path: &std::path::Path) -> Result<LlmConfig, LlmError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| LlmError::Config(format!("{}: {e}", path.display())))?;
+        let mut config = LlmConfig::parse(&text)?;
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        for p in config.providers.values_mut() {
+            if let Some(rec) = &p.recording
+                && std::path::Path::new(rec).is_relative()
+            {
+                p.recording = Some(dir.join(rec).display().to_string());
+            }
+        }
+        Ok(config)
+    }
+
     pub fn role(&self, role: Role) -> Option<&RoleConfig> {
         self.roles.get(role.as_str())
     }

@@ -9,7 +9,8 @@ use crate::ledger::CallRow;
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Line {
     pub name: String,
-    /// Calls that succeeded.
+    /// Calls that succeeded (`ok`, or `ok_estimated_usage` when the provider reported no
+    /// usage and the tokens are estimated from the text).
     pub calls: u64,
     /// Attempts, retries and failures included.
     pub attempts: u64,
@@ -42,7 +43,7 @@ pub fn summarize(rows: &[CallRow]) -> Summary {
             &mut total,
         ] {
             line.attempts += 1;
-            line.calls += u64::from(r.outcome == "ok");
+            line.calls += u64::from(r.outcome.starts_with("ok"));
             line.input_tokens += r.usage.input;
             line.cached_input_tokens += r.usage.cached_input;
             line.output_tokens += r.usage.output;

@@ -33,13 +33,24 @@ pub enum LlmError {
     /// Any other 4xx: the request is wrong, and sending it again will not help.
     Rejected { status: u16, body: String },
     /// The model called a tool with arguments that are not JSON.
-    MalformedToolCall { name: String, arguments: String, reason: String },
+    MalformedToolCall {
+        name: String,
+        arguments: String,
+        reason: String,
+    },
     /// The response did not have the shape the provider's API documents.
     Protocol(String),
     /// The replay provider has no recording of this request.
-    ReplayMiss { fingerprint: String, request: String },
+    ReplayMiss {
+        fingerprint: String,
+        request: String,
+    },
     /// The budget cap would be exceeded by this call's reservation.
-    Budget { cap: f64, committed: f64, needed: f64 },
+    Budget {
+        cap: f64,
+        committed: f64,
+        needed: f64,
+    },
     /// The configuration names something that does not exist.
     Config(String),
     /// The state database failed.
@@ -106,7 +117,10 @@ impl std::fmt::Display for LlmError {
                 name,
                 arguments,
                 reason,
-            } => write!(f, "tool call `{name}` has arguments that are not JSON ({reason}): {arguments}"),
+            } => write!(
+                f,
+                "tool call `{name}` has arguments that are not JSON ({reason}): {arguments}"
+            ),
             LlmError::Protocol(e) => write!(f, "unexpected response: {e}"),
             LlmError::ReplayMiss {
                 fingerprint,

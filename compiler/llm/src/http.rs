@@ -100,16 +100,30 @@ pub(crate) fn classify(status: u16, headers: &HeaderMap, body: &str) -> LlmError
     };
     match status {
         400 | 413 | 422
-            if ["context_length", "context length", "maximum context", "too many tokens", "prompt is too long", "context window"]
-                .iter()
-                .any(|m| lower.contains(m)) =>
+            if [
+                "context_length",
+                "context length",
+                "maximum context",
+                "too many tokens",
+                "prompt is too long",
+                "context window",
+            ]
+            .iter()
+            .any(|m| lower.contains(m)) =>
         {
             LlmError::ContextLength(body.to_owned())
         }
         401 | 403 => LlmError::Auth { status },
-        429 if ["insufficient_quota", "quota", "billing", "spend limit", "credit balance", "spending limit"]
-            .iter()
-            .any(|m| lower.contains(m)) =>
+        429 if [
+            "insufficient_quota",
+            "quota",
+            "billing",
+            "spend limit",
+            "credit balance",
+            "spending limit",
+        ]
+        .iter()
+        .any(|m| lower.contains(m)) =>
         {
             LlmError::Quota(body.to_owned())
         }
@@ -123,7 +137,12 @@ pub(crate) fn classify(status: u16, headers: &HeaderMap, body: &str) -> LlmError
 
 /// `retry-after-ms` (milliseconds), else `Retry-After` in seconds.
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
     if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
         return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
     }
@@ -133,7 +152,10 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 }
 
 /// The whole body, each chunk within the idle timeout.
-pub(crate) async fn body(response: reqwest::Response, timeouts: Timeouts) -> Result<Vec<u8>, LlmError> {
+pub(crate) async fn body(
+    response: reqwest::Response,
+    timeouts: Timeouts,
+) -> Result<Vec<u8>, LlmError> {
     let mut stream = response.bytes_stream();
     let mut out = Vec::new();
     loop {

@@ -70,8 +70,10 @@ impl Ledger {
         }
         let conn = Connection::open(path).map_err(db)?;
         conn.busy_timeout(Duration::from_secs(30)).map_err(db)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(db)?;
-        conn.pragma_update(None, "synchronous", "FULL").map_err(db)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(db)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS llm_calls (
                  id INTEGER PRIMARY KEY,
@@ -133,7 +135,11 @@ impl Ledger {
             .map_err(db)?;
         if let Some(cap) = cap {
             let spent: f64 = tx
-                .query_row("SELECT COALESCE(SUM(dollars), 0) FROM llm_calls WHERE run = ?1", [run], |r| r.get(0))
+                .query_row(
+                    "SELECT COALESCE(SUM(dollars), 0) FROM llm_calls WHERE run = ?1",
+                    [run],
+                    |r| r.get(0),
+                )
                 .map_err(db)?;
             let reserved: f64 = tx
                 .query_row(
@@ -171,7 +177,11 @@ impl Ledger {
     /// Dollars spent by `run`.
     pub fn spent(&self, run: &str) -> Result<f64, LlmError> {
         self.conn()?
-            .query_row("SELECT COALESCE(SUM(dollars), 0) FROM llm_calls WHERE run = ?1", [run], |r| r.get(0))
+            .query_row(
+                "SELECT COALESCE(SUM(dollars), 0) FROM llm_calls WHERE run = ?1",
+                [run],
+                |r| r.get(0),
+            )
             .map_err(db)
     }
 
@@ -210,7 +220,9 @@ impl Ledger {
     /// Open reservations (for tests and `specc cost`).
     pub fn reservations(&self) -> Result<usize, LlmError> {
         self.conn()?
-            .query_row("SELECT COUNT(*) FROM llm_reservations", [], |r| r.get::<_, i64>(0))
+            .query_row("SELECT COUNT(*) FROM llm_reservations", [], |r| {
+                r.get::<_, i64>(0)
+            })
             .optional()
             .map(|n| n.unwrap_or(0) as usize)
             .map_err(db)

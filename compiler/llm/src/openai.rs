@@ -48,7 +48,7 @@ impl OpenAiCompatible {
         if request.stream {
             let mut acc = Stream::default();
             http::events(response, self.timeouts, |event| acc.event(&event.data)).await?;
-            acc.finish(&request.model)
+            acc.finish(request)
         } else {
             let bytes = http::body(response, self.timeouts).await?;
             let value: Value = serde_json::from_slice(&bytes)
@@ -126,8 +126,7 @@ pub(crate) fn body(r: &Request) -> Value {
         ResponseFormat::Text => {}
         ResponseFormat::Json => body["response_format"] = json!({"type": "json_object"}),
         ResponseFormat::JsonSchema(schema) => {
-            body["response_format"] =
-                json!({"type": "json_schema", "json_schema": {"name": "response", "schema": schema}});
+            body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "response", "schema": schema}});
         }
     }
     body
@@ -163,7 +162,10 @@ pub(crate) fn parse(v: &Value, requested: &str) -> Result<Response, LlmError> {
     let message = &choice["message"];
     let mut tool_calls = Vec::new();
     for c in message["tool_calls"].as_array().into_iter().flatten() {
-        let name = c["function"]["name"].as_str().unwrap_or_default().to_owned();
+        let name = c["function"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let arguments = c["function"]["arguments"].as_str().unwrap_or_default();
         tool_calls.push(ToolCall {
             id: c["id"].as_str().unwrap_or_default().to_owned(),
@@ -177,6 +179,7 @@ pub(crate) fn parse(v: &Value, requested: &str) -> Result<Response, LlmError> {
         usage: usage(&v["usage"]),
         finish: finish(choice["finish_reason"].as_str()),
         model: v["model"].as_str().unwrap_or(requested).to_owned(),
+        usage_estimated: false,
     })
 }
 
@@ -187,7 +190,7 @@ struct Stream {
     /// By index: id, name, arguments so far.
     calls: Vec<(String, String, String)>,
     finish: Option<String>,
-    usage: Usage,
+    usage: Option<Usage>,
     model: Option<String>,
     done: bool,
 }
@@ -207,7 +210,7 @@ impl Stream {
             self.model = Some(m.to_owned());
         }
         if v["usage"].is_object() {
-            self.usage = usage(&v["usage"]);
+            self.usage = Some(usage(&v["usage"]));
         }
         for choice in v["choices"].as_array().into_iter().flatten() {
             let delta = &choice["delta"];
@@ -237,10 +240,25 @@ impl Stream {
         Ok(false)
     }
 
-    fn finish(self, requested: &str) -> Result<Response, LlmError> {
+    fn finish(self, request: &Request) -> Result<Response, LlmError> {
         if !self.done {
             return Err(LlmError::StreamCut);
         }
+        let estimated = self.usage.is_none();
+        let usage = self.usage.unwrap_or_else(|| {
+            let out: usize = self.text.len()
+                + self
+                    .calls
+                    .iter()
+                    .map(|c| c.1.len() + c.2.len())
+                    .sum::<usize>();
+            let input: usize = request.messages.iter().map(|m| m.text.len() + 4).sum();
+            Usage {
+                input: input.div_ceil(4) as u64,
+                cached_input: 0,
+                output: out.div_ceil(4) as u64,
+            }
+        });
         let mut tool_calls = Vec::new();
         for (id, name, arguments) in self.calls {
             tool_calls.push(ToolCall {
@@ -252,9 +270,10 @@ impl Stream {
         Ok(Response {
             text: self.text,
             tool_calls,
-            usage: self.usage,
+            usage,
             finish: finish(self.finish.as_deref()),
-            model: self.model.unwrap_or_else(|| requested.to_owned()),
+            model: self.model.unwrap_or_else(|| request.model.clone()),
+            usage_estimated: estimated,
         })
     }
 }

@@ -30,7 +30,11 @@ pub fn summary(request: &Request) -> String {
         .find(|m| m.author == Author::User)
         .map(|m| m.text.chars().take(60).collect::<String>())
         .unwrap_or_default();
-    format!("model {}, last user message \"{}\"", request.model, last.replace('\n', " "))
+    format!(
+        "model {}, last user message \"{}\"",
+        request.model,
+        last.replace('\n', " ")
+    )
 }
 
 /// One line of a recording file.
@@ -56,9 +60,17 @@ impl Replay {
             Err(e) => return Err(LlmError::Config(format!("{}: {e}", path.display()))),
         };
         let mut by_fingerprint = HashMap::new();
-        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        for (i, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
             let r: Recording = serde_json::from_str(line).map_err(|e| {
-                LlmError::Config(format!("{}:{}: not a recording: {e}", path.display(), i + 1))
+                LlmError::Config(format!(
+                    "{}:{}: not a recording: {e}",
+                    path.display(),
+                    i + 1
+                ))
             })?;
             by_fingerprint.insert(r.fingerprint, r.response);
         }
@@ -117,7 +129,10 @@ impl Recorder {
             response: response.clone(),
         })
         .map_err(|e| LlmError::Protocol(e.to_string()))?;
-        let _guard = self.lock.lock().map_err(|_| LlmError::Config("recorder lock".into()))?;
+        let _guard = self
+            .lock
+            .lock()
+            .map_err(|_| LlmError::Config("recorder lock".into()))?;
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| LlmError::Config(e.to_string()))?;
         }

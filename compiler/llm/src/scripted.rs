@@ -31,6 +31,7 @@ impl Scripted {
             usage,
             finish: FinishReason::Stop,
             model: "scripted".to_owned(),
+            usage_estimated: false,
         }
     }
 

@@ -13,7 +13,10 @@ impl Secret {
 
     /// Reads `var` from the environment.
     pub fn from_env(var: &str) -> Option<Secret> {
-        std::env::var(var).ok().filter(|v| !v.is_empty()).map(Secret)
+        std::env::var(var)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .map(Secret)
     }
 
     pub fn expose(&self) -> &str {

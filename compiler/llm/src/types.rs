@@ -154,4 +154,8 @@ pub struct Response {
     pub finish: FinishReason,
     /// The model the provider says answered.
     pub model: String,
+    /// The provider reported no usage (some servers omit it from streams): `usage` is an
+    /// estimate from the text, about four characters a token, and the ledger says so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub usage_estimated: bool,
 }

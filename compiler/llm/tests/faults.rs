@@ -26,25 +26,59 @@ async fn requests(s: &MockServer) -> usize {
 async fn rate_limited_with_retry_after_2_is_retried_once_at_least_2_s_later() {
     let s = server().await;
     chat()
-        .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "2").set_body_string("rate limited"))
+        .respond_with(
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "2")
+                .set_body_string("rate limited"),
+        )
         .up_to_n_times(1)
         .mount(&s)
         .await;
-    chat().respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("hi"))).mount(&s).await;
+    chat()
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("hi")))
+        .mount(&s)
+        .await;
     let dir = tempfile::tempdir().expect("dir");
-    let (c, ledger) = client("openai-compatible", &format!("{}/v1", s.uri()), dir.path(), "");
+    let (c, ledger) = client(
+        "openai-compatible",
+        &format!("{}/v1", s.uri()),
+        dir.path(),
+        "",
+    );
     let started = Instant::now();
-    let r = c.call(Role::Worker, "t1", request(false)).await.expect("succeeds on the retry");
-    assert!(started.elapsed() >= Duration::from_secs(2), "{:?}", started.elapsed());
+    let r = c
+        .call(Role::Worker, "t1", request(false))
+        .await
+        .expect("succeeds on the retry");
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(r.text, "hi");
     assert_eq!(requests(&s).await, 2, "exactly one retry");
     let rows = ledger.rows().expect("rows");
     let outcomes: Vec<&str> = rows.iter().map(|r| r.outcome.as_str()).collect();
     assert_eq!(outcomes, ["retryable_status", "ok"]);
-    assert_eq!((rows[1].usage.input, rows[1].usage.cached_input, rows[1].usage.output), (10, 2, 5));
+    assert_eq!(
+        (
+            rows[1].usage.input,
+            rows[1].usage.cached_input,
+            rows[1].usage.output
+        ),
+        (10, 2, 5)
+    );
     let dollars = (10.0 * 1.0 + 2.0 * 0.1 + 5.0 * 2.0) / 1e6;
-    assert!((rows[1].dollars - dollars).abs() < 1e-12, "{}", rows[1].dollars);
-    assert_eq!(ledger.reservations().expect("n"), 0, "the reservation is settled");
+    assert!(
+        (rows[1].dollars - dollars).abs() < 1e-12,
+        "{}",
+        rows[1].dollars
+    );
+    assert_eq!(
+        ledger.reservations().expect("n"),
+        0,
+        "the reservation is settled"
+    );
 }
 
 #[tokio::test]
@@ -55,9 +89,22 @@ async fn retry_after_600_parks_the_call_without_retrying() {
         .mount(&s)
         .await;
     let dir = tempfile::tempdir().expect("dir");
-    let (c, _) = client("openai-compatible", &format!("{}/v1", s.uri()), dir.path(), "");
-    let e = c.call(Role::Worker, "t", request(false)).await.expect_err("parked");
-    assert_eq!(e, LlmError::Parked { retry_after: Duration::from_secs(600) });
+    let (c, _) = client(
+        "openai-compatible",
+        &format!("{}/v1", s.uri()),
+        dir.path(),
+        "",
+    );
+    let e = c
+        .call(Role::Worker, "t", request(false))
+        .await
+        .expect_err("parked");
+    assert_eq!(
+        e,
+        LlmError::Parked {
+            retry_after: Duration::from_secs(600)
+        }
+    );
     assert_eq!(requests(&s).await, 1);
 }
 
@@ -69,9 +116,17 @@ async fn retry_after_ms_is_honoured() {
         .up_to_n_times(1)
         .mount(&s)
         .await;
-    chat().respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("ok"))).mount(&s).await;
+    chat()
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("ok")))
+        .mount(&s)
+        .await;
     let dir = tempfile::tempdir().expect("dir");
-    let (c, _) = client("openai-compatible", &format!("{}/v1", s.uri()), dir.path(), "");
+    let (c, _) = client(
+        "openai-compatible",
+        &format!("{}/v1", s.uri()),
+        dir.path(),
+        "",
+    );
     let started = Instant::now();
     c.call(Role::Worker, "t", request(false)).await.expect("ok");
     assert!(started.elapsed() >= Duration::from_millis(300));
@@ -82,11 +137,25 @@ async fn retry_after_ms_is_honoured() {
 async fn statuses_that_may_pass_later_are_retried() {
     for status in [408u16, 409, 500, 502, 503, 529] {
         let s = server().await;
-        chat().respond_with(ResponseTemplate::new(status)).up_to_n_times(2).mount(&s).await;
-        chat().respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("ok"))).mount(&s).await;
+        chat()
+            .respond_with(ResponseTemplate::new(status))
+            .up_to_n_times(2)
+            .mount(&s)
+            .await;
+        chat()
+            .respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("ok")))
+            .mount(&s)
+            .await;
         let dir = tempfile::tempdir().expect("dir");
-        let (c, _) = client("openai-compatible", &format!("{}/v1", s.uri()), dir.path(), "");
-        c.call(Role::Worker, "t", request(false)).await.unwrap_or_else(|e| panic!("{status}: {e}"));
+        let (c, _) = client(
+            "openai-compatible",
+            &format!("{}/v1", s.uri()),
+            dir.path(),
+            "",
+        );
+        c.call(Role::Worker, "t", request(false))
+            .await
+            .unwrap_or_else(|e| panic!("{status}: {e}"));
         assert_eq!(requests(&s).await, 3, "{status}: two retries");
     }
 }
@@ -94,33 +163,81 @@ async fn statuses_that_may_pass_later_are_retried() {
 #[tokio::test]
 async fn retries_stop_after_the_last_attempt() {
     let s = server().await;
-    chat().respond_with(ResponseTemplate::new(500)).mount(&s).await;
+    chat()
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&s)
+        .await;
     let dir = tempfile::tempdir().expect("dir");
-    let (c, ledger) = client("openai-compatible", &format!("{}/v1", s.uri()), dir.path(), "");
-    let e = c.call(Role::Worker, "t", request(false)).await.expect_err("fails");
-    assert!(matches!(e, LlmError::Retryable { status: 500, .. }), "{e:?}");
+    let (c, ledger) = client(
+        "openai-compatible",
+        &format!("{}/v1", s.uri()),
+        dir.path(),
+        "",
+    );
+    let e = c
+        .call(Role::Worker, "t", request(false))
+        .await
+        .expect_err("fails");
+    assert!(
+        matches!(e, LlmError::Retryable { status: 500, .. }),
+        "{e:?}"
+    );
     assert_eq!(requests(&s).await, 4, "max_attempts = 4");
     assert_eq!(ledger.rows().expect("rows").len(), 4, "one row per attempt");
 }
 
 #[tokio::test]
 async fn faults_that_retrying_cannot_fix_are_sent_once() {
-    let cases: [(u16, &str, fn(&LlmError) -> bool); 6] = [
-        (401, "bad key", |e| matches!(e, LlmError::Auth { status: 401 })),
-        (403, "forbidden", |e| matches!(e, LlmError::Auth { status: 403 })),
-        (400, r#"{"error":{"code":"context_length_exceeded","message":"maximum context length is 8192 tokens"}}"#, |e| matches!(e, LlmError::ContextLength(_))),
-        (400, r#"{"error":{"message":"invalid field"}}"#, |e| matches!(e, LlmError::Rejected { status: 400, .. })),
-        (429, r#"{"error":{"code":"insufficient_quota","message":"You exceeded your current quota"}}"#, |e| matches!(e, LlmError::Quota(_))),
-        (429, r#"{"error":{"message":"monthly spend limit reached"}}"#, |e| matches!(e, LlmError::Quota(_))),
+    type Expect = fn(&LlmError) -> bool;
+    let cases: [(u16, &str, Expect); 6] = [
+        (401, "bad key", |e| {
+            matches!(e, LlmError::Auth { status: 401 })
+        }),
+        (403, "forbidden", |e| {
+            matches!(e, LlmError::Auth { status: 403 })
+        }),
+        (
+            400,
+            r#"{"error":{"code":"context_length_exceeded","message":"maximum context length is 8192 tokens"}}"#,
+            |e| matches!(e, LlmError::ContextLength(_)),
+        ),
+        (400, r#"{"error":{"message":"invalid field"}}"#, |e| {
+            matches!(e, LlmError::Rejected { status: 400, .. })
+        }),
+        (
+            429,
+            r#"{"error":{"code":"insufficient_quota","message":"You exceeded your current quota"}}"#,
+            |e| matches!(e, LlmError::Quota(_)),
+        ),
+        (
+            429,
+            r#"{"error":{"message":"monthly spend limit reached"}}"#,
+            |e| matches!(e, LlmError::Quota(_)),
+        ),
     ];
     for (status, body, expected) in cases {
         let s = server().await;
-        chat().respond_with(ResponseTemplate::new(status).set_body_string(body)).mount(&s).await;
+        chat()
+            .respond_with(ResponseTemplate::new(status).set_body_string(body))
+            .mount(&s)
+            .await;
         let dir = tempfile::tempdir().expect("dir");
-        let (c, _) = client("openai-compatible", &format!("{}/v1", s.uri()), dir.path(), "");
-        let e = c.call(Role::Worker, "t", request(false)).await.expect_err("fails");
+        let (c, _) = client(
+            "openai-compatible",
+            &format!("{}/v1", s.uri()),
+            dir.path(),
+            "",
+        );
+        let e = c
+            .call(Role::Worker, "t", request(false))
+            .await
+            .expect_err("fails");
         assert!(expected(&e), "{status} {body}: {e:?}");
-        assert_eq!(requests(&s).await, 1, "{status} {body}: exactly one request");
+        assert_eq!(
+            requests(&s).await,
+            1,
+            "{status} {body}: exactly one request"
+        );
     }
 }
 
@@ -128,13 +245,25 @@ async fn faults_that_retrying_cannot_fix_are_sent_once() {
 async fn a_slow_response_times_out_and_is_retried() {
     let s = server().await;
     chat()
-        .respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("late")).set_delay(Duration::from_secs(3)))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(chat_ok("late"))
+                .set_delay(Duration::from_secs(3)),
+        )
         .up_to_n_times(1)
         .mount(&s)
         .await;
-    chat().respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("ok"))).mount(&s).await;
+    chat()
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("ok")))
+        .mount(&s)
+        .await;
     let dir = tempfile::tempdir().expect("dir");
-    let (c, ledger) = client("openai-compatible", &format!("{}/v1", s.uri()), dir.path(), "");
+    let (c, ledger) = client(
+        "openai-compatible",
+        &format!("{}/v1", s.uri()),
+        dir.path(),
+        "",
+    );
     let r = c.call(Role::Worker, "t", request(false)).await.expect("ok");
     assert_eq!(r.text, "ok");
     assert_eq!(ledger.rows().expect("rows")[0].outcome, "timeout");
@@ -142,10 +271,22 @@ async fn a_slow_response_times_out_and_is_retried() {
 
 #[tokio::test]
 async fn a_refused_connection_is_retried_then_reported() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
     let dir = tempfile::tempdir().expect("dir");
-    let (c, ledger) = client("openai-compatible", &format!("http://127.0.0.1:{port}/v1"), dir.path(), "");
-    let e = c.call(Role::Worker, "t", request(false)).await.expect_err("nothing listens");
+    let (c, ledger) = client(
+        "openai-compatible",
+        &format!("http://127.0.0.1:{port}/v1"),
+        dir.path(),
+        "",
+    );
+    let e = c
+        .call(Role::Worker, "t", request(false))
+        .await
+        .expect_err("nothing listens");
     assert!(matches!(e, LlmError::Connect(_)), "{e:?}");
     assert_eq!(ledger.rows().expect("rows").len(), 4);
 }
@@ -154,22 +295,39 @@ async fn a_refused_connection_is_retried_then_reported() {
 async fn a_stream_cut_before_its_final_event_is_retried_and_nothing_partial_is_kept() {
     let s = server().await;
     chat()
-        .respond_with(ResponseTemplate::new(200).insert_header("content-type", "text/event-stream").set_body_string(chat_stream("partial answer", false)))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(chat_stream("partial answer", false)),
+        )
         .up_to_n_times(1)
         .mount(&s)
         .await;
     chat()
-        .respond_with(ResponseTemplate::new(200).insert_header("content-type", "text/event-stream").set_body_string(chat_stream("whole answer", true)))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(chat_stream("whole answer", true)),
+        )
         .mount(&s)
         .await;
     let dir = tempfile::tempdir().expect("dir");
-    let (c, ledger) = client("openai-compatible", &format!("{}/v1", s.uri()), dir.path(), "");
+    let (c, ledger) = client(
+        "openai-compatible",
+        &format!("{}/v1", s.uri()),
+        dir.path(),
+        "",
+    );
     let r = c.call(Role::Worker, "t", request(true)).await.expect("ok");
     assert_eq!(r.text, "whole answer");
     assert_eq!(requests(&s).await, 2);
     let rows = ledger.rows().expect("rows");
     assert_eq!(rows[0].outcome, "stream_cut");
-    assert_eq!((rows[0].usage.output, rows[0].dollars), (0, 0.0), "nothing partial is recorded");
+    assert_eq!(
+        (rows[0].usage.output, rows[0].dollars),
+        (0, 0.0),
+        "nothing partial is recorded"
+    );
     assert_eq!(rows[1].usage.output, 5);
 }
 
@@ -178,17 +336,36 @@ async fn an_sse_error_event_is_retried() {
     let s = server().await;
     let error = "data: {\"error\":{\"message\":\"overloaded\"}}\n\n";
     chat()
-        .respond_with(ResponseTemplate::new(200).insert_header("content-type", "text/event-stream").set_body_string(error))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(error),
+        )
         .up_to_n_times(1)
         .mount(&s)
         .await;
     chat()
-        .respond_with(ResponseTemplate::new(200).insert_header("content-type", "text/event-stream").set_body_string(chat_stream("fine", true)))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(chat_stream("fine", true)),
+        )
         .mount(&s)
         .await;
     let dir = tempfile::tempdir().expect("dir");
-    let (c, ledger) = client("openai-compatible", &format!("{}/v1", s.uri()), dir.path(), "");
-    assert_eq!(c.call(Role::Worker, "t", request(true)).await.expect("ok").text, "fine");
+    let (c, ledger) = client(
+        "openai-compatible",
+        &format!("{}/v1", s.uri()),
+        dir.path(),
+        "",
+    );
+    assert_eq!(
+        c.call(Role::Worker, "t", request(true))
+            .await
+            .expect("ok")
+            .text,
+        "fine"
+    );
     assert_eq!(ledger.rows().expect("rows")[0].outcome, "stream_error");
 }
 
@@ -201,10 +378,21 @@ async fn malformed_tool_arguments_are_a_typed_error_never_a_call() {
             "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "write_plan", "arguments": "{\"children\": [1, 2"}}]}}],
         "usage": {"prompt_tokens": 3, "completion_tokens": 4}
     });
-    chat().respond_with(ResponseTemplate::new(200).set_body_json(body)).mount(&s).await;
+    chat()
+        .respond_with(ResponseTemplate::new(200).set_body_json(body))
+        .mount(&s)
+        .await;
     let dir = tempfile::tempdir().expect("dir");
-    let (c, _) = client("openai-compatible", &format!("{}/v1", s.uri()), dir.path(), "");
-    let e = c.call(Role::Worker, "t", request(false)).await.expect_err("typed error");
+    let (c, _) = client(
+        "openai-compatible",
+        &format!("{}/v1", s.uri()),
+        dir.path(),
+        "",
+    );
+    let e = c
+        .call(Role::Worker, "t", request(false))
+        .await
+        .expect_err("typed error");
     match e {
         LlmError::MalformedToolCall { name, .. } => assert_eq!(name, "write_plan"),
         other => panic!("{other:?}"),
@@ -215,11 +403,22 @@ async fn malformed_tool_arguments_are_a_typed_error_never_a_call() {
 #[tokio::test]
 async fn the_budget_cap_refuses_a_call_before_it_is_sent() {
     let s = server().await;
-    chat().respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("ok"))).mount(&s).await;
+    chat()
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("ok")))
+        .mount(&s)
+        .await;
     let dir = tempfile::tempdir().expect("dir");
     // max_tokens 100 at $2/M is $0.0002 of output: a cap below that refuses at once.
-    let (c, ledger) = client("openai-compatible", &format!("{}/v1", s.uri()), dir.path(), "[budget]\ndollars = 0.0001\n");
-    let e = c.call(Role::Worker, "t", request(false)).await.expect_err("over budget");
+    let (c, ledger) = client(
+        "openai-compatible",
+        &format!("{}/v1", s.uri()),
+        dir.path(),
+        "[budget]\ndollars = 0.0001\n",
+    );
+    let e = c
+        .call(Role::Worker, "t", request(false))
+        .await
+        .expect_err("over budget");
     assert!(matches!(e, LlmError::Budget { .. }), "{e:?}");
     assert_eq!(requests(&s).await, 0);
     assert_eq!(ledger.reservations().expect("n"), 0);
@@ -234,10 +433,20 @@ async fn reservations_hold_across_concurrent_calls_and_restarts() {
     // is open, even from another connection (another process, or after a restart).
     let first = a.reserve("run", 0.6, Some(1.0)).expect("first fits");
     let b = specc_llm::Ledger::open(&path).expect("second connection");
-    assert!(matches!(b.reserve("run", 0.6, Some(1.0)), Err(LlmError::Budget { .. })));
+    assert!(matches!(
+        b.reserve("run", 0.6, Some(1.0)),
+        Err(LlmError::Budget { .. })
+    ));
     drop(a);
     let c = specc_llm::Ledger::open(&path).expect("reopened");
-    assert!(matches!(c.reserve("run", 0.6, Some(1.0)), Err(LlmError::Budget { .. })), "survives a restart");
+    assert!(
+        matches!(
+            c.reserve("run", 0.6, Some(1.0)),
+            Err(LlmError::Budget { .. })
+        ),
+        "survives a restart"
+    );
     c.release(first).expect("release");
-    c.reserve("run", 0.6, Some(1.0)).expect("fits once released");
+    c.reserve("run", 0.6, Some(1.0))
+        .expect("fits once released");
 }

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use specc_llm::{
-    Anthropic, LlmError, Message, Provider, Recorder, Replay, Request, Role, Secret, Timeouts, Tool,
-    ToolChoice,
+    Anthropic, LlmError, Message, Provider, Recorder, Replay, Request, Role, Secret, Timeouts,
+    Tool, ToolChoice,
 };
 use support::{SENTINEL, chat_stream, client, request};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -20,11 +20,15 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 /// A server on 127.0.0.1 that answers each connection with the next of `scripts`: HTTP
 /// headers for an event stream, then `body`, then (if `stall`) silence, else a hang-up.
 async fn raw_server(scripts: Vec<(String, bool)>) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
     tokio::spawn(async move {
         for (body, stall) in scripts {
-            let Ok((mut sock, _)) = listener.accept().await else { return };
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
             let mut buf = vec![0u8; 65536];
             let _ = sock.read(&mut buf).await;
             let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
@@ -54,9 +58,17 @@ async fn an_idle_stream_times_out_and_a_dropped_one_is_cut_both_retried() {
     .await;
     let dir = tempfile::tempdir().expect("dir");
     let (c, ledger) = client("openai-compatible", &format!("{url}/v1"), dir.path(), "");
-    let r = c.call(Role::Worker, "t", request(true)).await.expect("third attempt completes");
+    let r = c
+        .call(Role::Worker, "t", request(true))
+        .await
+        .expect("third attempt completes");
     assert_eq!(r.text, "complete");
-    let outcomes: Vec<String> = ledger.rows().expect("rows").into_iter().map(|r| r.outcome).collect();
+    let outcomes: Vec<String> = ledger
+        .rows()
+        .expect("rows")
+        .into_iter()
+        .map(|r| r.outcome)
+        .collect();
     assert_eq!(outcomes, ["timeout", "stream_cut", "ok"]);
 }
 
@@ -73,12 +85,24 @@ async fn streamed_tool_calls_are_assembled_and_checked() {
     .concat();
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
-        .and(header("authorization", format!("Bearer {SENTINEL}").as_str()))
-        .respond_with(ResponseTemplate::new(200).insert_header("content-type", "text/event-stream").set_body_string(body))
+        .and(header(
+            "authorization",
+            format!("Bearer {SENTINEL}").as_str(),
+        ))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(body),
+        )
         .mount(&s)
         .await;
     let dir = tempfile::tempdir().expect("dir");
-    let (c, _) = client("openai-compatible", &format!("{}/v1", s.uri()), dir.path(), "");
+    let (c, _) = client(
+        "openai-compatible",
+        &format!("{}/v1", s.uri()),
+        dir.path(),
+        "",
+    );
     let mut req = request(true);
     req.tools = vec![Tool {
         name: "write_plan".into(),
@@ -88,24 +112,47 @@ async fn streamed_tool_calls_are_assembled_and_checked() {
     req.tool_choice = ToolChoice::Named("write_plan".into());
     let r = c.call(Role::Worker, "t", req).await.expect("ok");
     assert_eq!(r.tool_calls.len(), 1);
-    assert_eq!(r.tool_calls[0].arguments, serde_json::json!({"children": [1, 2]}));
+    assert_eq!(
+        r.tool_calls[0].arguments,
+        serde_json::json!({"children": [1, 2]})
+    );
     assert_eq!(r.usage.output, 9);
-    let sent: serde_json::Value = serde_json::from_slice(&s.received_requests().await.expect("recorded")[0].body).expect("json");
+    let sent: serde_json::Value =
+        serde_json::from_slice(&s.received_requests().await.expect("recorded")[0].body)
+            .expect("json");
     assert_eq!(sent["tool_choice"]["function"]["name"], "write_plan");
     assert_eq!(sent["stream_options"]["include_usage"], true);
 }
 
 fn anthropic_stream(tool_json: &[&str], stop: bool) -> String {
     let ev = |name: &str, v: serde_json::Value| format!("event: {name}\ndata: {v}\n\n");
-    let mut s = ev("message_start", serde_json::json!({"type": "message_start", "message": {"model": "claude-x", "usage": {"input_tokens": 20, "cache_read_input_tokens": 100, "output_tokens": 1}}}));
-    s += &ev("content_block_start", serde_json::json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}));
-    s += &ev("content_block_delta", serde_json::json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Planning."}}));
-    s += &ev("content_block_start", serde_json::json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "tu1", "name": "write_plan", "input": {}}}));
+    let mut s = ev(
+        "message_start",
+        serde_json::json!({"type": "message_start", "message": {"model": "claude-x", "usage": {"input_tokens": 20, "cache_read_input_tokens": 100, "output_tokens": 1}}}),
+    );
+    s += &ev(
+        "content_block_start",
+        serde_json::json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+    );
+    s += &ev(
+        "content_block_delta",
+        serde_json::json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Planning."}}),
+    );
+    s += &ev(
+        "content_block_start",
+        serde_json::json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "tu1", "name": "write_plan", "input": {}}}),
+    );
     for part in tool_json {
-        s += &ev("content_block_delta", serde_json::json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": part}}));
+        s += &ev(
+            "content_block_delta",
+            serde_json::json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": part}}),
+        );
     }
     s += "event: ping\ndata: {\"type\": \"ping\"}\n\n";
-    s += &ev("message_delta", serde_json::json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 42}}));
+    s += &ev(
+        "message_delta",
+        serde_json::json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 42}}),
+    );
     if stop {
         s += &ev("message_stop", serde_json::json!({"type": "message_stop"}));
     }
@@ -115,14 +162,27 @@ fn anthropic_stream(tool_json: &[&str], stop: bool) -> String {
 #[tokio::test]
 async fn anthropic_streams_tool_use_with_cached_usage_and_retries_cut_streams() {
     let s = MockServer::start().await;
-    let messages = || Mock::given(method("POST")).and(path("/v1/messages")).and(header("x-api-key", SENTINEL)).and(header("anthropic-version", "2023-06-01"));
+    let messages = || {
+        Mock::given(method("POST"))
+            .and(path("/v1/messages"))
+            .and(header("x-api-key", SENTINEL))
+            .and(header("anthropic-version", "2023-06-01"))
+    };
     messages()
-        .respond_with(ResponseTemplate::new(200).insert_header("content-type", "text/event-stream").set_body_string(anthropic_stream(&["{\"a\": "], false)))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(anthropic_stream(&["{\"a\": "], false)),
+        )
         .up_to_n_times(1)
         .mount(&s)
         .await;
     messages()
-        .respond_with(ResponseTemplate::new(200).insert_header("content-type", "text/event-stream").set_body_string(anthropic_stream(&["{\"a\": ", "1}"], true)))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/event-stream")
+                .set_body_string(anthropic_stream(&["{\"a\": ", "1}"], true)),
+        )
         .mount(&s)
         .await;
     let dir = tempfile::tempdir().expect("dir");
@@ -133,10 +193,20 @@ async fn anthropic_streams_tool_use_with_cached_usage_and_retries_cut_streams() 
     assert_eq!(r.text, "Planning.");
     assert_eq!(r.tool_calls[0].name, "write_plan");
     assert_eq!(r.tool_calls[0].arguments, serde_json::json!({"a": 1}));
-    assert_eq!((r.usage.input, r.usage.cached_input, r.usage.output), (20, 100, 42));
-    let outcomes: Vec<String> = ledger.rows().expect("rows").into_iter().map(|r| r.outcome).collect();
+    assert_eq!(
+        (r.usage.input, r.usage.cached_input, r.usage.output),
+        (20, 100, 42)
+    );
+    let outcomes: Vec<String> = ledger
+        .rows()
+        .expect("rows")
+        .into_iter()
+        .map(|r| r.outcome)
+        .collect();
     assert_eq!(outcomes, ["stream_cut", "ok"]);
-    let sent: serde_json::Value = serde_json::from_slice(&s.received_requests().await.expect("recorded")[0].body).expect("json");
+    let sent: serde_json::Value =
+        serde_json::from_slice(&s.received_requests().await.expect("recorded")[0].body)
+            .expect("json");
     assert_eq!(sent["system"], "You plan.");
 }
 
@@ -145,7 +215,10 @@ async fn anthropic_overloaded_is_retried_and_a_plain_answer_parses() {
     let s = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/messages"))
-        .respond_with(ResponseTemplate::new(529).set_body_string(r#"{"type":"error","error":{"type":"overloaded_error"}}"#))
+        .respond_with(
+            ResponseTemplate::new(529)
+                .set_body_string(r#"{"type":"error","error":{"type":"overloaded_error"}}"#),
+        )
         .up_to_n_times(1)
         .mount(&s)
         .await;
@@ -158,7 +231,13 @@ async fn anthropic_overloaded_is_retried_and_a_plain_answer_parses() {
         })))
         .mount(&s)
         .await;
-    let p = Anthropic::new("a", s.uri(), Some(Secret::new(SENTINEL.into())), Timeouts::default()).expect("client");
+    let p = Anthropic::new(
+        "a",
+        s.uri(),
+        Some(Secret::new(SENTINEL.into())),
+        Timeouts::default(),
+    )
+    .expect("client");
     let first = p.complete(&request(false)).await.expect_err("529");
     assert!(first.is_retryable(), "{first:?}");
     let r = p.complete(&request(false)).await.expect("ok");
@@ -174,7 +253,13 @@ async fn record_then_replay_offline_and_a_miss_names_the_request() {
         .mount(&s)
         .await;
     let dir = tempfile::tempdir().expect("dir");
-    let live = specc_llm::OpenAiCompatible::new("live", format!("{}/v1", s.uri()), Some(Secret::new(SENTINEL.into())), Timeouts::default()).expect("client");
+    let live = specc_llm::OpenAiCompatible::new(
+        "live",
+        format!("{}/v1", s.uri()),
+        Some(Secret::new(SENTINEL.into())),
+        Timeouts::default(),
+    )
+    .expect("client");
     let file = dir.path().join("rec.jsonl");
     let recorder = Recorder::new(Arc::new(live), &file);
     let req = request(false);
@@ -183,10 +268,16 @@ async fn record_then_replay_offline_and_a_miss_names_the_request() {
 
     let replay = Replay::open("replay", &file).expect("open");
     assert_eq!(replay.len(), 1);
-    assert_eq!(replay.complete(&req).await.expect("hit").text, "recorded answer");
+    assert_eq!(
+        replay.complete(&req).await.expect("hit").text,
+        "recorded answer"
+    );
     let other = Request::new("m", vec![Message::user("Something never recorded")], 100);
     match replay.complete(&other).await {
-        Err(LlmError::ReplayMiss { fingerprint, request }) => {
+        Err(LlmError::ReplayMiss {
+            fingerprint,
+            request,
+        }) => {
             assert_eq!(fingerprint, specc_llm::fingerprint(&other));
             assert!(request.contains("Something never recorded"), "{request}");
         }
@@ -217,9 +308,23 @@ async fn the_sentinel_key_is_never_in_logs_the_ledger_or_errors() {
     let s = MockServer::start().await;
     // A provider that echoes the key back in its error, as some do.
     let echo = format!(r#"{{"error":{{"message":"Incorrect API key provided: {SENTINEL}"}}}}"#);
-    Mock::given(method("POST")).and(path("/v1/chat/completions")).respond_with(ResponseTemplate::new(401).set_body_string(echo.clone())).up_to_n_times(1).mount(&s).await;
-    Mock::given(method("POST")).and(path("/v1/chat/completions")).respond_with(ResponseTemplate::new(500).set_body_string(echo)).up_to_n_times(1).mount(&s).await;
-    Mock::given(method("POST")).and(path("/v1/chat/completions")).respond_with(ResponseTemplate::new(200).set_body_json(support::chat_ok("ok"))).mount(&s).await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(401).set_body_string(echo.clone()))
+        .up_to_n_times(1)
+        .mount(&s)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(500).set_body_string(echo))
+        .up_to_n_times(1)
+        .mount(&s)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(support::chat_ok("ok")))
+        .mount(&s)
+        .await;
 
     let logs = Captured::default();
     let sink = logs.clone();
@@ -231,22 +336,41 @@ async fn the_sentinel_key_is_never_in_logs_the_ledger_or_errors() {
     let _guard = tracing::subscriber::set_default(subscriber);
 
     let dir = tempfile::tempdir().expect("dir");
-    let (c, ledger) = client("openai-compatible", &format!("{}/v1", s.uri()), dir.path(), "");
-    let e = c.call(Role::Worker, "t", request(false)).await.expect_err("401");
+    let (c, ledger) = client(
+        "openai-compatible",
+        &format!("{}/v1", s.uri()),
+        dir.path(),
+        "",
+    );
+    let e = c
+        .call(Role::Worker, "t", request(false))
+        .await
+        .expect_err("401");
     let shown = format!("{e} {e:?}");
-    c.call(Role::Worker, "t", request(false)).await.expect("500 then ok");
+    c.call(Role::Worker, "t", request(false))
+        .await
+        .expect("500 then ok");
     drop(ledger);
     drop(c);
 
     let logged = String::from_utf8_lossy(&logs.0.lock().expect("lock")).into_owned();
     assert!(logged.contains("model call"), "logging is on: {logged}");
-    assert!(!logged.contains(SENTINEL) && !logged.contains(&SENTINEL[..16]), "{logged}");
+    assert!(
+        !logged.contains(SENTINEL) && !logged.contains(&SENTINEL[..16]),
+        "{logged}"
+    );
     assert!(!shown.contains(SENTINEL), "{shown}");
     let mut db = Vec::new();
-    for entry in std::fs::read_dir(dir.path()).expect("dir").filter_map(Result::ok) {
+    for entry in std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(Result::ok)
+    {
         db.extend(std::fs::read(entry.path()).unwrap_or_default());
     }
     assert!(!db.is_empty());
-    assert!(!String::from_utf8_lossy(&db).contains(SENTINEL), "no key in the state database");
+    assert!(
+        !String::from_utf8_lossy(&db).contains(SENTINEL),
+        "no key in the state database"
+    );
     let _ = std::io::stdout().flush();
 }

@@ -1,6 +1,7 @@
 //! One module per command; `dispatch` picks one.
 
 mod check;
+mod cost;
 mod explain;
 pub use explain::explanation;
 mod pin;
@@ -20,6 +21,7 @@ pub(crate) fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn W
         Command::Plan(args) => plan::run(&args, env, out, err),
         Command::Check(args) => check::run(&args, env, out, err),
         Command::Pin(args) => pin::run(&args, env, out, err),
+        Command::Cost(args) => cost::run(&args, env, out, err),
         Command::Explain(args) => explain::run(&args, out, err),
     }
 }
