@@ -38,6 +38,12 @@ impl Anthropic {
     }
 
     async fn attempt(&self, request: &Request) -> Result<Response, LlmError> {
+        self.unscrubbed(request)
+            .await
+            .map_err(|e| http::scrub_error(e, self.key.as_ref()))
+    }
+
+    async fn unscrubbed(&self, request: &Request) -> Result<Response, LlmError> {
         let mut builder = self
             .client
             .post(format!("{}/v1/messages", self.base_url))
@@ -247,7 +253,22 @@ impl Stream {
                 self.done = true;
                 return Ok(true);
             }
-            "error" => return Err(LlmError::StreamError(v["error"].to_string())),
+            "error" => {
+                // Overload, rate-limit and server errors may pass on a retry; a request the
+                // API rejects will not.
+                let kind = v["error"]["type"].as_str().unwrap_or_default();
+                return Err(match kind {
+                    "invalid_request_error"
+                    | "authentication_error"
+                    | "permission_error"
+                    | "not_found_error"
+                    | "request_too_large" => LlmError::Rejected {
+                        status: 400,
+                        body: v["error"].to_string(),
+                    },
+                    _ => LlmError::StreamError(v["error"].to_string()),
+                });
+            }
             _ => {} // ping, content_block_stop
         }
         Ok(false)

@@ -116,28 +116,31 @@ impl Client {
         request.max_tokens = request.max_tokens.min(binding.max_tokens).max(1);
         let price = self.config.price(&binding.model);
 
-        // Reserve the most this call can cost before it starts.
-        let input_estimate = request
-            .messages
-            .iter()
-            .map(|m| m.text.len() as u64 / 3 + 8)
-            .sum();
-        let worst = price.dollars(Usage {
-            input: input_estimate,
-            cached_input: 0,
-            output: u64::from(request.max_tokens),
-        });
-        let reservation = match &self.ledger {
-            Some(l) => Some(l.reserve(&self.run, worst, self.config.budget.dollars)?),
-            None => None,
-        };
+        // Queue for the provider first, so that waiting calls hold no budget; then reserve
+        // the most this call can cost. The guard releases the reservation however the call
+        // ends: returned, failed, or dropped by a caller's timeout.
         let _permit = slot
             .limit
             .acquire()
             .await
             .map_err(|_| LlmError::Config("provider closed".into()))?;
+        let _reservation = match &self.ledger {
+            Some(l) => {
+                let worst = price.dollars(Usage {
+                    input: input_estimate(&request),
+                    cached_input: 0,
+                    output: u64::from(request.max_tokens),
+                });
+                let id = l.reserve(&self.run, worst, self.config.budget.dollars)?;
+                Some(Reservation {
+                    ledger: l.clone(),
+                    id,
+                })
+            }
+            None => None,
+        };
         let mut attempt = 1;
-        let result = loop {
+        loop {
             let started = Instant::now();
             let outcome = provider.complete(&request).await;
             let latency = started.elapsed();
@@ -158,7 +161,9 @@ impl Client {
                 output = usage.output,
                 "model call"
             );
-            self.record(
+            // A ledger that cannot write must not turn a paid answer into an error; it is
+            // logged loudly instead.
+            if let Err(e) = self.record(
                 role,
                 task,
                 provider.name(),
@@ -168,7 +173,9 @@ impl Client {
                 latency,
                 attempt,
                 label,
-            )?;
+            ) {
+                tracing::error!(error = %e, "the ledger could not record a model call");
+            }
             match outcome {
                 Ok(r) => break Ok(r),
                 Err(e) => match self.policy.delay(attempt, &e) {
@@ -180,11 +187,7 @@ impl Client {
                     None => break Err(e),
                 },
             }
-        };
-        if let (Some(l), Some(id)) = (&self.ledger, reservation) {
-            l.release(id)?;
         }
-        result
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -218,6 +221,47 @@ impl Client {
     }
 }
 
+/// A budget reservation, released when dropped.
+struct Reservation {
+    ledger: Arc<Ledger>,
+    id: i64,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if let Err(e) = self.ledger.release(self.id) {
+            tracing::error!(error = %e, "a budget reservation could not be released");
+        }
+    }
+}
+
+/// The input tokens a request may use at most, counted generously: three characters a token
+/// over messages, tool calls, tool schemas and the response schema.
+fn input_estimate(r: &Request) -> u64 {
+    let messages: usize = r
+        .messages
+        .iter()
+        .map(|m| {
+            m.text.len()
+                + 16
+                + m.tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.to_string().len())
+                    .sum::<usize>()
+        })
+        .sum();
+    let tools: usize = r
+        .tools
+        .iter()
+        .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+        .sum();
+    let format = match &r.response_format {
+        crate::types::ResponseFormat::JsonSchema(s) => s.to_string().len(),
+        _ => 0,
+    };
+    ((messages + tools + format) / 3) as u64
+}
+
 fn build(
     name: &str,
     p: &crate::config::ProviderConfig,
@@ -237,11 +281,25 @@ fn build(
         None => None,
     };
     let d = Timeouts::default();
-    let timeouts = p.timeouts.map_or(d, |t| Timeouts {
-        connect: t.connect_secs.map_or(d.connect, Duration::from_secs_f64),
-        response: t.response_secs.map_or(d.response, Duration::from_secs_f64),
-        idle: t.idle_secs.map_or(d.idle, Duration::from_secs_f64),
-    });
+    let secs = |v: Option<f64>, default: Duration, what: &str| match v {
+        None => Ok(default),
+        Some(s) => Duration::try_from_secs_f64(s)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                LlmError::Config(format!(
+                    "provider `{name}`: timeouts.{what} must be a positive number of seconds"
+                ))
+            }),
+    };
+    let timeouts = match p.timeouts {
+        None => d,
+        Some(t) => Timeouts {
+            connect: secs(t.connect_secs, d.connect, "connect_secs")?,
+            response: secs(t.response_secs, d.response, "response_secs")?,
+            idle: secs(t.idle_secs, d.idle, "idle_secs")?,
+        },
+    };
     let url = |default: &str| p.base_url.clone().unwrap_or_else(|| default.to_owned());
     Ok(match p.kind {
         ProviderKind::OpenaiCompatible => Arc::new(OpenAiCompatible::new(

@@ -75,15 +75,20 @@ fn without_url(e: &reqwest::Error) -> String {
     s
 }
 
-/// Removes the key from text that came back from the provider (some echo part of it).
+/// Removes the key from text that came back from the provider (some echo part of it), then
+/// shortens it.
 pub(crate) fn scrub(text: &str, key: Option<&Secret>) -> String {
-    let mut s: String = text.chars().take(2000).collect();
+    let mut s = text.to_owned();
     if let Some(key) = key.map(Secret::expose).filter(|k| k.len() >= 8) {
         s = s.replace(key, "[redacted]");
         // A prefix of the key (`sk-abc…`) is still the key's.
-        s = s.replace(&key[..key.len() / 2], "[redacted]");
+        let mut half = key.len() / 2;
+        while !key.is_char_boundary(half) {
+            half -= 1;
+        }
+        s = s.replace(&key[..half], "[redacted]");
     }
-    s
+    s.chars().take(2000).collect()
 }
 
 /// The typed error for an HTTP status.
@@ -107,6 +112,8 @@ pub(crate) fn classify(status: u16, headers: &HeaderMap, body: &str) -> LlmError
                 "too many tokens",
                 "prompt is too long",
                 "context window",
+                "exceed context limit",
+                "input length",
             ]
             .iter()
             .any(|m| lower.contains(m)) =>
@@ -116,11 +123,11 @@ pub(crate) fn classify(status: u16, headers: &HeaderMap, body: &str) -> LlmError
         401 | 403 => LlmError::Auth { status },
         429 if [
             "insufficient_quota",
-            "quota",
+            "exceeded your current quota",
             "billing",
             "spend limit",
-            "credit balance",
             "spending limit",
+            "credit balance",
         ]
         .iter()
         .any(|m| lower.contains(m)) =>
@@ -135,36 +142,62 @@ pub(crate) fn classify(status: u16, headers: &HeaderMap, body: &str) -> LlmError
     }
 }
 
-/// `retry-after-ms` (milliseconds), else `Retry-After` in seconds.
-pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+/// `retry-after-ms` (milliseconds), else `Retry-After` in seconds or as an HTTP date.
+/// Nonsense (negative, infinite, unparsable) counts as absent.
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let get = |name: &str| {
         headers
             .get(name)
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
     };
+    let secs = |s: f64| Duration::try_from_secs_f64(s).ok();
     if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+        return secs(ms / 1000.0);
     }
-    get("retry-after")
-        .and_then(|v| v.parse::<f64>().ok())
-        .map(|s| Duration::from_secs_f64(s.max(0.0)))
+    let value = get("retry-after")?;
+    if let Ok(s) = value.parse::<f64>() {
+        return secs(s);
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(
+        at.duration_since(std::time::SystemTime::now())
+            .unwrap_or_default(),
+    )
 }
 
-/// The whole body, each chunk within the idle timeout.
+/// The whole body, each chunk within the idle timeout and all of it within the response
+/// timeout.
 pub(crate) async fn body(
     response: reqwest::Response,
     timeouts: Timeouts,
 ) -> Result<Vec<u8>, LlmError> {
-    let mut stream = response.bytes_stream();
-    let mut out = Vec::new();
-    loop {
-        match tokio::time::timeout(timeouts.idle, stream.next()).await {
-            Err(_) => return Err(LlmError::Timeout("the response body")),
-            Ok(None) => return Ok(out),
-            Ok(Some(Err(_))) => return Err(LlmError::StreamCut),
-            Ok(Some(Ok(chunk))) => out.extend_from_slice(&chunk),
+    let read = async {
+        let mut stream = response.bytes_stream();
+        let mut out = Vec::new();
+        loop {
+            match tokio::time::timeout(timeouts.idle, stream.next()).await {
+                Err(_) => return Err(LlmError::Timeout("the response body")),
+                Ok(None) => return Ok(out),
+                Ok(Some(Err(_))) => return Err(LlmError::StreamCut),
+                Ok(Some(Ok(chunk))) => out.extend_from_slice(&chunk),
+            }
         }
+    };
+    tokio::time::timeout(timeouts.response, read)
+        .await
+        .unwrap_or(Err(LlmError::Timeout("the response body")))
+}
+
+/// Errors carrying text the provider sent are scrubbed of the key like HTTP error bodies.
+pub(crate) fn scrub_error(e: LlmError, key: Option<&Secret>) -> LlmError {
+    match e {
+        LlmError::StreamError(text) => LlmError::StreamError(scrub(&text, key)),
+        LlmError::Rejected { status, body } => LlmError::Rejected {
+            status,
+            body: scrub(&body, key),
+        },
+        other => other,
     }
 }
 

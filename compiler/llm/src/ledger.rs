@@ -94,6 +94,33 @@ impl Ledger {
         })
     }
 
+    /// Opens an existing state database to read it, changing nothing: no tables are made and
+    /// no journal mode is set. A file that is not a specc state database is an error.
+    pub fn open_existing(path: &Path) -> Result<Ledger, LlmError> {
+        use rusqlite::OpenFlags;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(db)?;
+        conn.busy_timeout(Duration::from_secs(30)).map_err(db)?;
+        let tables: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'llm_calls'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db)?;
+        if tables == 0 {
+            return Err(LlmError::Ledger(
+                "not a specc state database (no llm_calls table)".into(),
+            ));
+        }
+        Ok(Ledger {
+            conn: Mutex::new(conn),
+        })
+    }
+
     fn conn(&self) -> Result<std::sync::MutexGuard<'_, Connection>, LlmError> {
         self.conn
             .lock()

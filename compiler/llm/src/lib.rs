@@ -26,7 +26,7 @@ pub use anthropic::Anthropic;
 pub use client::Client;
 pub use config::{LlmConfig, Role};
 pub use error::LlmError;
-pub use http::{MAX_RETRY_AFTER, Timeouts};
+pub use http::{MAX_RETRY_AFTER, Timeouts, retry_after};
 pub use ledger::{CallRow, Ledger, Price};
 pub use openai::OpenAiCompatible;
 pub use provider::{BoxFuture, Provider};

@@ -37,6 +37,12 @@ impl OpenAiCompatible {
     }
 
     async fn attempt(&self, request: &Request) -> Result<Response, LlmError> {
+        self.unscrubbed(request)
+            .await
+            .map_err(|e| http::scrub_error(e, self.key.as_ref()))
+    }
+
+    async fn unscrubbed(&self, request: &Request) -> Result<Response, LlmError> {
         let mut builder = self
             .client
             .post(format!("{}/chat/completions", self.base_url))
@@ -183,6 +189,9 @@ pub(crate) fn parse(v: &Value, requested: &str) -> Result<Response, LlmError> {
     })
 }
 
+/// More tool calls than this in one answer is a broken stream, not a plan.
+const MAX_TOOL_CALLS: usize = 256;
+
 /// A streamed response being put together.
 #[derive(Default)]
 struct Stream {
@@ -219,6 +228,11 @@ impl Stream {
             }
             for c in delta["tool_calls"].as_array().into_iter().flatten() {
                 let i = c["index"].as_u64().unwrap_or(0) as usize;
+                if i >= MAX_TOOL_CALLS {
+                    return Err(LlmError::Protocol(format!(
+                        "tool call index {i} in a stream"
+                    )));
+                }
                 if self.calls.len() <= i {
                     self.calls.resize(i + 1, Default::default());
                 }
@@ -261,6 +275,11 @@ impl Stream {
         });
         let mut tool_calls = Vec::new();
         for (id, name, arguments) in self.calls {
+            if name.is_empty() {
+                return Err(LlmError::Protocol(
+                    "a streamed tool call has no name".into(),
+                ));
+            }
             tool_calls.push(ToolCall {
                 arguments: http::tool_arguments(&name, &arguments)?,
                 id,

@@ -450,3 +450,76 @@ async fn reservations_hold_across_concurrent_calls_and_restarts() {
     c.reserve("run", 0.6, Some(1.0))
         .expect("fits once released");
 }
+
+#[tokio::test]
+async fn a_call_dropped_by_its_caller_releases_its_reservation() {
+    let s = server().await;
+    chat()
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(chat_ok("late"))
+                .set_delay(Duration::from_secs(1)),
+        )
+        .mount(&s)
+        .await;
+    let dir = tempfile::tempdir().expect("dir");
+    let (c, ledger) = client(
+        "openai-compatible",
+        &format!("{}/v1", s.uri()),
+        dir.path(),
+        "[budget]\ndollars = 1.0\n",
+    );
+    let call = c.call(Role::Worker, "t", request(false));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), call)
+            .await
+            .is_err(),
+        "the caller gave up"
+    );
+    assert_eq!(
+        ledger.reservations().expect("n"),
+        0,
+        "nothing stays reserved"
+    );
+    // And after failures, too.
+    let (c, ledger) = client(
+        "openai-compatible",
+        "http://127.0.0.1:9/v1",
+        dir.path(),
+        "[budget]\ndollars = 1.0\n",
+    );
+    c.call(Role::Worker, "t", request(false))
+        .await
+        .expect_err("nothing listens on port 9");
+    assert_eq!(ledger.reservations().expect("n"), 0);
+}
+
+#[test]
+fn retry_after_headers_in_every_form() {
+    use std::time::SystemTime;
+    let wait = |name: &str, value: &str| {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert(
+            reqwest::header::HeaderName::from_bytes(name.as_bytes()).expect("name"),
+            value.parse().expect("value"),
+        );
+        specc_llm::retry_after(&h)
+    };
+    assert_eq!(wait("retry-after", "2"), Some(Duration::from_secs(2)));
+    assert_eq!(
+        wait("retry-after-ms", "250"),
+        Some(Duration::from_millis(250))
+    );
+    assert_eq!(
+        wait("retry-after", "1e400"),
+        None,
+        "infinite is nonsense, not a panic"
+    );
+    assert_eq!(wait("retry-after", "-5"), None);
+    let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(300));
+    let parsed = wait("retry-after", &later).expect("an HTTP date");
+    assert!(
+        parsed > specc_llm::MAX_RETRY_AFTER,
+        "{parsed:?}: a date five minutes out parks"
+    );
+}

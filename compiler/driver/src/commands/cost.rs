@@ -27,7 +27,7 @@ pub(crate) fn run(args: &CostArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
             "run specc in the directory of the spec (state lives in .specc/), or name it with --state",
         );
     }
-    let rows = match Ledger::open(&args.state).and_then(|l| l.rows()) {
+    let rows = match Ledger::open_existing(&args.state).and_then(|l| l.rows()) {
         Ok(rows) => rows,
         Err(e) => {
             return fail(
