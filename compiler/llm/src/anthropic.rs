@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::error::LlmError;
-use crate::http::{self, Timeouts};
+use crate::http::{self, Endpoint, Timeouts};
 use crate::provider::{BoxFuture, Provider};
 use crate::secret::Secret;
 use crate::types::{Author, FinishReason, Request, Response, ToolCall, ToolChoice, Usage};
@@ -13,12 +13,8 @@ use crate::types::{Author, FinishReason, Request, Response, ToolCall, ToolChoice
 const VERSION: &str = "2023-06-01";
 
 pub struct Anthropic {
-    name: String,
-    /// Ends before `/v1/messages`, e.g. `https://api.anthropic.com`.
-    base_url: String,
-    key: Option<Secret>,
-    timeouts: Timeouts,
-    client: reqwest::Client,
+    /// The base URL ends before `/v1/messages`, e.g. `https://api.anthropic.com`.
+    endpoint: Endpoint,
 }
 
 impl Anthropic {
@@ -29,39 +25,36 @@ impl Anthropic {
         timeouts: Timeouts,
     ) -> Result<Anthropic, LlmError> {
         Ok(Anthropic {
-            name: name.into(),
-            base_url: base_url.into().trim_end_matches('/').to_owned(),
-            key,
-            timeouts,
-            client: http::client(timeouts)?,
+            endpoint: Endpoint::new(name.into(), base_url.into(), key, timeouts)?,
         })
     }
 
     async fn attempt(&self, request: &Request) -> Result<Response, LlmError> {
         self.unscrubbed(request)
             .await
-            .map_err(|e| http::scrub_error(e, self.key.as_ref()))
+            .map_err(|e| http::scrub_error(e, self.endpoint.key.as_ref()))
     }
 
     async fn unscrubbed(&self, request: &Request) -> Result<Response, LlmError> {
-        let mut builder = self
+        let e = &self.endpoint;
+        let mut builder = e
             .client
-            .post(format!("{}/v1/messages", self.base_url))
+            .post(format!("{}/v1/messages", e.base_url))
             .header("anthropic-version", VERSION)
             .json(&body(request));
-        if let Some(key) = &self.key {
+        if let Some(key) = &e.key {
             builder = builder.header("x-api-key", key.expose());
         }
-        let response = http::send(builder, self.timeouts, self.key.as_ref()).await?;
+        let response = http::send(builder, e.timeouts, e.key.as_ref()).await?;
         if request.stream {
             let mut acc = Stream::default();
-            http::events(response, self.timeouts, |event| {
+            http::events(response, e.timeouts, |event| {
                 acc.event(event.name.as_deref(), &event.data)
             })
             .await?;
             acc.finish(&request.model)
         } else {
-            let bytes = http::body(response, self.timeouts).await?;
+            let bytes = http::body(response, e.timeouts).await?;
             let value: Value = serde_json::from_slice(&bytes)
                 .map_err(|e| LlmError::Protocol(format!("response is not JSON: {e}")))?;
             parse(&value, &request.model)
@@ -71,7 +64,7 @@ impl Anthropic {
 
 impl Provider for Anthropic {
     fn name(&self) -> &str {
-        &self.name
+        &self.endpoint.name
     }
 
     fn complete<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, LlmError>> {

@@ -35,11 +35,35 @@ impl Default for Timeouts {
 /// Waits longer than this are not waited: the call is parked.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
-pub(crate) fn client(timeouts: Timeouts) -> Result<reqwest::Client, LlmError> {
-    reqwest::Client::builder()
-        .connect_timeout(timeouts.connect)
-        .build()
-        .map_err(|e| LlmError::Config(format!("HTTP client: {e}")))
+/// What every HTTP provider holds: its name, where it is, its key, its timeouts and a client.
+pub(crate) struct Endpoint {
+    pub(crate) name: String,
+    /// Without a trailing `/`.
+    pub(crate) base_url: String,
+    pub(crate) key: Option<Secret>,
+    pub(crate) timeouts: Timeouts,
+    pub(crate) client: reqwest::Client,
+}
+
+impl Endpoint {
+    pub(crate) fn new(
+        name: String,
+        base_url: String,
+        key: Option<Secret>,
+        timeouts: Timeouts,
+    ) -> Result<Endpoint, LlmError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeouts.connect)
+            .build()
+            .map_err(|e| LlmError::Config(format!("HTTP client: {e}")))?;
+        Ok(Endpoint {
+            name,
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            key,
+            timeouts,
+            client,
+        })
+    }
 }
 
 /// Sends one request; a non-success status becomes its typed error.

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::error::LlmError;
-use crate::http::{self, Timeouts};
+use crate::http::{self, Endpoint, Timeouts};
 use crate::provider::{BoxFuture, Provider};
 use crate::secret::Secret;
 use crate::types::{
@@ -12,12 +12,8 @@ use crate::types::{
 };
 
 pub struct OpenAiCompatible {
-    name: String,
-    /// Ends before `/chat/completions`, e.g. `https://api.openai.com/v1`.
-    base_url: String,
-    key: Option<Secret>,
-    timeouts: Timeouts,
-    client: reqwest::Client,
+    /// The base URL ends before `/chat/completions`, e.g. `https://api.openai.com/v1`.
+    endpoint: Endpoint,
 }
 
 impl OpenAiCompatible {
@@ -28,35 +24,32 @@ impl OpenAiCompatible {
         timeouts: Timeouts,
     ) -> Result<OpenAiCompatible, LlmError> {
         Ok(OpenAiCompatible {
-            name: name.into(),
-            base_url: base_url.into().trim_end_matches('/').to_owned(),
-            key,
-            timeouts,
-            client: http::client(timeouts)?,
+            endpoint: Endpoint::new(name.into(), base_url.into(), key, timeouts)?,
         })
     }
 
     async fn attempt(&self, request: &Request) -> Result<Response, LlmError> {
         self.unscrubbed(request)
             .await
-            .map_err(|e| http::scrub_error(e, self.key.as_ref()))
+            .map_err(|e| http::scrub_error(e, self.endpoint.key.as_ref()))
     }
 
     async fn unscrubbed(&self, request: &Request) -> Result<Response, LlmError> {
-        let mut builder = self
+        let e = &self.endpoint;
+        let mut builder = e
             .client
-            .post(format!("{}/chat/completions", self.base_url))
+            .post(format!("{}/chat/completions", e.base_url))
             .json(&body(request));
-        if let Some(key) = &self.key {
+        if let Some(key) = &e.key {
             builder = builder.bearer_auth(key.expose());
         }
-        let response = http::send(builder, self.timeouts, self.key.as_ref()).await?;
+        let response = http::send(builder, e.timeouts, e.key.as_ref()).await?;
         if request.stream {
             let mut acc = Stream::default();
-            http::events(response, self.timeouts, |event| acc.event(&event.data)).await?;
+            http::events(response, e.timeouts, |event| acc.event(&event.data)).await?;
             acc.finish(request)
         } else {
-            let bytes = http::body(response, self.timeouts).await?;
+            let bytes = http::body(response, e.timeouts).await?;
             let value: Value = serde_json::from_slice(&bytes)
                 .map_err(|e| LlmError::Protocol(format!("response is not JSON: {e}")))?;
             parse(&value, &request.model)
@@ -66,7 +59,7 @@ impl OpenAiCompatible {
 
 impl Provider for OpenAiCompatible {
     fn name(&self) -> &str {
-        &self.name
+        &self.endpoint.name
     }
 
     fn complete<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, LlmError>> {
