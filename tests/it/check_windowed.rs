@@ -58,6 +58,30 @@ const EXTRA: &[(&str, &str)] = &[
         "const w = a / 2, el = <p>\n  // design: no.c\n</p>;\n",
     ),
     ("js", "let r = a\n/[//design: yes.a]/\n0]\n"),
+    // Found in a second review: directive values, odd line breaks in JS comments, HTML-like
+    // comments, Python backticks and `\{` in f-strings, `//*` in Rust block comments.
+    (
+        "c",
+        "#define GLOB \"src/*.c\"\nstatic const char *s = \"design: no.a\";\n/* end */\n",
+    ),
+    ("c", "#define X a /\n// design: no.b\nint y;\n"),
+    (
+        "cpp",
+        "#define X 1 // see ///*\nchar *s = \"design: no.c\";\n/* */\n",
+    ),
+    ("js", "// a\rs = `\n// design: no.a\n`;\n"),
+    ("ts", "// a\u{2028}s = `\n// design: no.b\n`;\n"),
+    (
+        "js",
+        "--> see /*\nx = \"*/\"; y = `\"` + `\n// design: no.c\n`;\n",
+    ),
+    ("js", "y = (a\n--> design ? design: 2);\n"),
+    ("py", "x = `a#b` + \"\"\"\n# design: no.a\n\"\"\"\n"),
+    ("py", "x = f\"\\{'\"'}\" + '''\n# design: no.b\n'''\n"),
+    (
+        "rs",
+        "/* a //* b */\nlet s = \"*/\"; let m = r#\"\n// design: no.a\n\"#;\n",
+    ),
     // Plain code in every language, so that the windowed path is taken and compared.
     (
         "rs",

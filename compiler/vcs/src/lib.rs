@@ -1,1 +1,296 @@
-//! placeholder
+//! specc-vcs: the agent VCS. Every change of every agent goes through here.
+//!
+//! * [`object`]: blobs, trees and commits, named by blake3.
+//! * `log`: the append-only object log, one fsync per batch, torn tails cut on open.
+//! * `state`: the branch in memory and how a submission is applied (pushrebase, 3-way merge
+//!   with [`merge::merge3`], the megafile guard, idempotency).
+//! * [`Repo`]: the integrator thread and the async handle writers use. Submissions that
+//!   arrive while a batch is being made durable form the next batch: group commit.
+//!
+//! design: vcs.store
+
+mod log;
+pub mod merge;
+pub mod object;
+mod state;
+
+use std::path::Path;
+use std::sync::mpsc;
+
+use object::ObjectId;
+use tokio::sync::oneshot;
+
+/// One path of a submission: what the writer saw there, and what it wants there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub path: String,
+    /// The blob the writer's edit is based on; `None` if the path was absent.
+    pub expected: Option<ObjectId>,
+    /// The new content; `None` deletes the path.
+    pub new: Option<Vec<u8>>,
+}
+
+/// A commit request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submission {
+    /// The commit the writer worked from.
+    pub base: ObjectId,
+    pub changes: Vec<Change>,
+    pub message: String,
+    pub task: String,
+    /// Re-submitting a key returns the first outcome and commits nothing twice. Empty: none.
+    pub idempotency_key: String,
+}
+
+/// Both sides of a path changed since the writer's base, and their edits overlap.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    pub path: String,
+    pub base: Option<Vec<u8>>,
+    /// What the branch head has.
+    pub head: Option<Vec<u8>>,
+    /// What the writer submitted.
+    pub submitted: Option<Vec<u8>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The change grows a file past the line budget (or grows a flagged file).
+    Megafile {
+        path: String,
+        lines: usize,
+        budget: usize,
+        already_flagged: bool,
+    },
+    /// The base is not a commit of this branch.
+    UnknownBase,
+}
+
+/// What became of a submission. Returned only once it is durable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Committed {
+        id: ObjectId,
+        seq: u64,
+        /// Paths that needed a 3-way merge.
+        merged: Vec<String>,
+    },
+    Conflict(Conflict),
+    Refused(Refusal),
+}
+
+/// Settings of a repository.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// The megafile guard's line budget.
+    pub line_budget: usize,
+    /// The most submissions one batch takes.
+    pub max_batch: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            line_budget: 600,
+            max_batch: 1024,
+        }
+    }
+}
+
+/// Counters for reports.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub head: Option<ObjectId>,
+    pub seq: u64,
+    pub files: usize,
+    pub flagged: Vec<String>,
+    /// Conflicts per file, hottest first.
+    pub conflicts: Vec<(String, u64)>,
+    /// Batches made durable (fsyncs) since open.
+    pub batches: u64,
+}
+
+enum Request {
+    Submit(Box<Submission>, oneshot::Sender<Outcome>),
+    ReadHead(
+        String,
+        oneshot::Sender<(ObjectId, Option<(ObjectId, std::sync::Arc<Vec<u8>>)>)>,
+    ),
+    Read(ObjectId, String, oneshot::Sender<Option<Vec<u8>>>),
+    Flag(String),
+    Stats(oneshot::Sender<Stats>),
+    Commit(ObjectId, oneshot::Sender<Option<object::Commit>>),
+}
+
+/// A handle on a repository: cheap to clone, usable from any task.
+#[derive(Clone)]
+pub struct Repo {
+    tx: mpsc::Sender<Request>,
+}
+
+impl Repo {
+    /// Opens (or creates) the repository whose log is `path`, recovering from a crash. The
+    /// integrator thread ends when the last handle is dropped; every answered submission is
+    /// durable by then, so there is nothing to wait for.
+    pub fn open(path: &Path, options: Options) -> std::io::Result<Repo> {
+        let recovered = log::Log::open(path)?;
+        let mut state = state::State::new(recovered.log, recovered.index, options.line_budget);
+        if recovered.heads.is_empty() {
+            state.init();
+            state.log.sync()?;
+        } else if state.load(&recovered.heads).is_none() {
+            return Err(std::io::Error::other(
+                "the log's head does not resolve to a commit",
+            ));
+        }
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("specc-vcs-integrator".into())
+            .spawn(move || integrate(state, rx, options))?;
+        Ok(Repo { tx })
+    }
+
+    /// Submits a change; resolves once its outcome is durable.
+    pub async fn submit(&self, s: Submission) -> Outcome {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Request::Submit(Box::new(s), tx)).is_err() {
+            return Outcome::Refused(Refusal::UnknownBase);
+        }
+        rx.await.unwrap_or(Outcome::Refused(Refusal::UnknownBase))
+    }
+
+    /// The head commit and the blob and content at `path` there (durable state only).
+    pub async fn read_head(
+        &self,
+        path: &str,
+    ) -> Option<(ObjectId, Option<(ObjectId, std::sync::Arc<Vec<u8>>)>)> {
+        let (tx, rx) = oneshot::channel();
+        self.tx.send(Request::ReadHead(path.to_owned(), tx)).ok()?;
+        rx.await.ok()
+    }
+
+    /// The content of `path` at `commit`, read through its trees without a checkout.
+    pub async fn read(&self, commit: ObjectId, path: &str) -> Option<Vec<u8>> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Request::Read(commit, path.to_owned(), tx))
+            .ok()?;
+        rx.await.ok().flatten()
+    }
+
+    /// Flags a file for the megafile guard: it may not grow until a split lands.
+    pub fn flag(&self, path: &str) {
+        let _ = self.tx.send(Request::Flag(path.to_owned()));
+    }
+
+    /// The commit `id`, if it is on the branch.
+    pub async fn commit(&self, id: ObjectId) -> Option<object::Commit> {
+        let (tx, rx) = oneshot::channel();
+        self.tx.send(Request::Commit(id, tx)).ok()?;
+        rx.await.ok().flatten()
+    }
+
+    pub async fn stats(&self) -> Stats {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Request::Stats(tx)).is_err() {
+            return Stats::default();
+        }
+        rx.await.unwrap_or_default()
+    }
+}
+
+/// The integrator: takes every request waiting, applies the submissions in order, makes the
+/// batch durable with one fsync, then answers. Reads are answered after the batch's fsync,
+/// so nobody sees a commit that a crash could still take back.
+fn integrate(mut state: state::State, rx: mpsc::Receiver<Request>, options: Options) {
+    let mut batches = 0u64;
+    while let Ok(first) = rx.recv() {
+        let mut requests = vec![first];
+        while requests.len() < options.max_batch {
+            match rx.try_recv() {
+                Ok(r) => requests.push(r),
+                Err(_) => break,
+            }
+        }
+        let mut replies: Vec<(oneshot::Sender<Outcome>, Outcome)> = Vec::new();
+        let mut later = Vec::new();
+        for r in requests {
+            match r {
+                Request::Submit(s, tx) => {
+                    let outcome = state.apply(&s);
+                    replies.push((tx, outcome));
+                }
+                Request::Flag(path) => {
+                    state.flagged.insert(path);
+                }
+                other => later.push(other),
+            }
+        }
+        if !replies.is_empty() {
+            state.log.push_head(state.head, state.seq);
+            if state.log.sync().is_err() {
+                // Not durable: nobody is told it committed. The process should stop.
+                return;
+            }
+            batches += 1;
+        }
+        for (tx, outcome) in replies {
+            let _ = tx.send(outcome);
+        }
+        for r in later {
+            answer(&state, r, batches);
+        }
+    }
+}
+
+fn answer(state: &state::State, r: Request, batches: u64) {
+    match r {
+        Request::ReadHead(path, tx) => {
+            let _ = tx.send((state.head, state.files.get(&path).cloned()));
+        }
+        Request::Read(commit, path, tx) => {
+            let _ = tx.send(read_at(state, commit, &path));
+        }
+        Request::Stats(tx) => {
+            let mut conflicts: Vec<(String, u64)> = state
+                .conflicts
+                .iter()
+                .map(|(p, n)| (p.clone(), *n))
+                .collect();
+            conflicts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let _ = tx.send(Stats {
+                head: Some(state.head),
+                seq: state.seq,
+                files: state.files.len(),
+                flagged: state.flagged.iter().cloned().collect(),
+                conflicts,
+                batches,
+            });
+        }
+        Request::Commit(id, tx) => {
+            let c = state
+                .commits
+                .contains_key(&id)
+                .then(|| state.object(id).and_then(|b| object::Commit::decode(&b)))
+                .flatten();
+            let _ = tx.send(c);
+        }
+        Request::Submit(..) | Request::Flag(_) => {}
+    }
+}
+
+fn read_at(state: &state::State, commit: ObjectId, path: &str) -> Option<Vec<u8>> {
+    let c = object::Commit::decode(&state.object(commit)?)?;
+    let mut tree = c.tree;
+    let parts: Vec<&str> = path.split('/').collect();
+    for (i, part) in parts.iter().enumerate() {
+        let entries = object::decode_tree(&state.object(tree)?)?;
+        let (_, entry) = entries.into_iter().find(|(n, _)| n == part)?;
+        match (entry, i + 1 == parts.len()) {
+            (object::Entry::Blob(id), true) => return state.object(id),
+            (object::Entry::Tree(id), false) => tree = id,
+            _ => return None,
+        }
+    }
+    None
+}

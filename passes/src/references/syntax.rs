@@ -139,6 +139,10 @@ fn in_lines(
         if js && line.starts_with('/') && !line.starts_with("//") && !line.starts_with("/*") {
             return None;
         }
+        // `<!--` and `-->` are comments or operators depending on what came before.
+        if js && (line.contains("<!--") || line.contains("-->")) {
+            return None;
+        }
         let tree = parse(syntax, line)?;
         let root = tree.root_node();
         if root.has_error() {

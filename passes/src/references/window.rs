@@ -31,6 +31,14 @@ pub(super) fn starts_in_code(syntax: Syntax, text: &[u8], targets: &[usize]) -> 
         {
             false
         }
+        // HTML-like comments (`<!--`, `-->`) open line comments wherever the parser is not
+        // in the middle of an expression: only a parse tells.
+        Syntax::JavaScript | Syntax::TypeScript
+            if memchr::memmem::find(scanned, b"<!--").is_some()
+                || memchr::memmem::find(scanned, b"-->").is_some() =>
+        {
+            false
+        }
         _ => scan(scanned, targets, |text, i| c_like_step(syntax, text, i)),
     }
 }
@@ -84,7 +92,35 @@ fn c_like_step(syntax: Syntax, text: &[u8], i: usize) -> Result<usize, ()> {
     let next = text.get(i + 1).copied().unwrap_or(0);
     let prev = if i > 0 { text[i - 1] } else { b'\n' };
     Ok(match b {
-        b'/' if next == b'/' => line_end(text, i),
+        b'/' if next == b'/' => {
+            let end = line_end(text, i);
+            // JavaScript ends a line comment at a lone CR and at U+2028 / U+2029 too.
+            let odd_break = |c: &[u8]| {
+                c.windows(3)
+                    .any(|w| w == [0xE2, 0x80, 0xA8] || w == [0xE2, 0x80, 0xA9])
+            };
+            let body = &text[i..end];
+            let lone_cr = body
+                .iter()
+                .enumerate()
+                .any(|(k, &c)| c == b'\r' && body.get(k + 1).is_some_and(|&n| n != b'\n'));
+            if js && (lone_cr || odd_break(body)) {
+                return Err(());
+            }
+            end
+        }
+        // A preprocessor directive's value is raw text to the end of the line: quotes and `//`
+        // mean nothing there, but `/*` still opens a comment and a final `/` joins lines.
+        b'#' if matches!(syntax, Syntax::C | Syntax::Cpp) => {
+            let end = line_end(text, i);
+            let value = &text[i..end];
+            if memchr::memmem::find(value, b"/*").is_some()
+                || value.trim_ascii_end().ends_with(b"/")
+            {
+                return Err(());
+            }
+            end
+        }
         b'/' if next == b'*' => block_comment_end(text, i + 2, syntax == Syntax::Rust)?,
         b'/' if js => {
             // Division or a regular expression: sure only if nothing on the rest of the
@@ -139,6 +175,9 @@ fn block_comment_end(text: &[u8], from: usize, nested: bool) -> Result<usize, ()
                 depth += 1;
                 i += 2;
             }
+            // tree-sitter-rust reads `//` inside a block comment as a pair, so `//*` opens
+            // nothing.
+            (b'/', b'/') if nested => i += 2,
             _ => i += 1,
         }
     }
@@ -256,6 +295,8 @@ fn python_step(text: &[u8], i: usize) -> Result<usize, ()> {
     Ok(match text[i] {
         b'#' => line_end(text, i),
         b'"' | b'\'' => python_string_end(text, i)?,
+        // tree-sitter-python reads backticks as string delimiters (Python 2's repr).
+        b'`' => return Err(()),
         _ => i + 1,
     })
 }
@@ -278,6 +319,8 @@ fn python_string_end(text: &[u8], at: usize) -> Result<usize, ()> {
     let mut i = at + if triple { 3 } else { 1 };
     while let Some(&b) = text.get(i) {
         match b {
+            // tree-sitter still opens a replacement field at `\{` in an f-string.
+            b'\\' if formatted && text.get(i + 1) == Some(&b'{') => return Err(()),
             b'\\' => i += 2,
             b'{' if formatted => {
                 if text.get(i + 1) == Some(&b'{') {

@@ -1,0 +1,344 @@
+//! The branch as the integrator holds it: the head's files, the directory trees, the guard
+//! and the idempotency table. Applying a submission is synchronous and touches only memory
+//! and the log's queue; the integrator makes each batch durable with one fsync.
+//! design: vcs.protocol
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use crate::log::{Location, Log};
+use crate::merge::merge3;
+use crate::object::{Commit, Entry, Kind, ObjectId, encode_tree};
+use crate::{Change, Conflict, Outcome, Refusal, Submission};
+
+pub(crate) struct State {
+    pub(crate) log: Log,
+    pub(crate) index: HashMap<ObjectId, Location>,
+    pub(crate) head: ObjectId,
+    pub(crate) seq: u64,
+    /// path → (blob, content) at the head.
+    pub(crate) files: HashMap<String, (ObjectId, Arc<Vec<u8>>)>,
+    /// directory ("" is the root) → its entries.
+    dirs: BTreeMap<String, BTreeMap<String, Entry>>,
+    /// Commits on the branch, by id → seq (a base must be one of them).
+    pub(crate) commits: HashMap<ObjectId, u64>,
+    pub(crate) by_key: HashMap<String, Outcome>,
+    pub(crate) budget: usize,
+    pub(crate) flagged: BTreeSet<String>,
+    pub(crate) conflicts: HashMap<String, u64>,
+}
+
+fn lines(b: &[u8]) -> usize {
+    b.iter().filter(|&&c| c == b'\n').count() + usize::from(!b.is_empty() && !b.ends_with(b"\n"))
+}
+
+fn parent_dir(path: &str) -> (&str, &str) {
+    match path.rfind('/') {
+        Some(i) => (&path[..i], &path[i + 1..]),
+        None => ("", path),
+    }
+}
+
+impl State {
+    pub(crate) fn new(log: Log, index: HashMap<ObjectId, Location>, budget: usize) -> State {
+        State {
+            log,
+            index,
+            head: ObjectId([0; 32]),
+            seq: 0,
+            files: HashMap::new(),
+            dirs: BTreeMap::new(),
+            commits: HashMap::new(),
+            by_key: HashMap::new(),
+            budget,
+            flagged: BTreeSet::new(),
+            conflicts: HashMap::new(),
+        }
+    }
+
+    pub(crate) fn object(&self, id: ObjectId) -> Option<Vec<u8>> {
+        self.index.get(&id).and_then(|loc| self.log.read(*loc).ok())
+    }
+
+    fn put(&mut self, kind: Kind, payload: &[u8]) -> ObjectId {
+        let id = ObjectId::of(kind, payload);
+        if !self.index.contains_key(&id) {
+            let loc = self.log.push(kind, id, payload);
+            self.index.insert(id, loc);
+        }
+        id
+    }
+
+    /// Sets one file in the head's trees (None deletes it).
+    fn set_file(&mut self, path: &str, blob: Option<ObjectId>) {
+        let (dir, name) = parent_dir(path);
+        match blob {
+            Some(id) => {
+                self.dirs
+                    .entry(dir.to_owned())
+                    .or_default()
+                    .insert(name.to_owned(), Entry::Blob(id));
+                // Make sure every ancestor lists its child directory.
+                let mut d = dir;
+                while !d.is_empty() {
+                    let (up, child) = parent_dir(d);
+                    let entry = self.dirs.entry(up.to_owned()).or_default();
+                    entry
+                        .entry(child.to_owned())
+                        .or_insert(Entry::Tree(ObjectId([0; 32])));
+                    d = up;
+                }
+            }
+            None => {
+                if let Some(entries) = self.dirs.get_mut(dir) {
+                    entries.remove(name);
+                }
+            }
+        }
+    }
+
+    /// Writes the trees of the directories in `dirty` (and their ancestors), deepest first;
+    /// returns the root tree.
+    fn write_trees(&mut self, dirty: &BTreeSet<String>) -> ObjectId {
+        let mut todo: BTreeSet<String> = BTreeSet::new();
+        for d in dirty {
+            let mut d = d.as_str();
+            loop {
+                todo.insert(d.to_owned());
+                if d.is_empty() {
+                    break;
+                }
+                d = parent_dir(d).0;
+            }
+        }
+        let mut order: Vec<String> = todo.into_iter().collect();
+        order.sort_by_key(|d| {
+            std::cmp::Reverse(if d.is_empty() {
+                0
+            } else {
+                d.matches('/').count() + 1
+            })
+        });
+        let mut root = ObjectId([0; 32]);
+        for d in order {
+            let entries = self.dirs.get(&d).cloned().unwrap_or_default();
+            // Empty directories disappear, as in git.
+            let live: Vec<(&str, Entry)> = entries.iter().map(|(n, e)| (n.as_str(), *e)).collect();
+            let id = self.put(Kind::Tree, &encode_tree(live.into_iter()));
+            if d.is_empty() {
+                root = id;
+            } else {
+                let (up, child) = parent_dir(&d);
+                let empty = entries.is_empty();
+                let parent = self.dirs.entry(up.to_owned()).or_default();
+                if empty {
+                    parent.remove(child);
+                } else {
+                    parent.insert(child.to_owned(), Entry::Tree(id));
+                }
+            }
+        }
+        root
+    }
+
+    /// Applies one submission to the head: pushrebase, 3-way merge, the guard, a commit.
+    pub(crate) fn apply(&mut self, s: &Submission) -> Outcome {
+        if !s.idempotency_key.is_empty()
+            && let Some(first) = self.by_key.get(&s.idempotency_key)
+        {
+            return first.clone();
+        }
+        let outcome = self.apply_new(s);
+        if !s.idempotency_key.is_empty() {
+            self.by_key
+                .insert(s.idempotency_key.clone(), outcome.clone());
+        }
+        outcome
+    }
+
+    fn apply_new(&mut self, s: &Submission) -> Outcome {
+        if !self.commits.contains_key(&s.base) {
+            return Outcome::Refused(Refusal::UnknownBase);
+        }
+        // Decide every path first; commit only if all of them go through.
+        let mut decided: Vec<(String, Option<Vec<u8>>)> = Vec::with_capacity(s.changes.len());
+        let mut merged = Vec::new();
+        for c in &s.changes {
+            let head = self
+                .files
+                .get(&c.path)
+                .map(|(id, bytes)| (*id, bytes.clone()));
+            match self.decide(c, head) {
+                Ok((content, was_merged)) => {
+                    if was_merged {
+                        merged.push(c.path.clone());
+                    }
+                    decided.push((c.path.clone(), content));
+                }
+                Err(conflict) => {
+                    *self.conflicts.entry(c.path.clone()).or_default() += 1;
+                    return Outcome::Conflict(conflict);
+                }
+            }
+        }
+        // The megafile guard.
+        for (path, content) in &decided {
+            let new_lines = content.as_deref().map_or(0, lines);
+            let old_lines = self.files.get(path).map_or(0, |(_, b)| lines(b));
+            if new_lines > self.budget && new_lines > old_lines {
+                let already = !self.flagged.insert(path.clone());
+                return Outcome::Refused(Refusal::Megafile {
+                    path: path.clone(),
+                    lines: new_lines,
+                    budget: self.budget,
+                    already_flagged: already,
+                });
+            }
+            if self.flagged.contains(path) && new_lines > old_lines {
+                return Outcome::Refused(Refusal::Megafile {
+                    path: path.clone(),
+                    lines: new_lines,
+                    budget: self.budget,
+                    already_flagged: true,
+                });
+            }
+        }
+        let mut dirty = BTreeSet::new();
+        for (path, content) in decided {
+            let blob = content.as_ref().map(|b| self.put(Kind::Blob, b));
+            self.set_file(&path, blob);
+            dirty.insert(parent_dir(&path).0.to_owned());
+            match (blob, content) {
+                (Some(id), Some(bytes)) => {
+                    if lines(&bytes) <= self.budget {
+                        self.flagged.remove(&path);
+                    }
+                    self.files.insert(path, (id, Arc::new(bytes)));
+                }
+                _ => {
+                    self.flagged.remove(&path);
+                    self.files.remove(&path);
+                }
+            }
+        }
+        let tree = self.write_trees(&dirty);
+        let commit = Commit {
+            parent: Some(self.head),
+            tree,
+            seq: self.seq + 1,
+            task: s.task.clone(),
+            idempotency_key: s.idempotency_key.clone(),
+            message: s.message.clone(),
+        };
+        let id = self.put(Kind::Commit, &commit.encode());
+        self.head = id;
+        self.seq += 1;
+        self.commits.insert(id, self.seq);
+        Outcome::Committed {
+            id,
+            seq: self.seq,
+            merged,
+        }
+    }
+
+    /// The content a change leaves at its path, and whether it took a merge.
+    fn decide(
+        &self,
+        c: &Change,
+        head: Option<(ObjectId, Arc<Vec<u8>>)>,
+    ) -> Result<(Option<Vec<u8>>, bool), Conflict> {
+        let head_id = head.as_ref().map(|(id, _)| *id);
+        if head_id == c.expected {
+            return Ok((c.new.clone(), false)); // untouched since the writer's base: rebase
+        }
+        let conflict = |base: Option<Vec<u8>>| Conflict {
+            path: c.path.clone(),
+            base,
+            head: head.as_ref().map(|(_, b)| b.to_vec()),
+            submitted: c.new.clone(),
+        };
+        let base = c.expected.and_then(|id| self.object(id));
+        let (Some(base), Some((_, ours)), Some(theirs)) = (&base, &head, &c.new) else {
+            return Err(conflict(base));
+        };
+        match (
+            std::str::from_utf8(base),
+            std::str::from_utf8(ours),
+            std::str::from_utf8(theirs),
+        ) {
+            (Ok(b), Ok(o), Ok(t)) => match merge3(b, o, t) {
+                Some(m) => Ok((Some(m.into_bytes()), true)),
+                None => Err(conflict(Some(base.clone()))),
+            },
+            _ => Err(conflict(Some(base.clone()))),
+        }
+    }
+
+    /// Starts an empty branch: the root commit with an empty tree.
+    pub(crate) fn init(&mut self) {
+        let tree = self.put(Kind::Tree, &[]);
+        let commit = Commit {
+            parent: None,
+            tree,
+            seq: 0,
+            task: String::new(),
+            idempotency_key: String::new(),
+            message: "root".to_owned(),
+        };
+        let id = self.put(Kind::Commit, &commit.encode());
+        self.head = id;
+        self.seq = 0;
+        self.commits.insert(id, 0);
+        self.log.push_head(id, 0);
+    }
+
+    /// Rebuilds the head's files and trees from the log after a restart.
+    pub(crate) fn load(&mut self, heads: &[(ObjectId, u64)]) -> Option<()> {
+        let &(head, seq) = heads.last()?;
+        self.head = head;
+        self.seq = seq;
+        // Every commit on the branch, and the idempotency keys of committed submissions.
+        let mut at = Some(head);
+        while let Some(id) = at {
+            let c = Commit::decode(&self.object(id)?)?;
+            self.commits.insert(id, c.seq);
+            if !c.idempotency_key.is_empty() {
+                self.by_key
+                    .entry(c.idempotency_key.clone())
+                    .or_insert(Outcome::Committed {
+                        id,
+                        seq: c.seq,
+                        merged: Vec::new(),
+                    });
+            }
+            at = c.parent;
+        }
+        let root = Commit::decode(&self.object(head)?)?.tree;
+        let mut stack = vec![(String::new(), root)];
+        while let Some((dir, tree)) = stack.pop() {
+            let entries = crate::object::decode_tree(&self.object(tree)?)?;
+            let map = self.dirs.entry(dir.clone()).or_default();
+            for (name, e) in &entries {
+                map.insert(name.clone(), *e);
+            }
+            for (name, e) in entries {
+                let path = if dir.is_empty() {
+                    name
+                } else {
+                    format!("{dir}/{name}")
+                };
+                match e {
+                    Entry::Tree(id) => stack.push((path, id)),
+                    Entry::Blob(id) => {
+                        let bytes = self.object(id)?;
+                        if lines(&bytes) > self.budget {
+                            self.flagged.insert(path.clone());
+                        }
+                        self.files.insert(path, (id, Arc::new(bytes)));
+                    }
+                }
+            }
+        }
+        Some(())
+    }
+}

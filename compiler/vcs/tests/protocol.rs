@@ -1,0 +1,194 @@
+//! The commit protocol: pushrebase, 3-way merge, conflicts with both sides, idempotency, the
+//! megafile guard, reading old commits, and durability across a reopen.
+
+use specc_vcs::object::ObjectId;
+use specc_vcs::{Change, Options, Outcome, Refusal, Repo, Submission};
+
+fn sub(base: ObjectId, path: &str, expected: Option<ObjectId>, new: &str, key: &str) -> Submission {
+    Submission {
+        base,
+        changes: vec![Change {
+            path: path.to_owned(),
+            expected,
+            new: Some(new.as_bytes().to_vec()),
+        }],
+        message: format!("edit {path}"),
+        task: "task-1".to_owned(),
+        idempotency_key: key.to_owned(),
+    }
+}
+
+fn committed(o: &Outcome) -> (ObjectId, u64) {
+    match o {
+        Outcome::Committed { id, seq, .. } => (*id, *seq),
+        other => panic!("not committed: {other:?}"),
+    }
+}
+
+async fn head_of(repo: &Repo, path: &str) -> (ObjectId, Option<ObjectId>) {
+    let (head, file) = repo.read_head(path).await.expect("read");
+    (head, file.map(|(id, _)| id))
+}
+
+#[tokio::test]
+async fn pushrebase_merges_and_conflicts() {
+    let dir = tempfile::tempdir().expect("dir");
+    let repo = Repo::open(&dir.path().join("repo.log"), Options::default()).expect("open");
+    let (root, _) = head_of(&repo, "src/a.txt").await;
+    let base_text = "one\ntwo\nthree\nfour\nfive\n";
+    let c1 = repo
+        .submit(sub(root, "src/a.txt", None, base_text, "k1"))
+        .await;
+    let (base, _) = committed(&c1);
+    let (_, blob) = head_of(&repo, "src/a.txt").await;
+
+    // Two writers from the same base: another file rebases; the same file, other lines, merges.
+    let other = repo.submit(sub(base, "src/b.txt", None, "b\n", "k2")).await;
+    committed(&other);
+    let mine = repo
+        .submit(sub(
+            base,
+            "src/a.txt",
+            blob,
+            "ONE\ntwo\nthree\nfour\nfive\n",
+            "k3",
+        ))
+        .await;
+    committed(&mine);
+    let theirs = repo
+        .submit(sub(
+            base,
+            "src/a.txt",
+            blob,
+            "one\ntwo\nthree\nfour\nFIVE\n",
+            "k4",
+        ))
+        .await;
+    match &theirs {
+        Outcome::Committed { merged, .. } => assert_eq!(merged, &["src/a.txt"]),
+        other => panic!("{other:?}"),
+    }
+    let (head, _) = head_of(&repo, "src/a.txt").await;
+    assert_eq!(
+        repo.read(head, "src/a.txt").await.as_deref(),
+        Some(&b"ONE\ntwo\nthree\nfour\nFIVE\n"[..])
+    );
+    // The old commit still reads as it was, without a checkout.
+    assert_eq!(
+        repo.read(base, "src/a.txt").await.as_deref(),
+        Some(base_text.as_bytes())
+    );
+    assert_eq!(repo.read(base, "src/b.txt").await, None);
+
+    // The same line from a stale base: a conflict with both sides.
+    let clash = repo
+        .submit(sub(
+            base,
+            "src/a.txt",
+            blob,
+            "uno\ntwo\nthree\nfour\nfive\n",
+            "k5",
+        ))
+        .await;
+    match clash {
+        Outcome::Conflict(c) => {
+            assert_eq!(c.path, "src/a.txt");
+            assert_eq!(c.base.as_deref(), Some(base_text.as_bytes()));
+            assert_eq!(
+                c.head.as_deref(),
+                Some(&b"ONE\ntwo\nthree\nfour\nFIVE\n"[..])
+            );
+            assert_eq!(
+                c.submitted.as_deref(),
+                Some(&b"uno\ntwo\nthree\nfour\nfive\n"[..])
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let stats = repo.stats().await;
+    assert_eq!(stats.conflicts, [("src/a.txt".to_owned(), 1)]);
+    assert_eq!(stats.seq, 4);
+}
+
+#[tokio::test]
+async fn an_idempotency_key_commits_once_even_after_a_restart() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("repo.log");
+    let first;
+    {
+        let repo = Repo::open(&path, Options::default()).expect("open");
+        let (root, _) = head_of(&repo, "x").await;
+        first = repo.submit(sub(root, "x", None, "1\n", "same-key")).await;
+        let again = repo.submit(sub(root, "x", None, "1\n", "same-key")).await;
+        assert_eq!(first, again);
+        assert_eq!(repo.stats().await.seq, 1);
+    }
+    let repo = Repo::open(&path, Options::default()).expect("reopen");
+    let (head, _) = head_of(&repo, "x").await;
+    let again = repo.submit(sub(head, "x", None, "1\n", "same-key")).await;
+    assert_eq!(
+        committed(&again),
+        committed(&first),
+        "the first result, after a restart too"
+    );
+    assert_eq!(repo.stats().await.seq, 1, "nothing committed twice");
+    assert_eq!(repo.read(head, "x").await.as_deref(), Some(&b"1\n"[..]));
+}
+
+#[tokio::test]
+async fn the_megafile_guard_refuses_growth_until_a_split_lands() {
+    let dir = tempfile::tempdir().expect("dir");
+    let options = Options {
+        line_budget: 10,
+        ..Options::default()
+    };
+    let repo = Repo::open(&dir.path().join("repo.log"), options).expect("open");
+    let (root, _) = head_of(&repo, "big.rs").await;
+    let lines = |n: usize| (0..n).map(|i| format!("line {i}\n")).collect::<String>();
+    let (c, _) = committed(&repo.submit(sub(root, "big.rs", None, &lines(9), "")).await);
+    let (_, blob) = head_of(&repo, "big.rs").await;
+    match repo.submit(sub(c, "big.rs", blob, &lines(12), "")).await {
+        Outcome::Refused(Refusal::Megafile {
+            lines: 12,
+            budget: 10,
+            already_flagged: false,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(repo.stats().await.flagged, ["big.rs"]);
+    // Still flagged: even growth within the budget is refused until a split lands.
+    match repo.submit(sub(c, "big.rs", blob, &lines(10), "")).await {
+        Outcome::Refused(Refusal::Megafile {
+            already_flagged: true,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    // A split: the file shrinks, another takes the rest. The flag is lifted.
+    let split = Submission {
+        base: c,
+        changes: vec![
+            Change {
+                path: "big.rs".into(),
+                expected: blob,
+                new: Some(lines(5).into_bytes()),
+            },
+            Change {
+                path: "big_part2.rs".into(),
+                expected: None,
+                new: Some(lines(4).into_bytes()),
+            },
+        ],
+        message: "split big.rs".into(),
+        task: "t".into(),
+        idempotency_key: String::new(),
+    };
+    let (s, _) = committed(&repo.submit(split).await);
+    assert!(repo.stats().await.flagged.is_empty());
+    let (_, blob) = head_of(&repo, "big.rs").await;
+    committed(&repo.submit(sub(s, "big.rs", blob, &lines(7), "")).await);
+    // Writers can flag a file themselves.
+    repo.flag("big_part2.rs");
+    assert_eq!(repo.stats().await.flagged, ["big_part2.rs"]);
+}
