@@ -110,12 +110,12 @@ pub struct Stats {
     pub batches: u64,
 }
 
+/// A file at the head: its blob and content.
+pub type HeadFile = (ObjectId, std::sync::Arc<Vec<u8>>);
+
 enum Request {
     Submit(Box<Submission>, oneshot::Sender<Outcome>),
-    ReadHead(
-        String,
-        oneshot::Sender<(ObjectId, Option<(ObjectId, std::sync::Arc<Vec<u8>>)>)>,
-    ),
+    ReadHead(String, oneshot::Sender<(ObjectId, Option<HeadFile>)>),
     Read(ObjectId, String, oneshot::Sender<Option<Vec<u8>>>),
     Flag(String),
     Stats(oneshot::Sender<Stats>),
@@ -160,10 +160,7 @@ impl Repo {
     }
 
     /// The head commit and the blob and content at `path` there (durable state only).
-    pub async fn read_head(
-        &self,
-        path: &str,
-    ) -> Option<(ObjectId, Option<(ObjectId, std::sync::Arc<Vec<u8>>)>)> {
+    pub async fn read_head(&self, path: &str) -> Option<(ObjectId, Option<HeadFile>)> {
         let (tx, rx) = oneshot::channel();
         self.tx.send(Request::ReadHead(path.to_owned(), tx)).ok()?;
         rx.await.ok()
