@@ -55,7 +55,7 @@ async fn run(repo: &Repo, agents: usize, seconds: f64, contention: f64) -> Run {
         let repo = repo.clone();
         let (commits, conflicts) = (commits.clone(), conflicts.clone());
         handles.push(tokio::spawn(async move {
-            let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (a as u64 + 1) * 0x1000_0001);
+            let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((a as u64 + 1) * 0x1000_0001));
             let mut latencies = Vec::new();
             let mut k = 0u64;
             while Instant::now() < stop {
