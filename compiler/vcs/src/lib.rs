@@ -9,9 +9,11 @@
 //!
 //! design: vcs.store
 
+mod export;
 mod log;
 pub mod merge;
 pub mod object;
+mod read;
 mod state;
 
 use std::path::Path;
@@ -120,6 +122,8 @@ enum Request {
     Flag(String),
     Stats(oneshot::Sender<Stats>),
     Commit(ObjectId, oneshot::Sender<Option<object::Commit>>),
+    Files(ObjectId, oneshot::Sender<Option<Vec<(String, Vec<u8>)>>>),
+    Export(Option<ObjectId>, oneshot::Sender<Option<(Vec<u8>, usize, ObjectId)>>),
 }
 
 /// A handle on a repository: cheap to clone, usable from any task.
@@ -187,6 +191,51 @@ impl Repo {
         rx.await.ok().flatten()
     }
 
+    /// Every file of `commit`, with its content.
+    pub async fn files(&self, commit: ObjectId) -> Option<Vec<(String, Vec<u8>)>> {
+        let (tx, rx) = oneshot::channel();
+        self.tx.send(Request::Files(commit, tx)).ok()?;
+        rx.await.ok().flatten()
+    }
+
+    /// Writes the files of `commit` into `dir`, for a worker that must run a build. Returns
+    /// how many files were written.
+    pub async fn checkout(&self, commit: ObjectId, dir: &Path) -> std::io::Result<usize> {
+        let files = self
+            .files(commit)
+            .await
+            .ok_or_else(|| std::io::Error::other("no such commit"))?;
+        let dir = dir.to_owned();
+        tokio::task::spawn_blocking(move || {
+            for (path, bytes) in &files {
+                let p = dir.join(path);
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(p, bytes)?;
+            }
+            Ok(files.len())
+        })
+        .await
+        .map_err(std::io::Error::other)?
+    }
+
+    /// Exports the commits not yet exported into the git repository at `dir` (created if
+    /// needed) with `git fast-import`. Returns how many commits were added.
+    pub async fn export_git(&self, dir: &Path) -> std::io::Result<usize> {
+        let dir = dir.to_owned();
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            export::run(&dir, |since| {
+                let (reply, rx) = oneshot::channel();
+                tx.send(Request::Export(since, reply)).ok()?;
+                rx.blocking_recv().ok().flatten()
+            })
+        })
+        .await
+        .map_err(std::io::Error::other)?
+    }
+
     pub async fn stats(&self) -> Stats {
         let (tx, rx) = oneshot::channel();
         if self.tx.send(Request::Stats(tx)).is_err() {
@@ -246,7 +295,7 @@ fn answer(state: &state::State, r: Request, batches: u64) {
             let _ = tx.send((state.head, state.files.get(&path).cloned()));
         }
         Request::Read(commit, path, tx) => {
-            let _ = tx.send(read_at(state, commit, &path));
+            let _ = tx.send(read::file_at(state, commit, &path));
         }
         Request::Stats(tx) => {
             let mut conflicts: Vec<(String, u64)> = state
@@ -272,22 +321,18 @@ fn answer(state: &state::State, r: Request, batches: u64) {
                 .flatten();
             let _ = tx.send(c);
         }
+        Request::Files(commit, tx) => {
+            let files = read::commit(state, commit).and_then(|c| read::files(state, c.tree)).and_then(|files| {
+                files
+                    .into_iter()
+                    .map(|(p, id)| state.object(id).map(|b| (p, b)))
+                    .collect::<Option<Vec<_>>>()
+            });
+            let _ = tx.send(files);
+        }
+        Request::Export(since, tx) => {
+            let _ = tx.send(export::stream(state, since).map(|(s, n)| (s, n, state.head)));
+        }
         Request::Submit(..) | Request::Flag(_) => {}
     }
-}
-
-fn read_at(state: &state::State, commit: ObjectId, path: &str) -> Option<Vec<u8>> {
-    let c = object::Commit::decode(&state.object(commit)?)?;
-    let mut tree = c.tree;
-    let parts: Vec<&str> = path.split('/').collect();
-    for (i, part) in parts.iter().enumerate() {
-        let entries = object::decode_tree(&state.object(tree)?)?;
-        let (_, entry) = entries.into_iter().find(|(n, _)| n == part)?;
-        match (entry, i + 1 == parts.len()) {
-            (object::Entry::Blob(id), true) => return state.object(id),
-            (object::Entry::Tree(id), false) => tree = id,
-            _ => return None,
-        }
-    }
-    None
 }

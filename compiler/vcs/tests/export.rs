@@ -1,0 +1,89 @@
+//! Checkout and git export: the exported history is `git fsck --strict` clean, carries the
+//! messages and task ids, its head tree equals the store's byte for byte, and a second export
+//! appends only the new commits.
+
+use std::path::Path;
+use std::process::Command;
+
+use specc_vcs::object::ObjectId;
+use specc_vcs::{Change, Options, Outcome, Repo, Submission};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git").args(args).current_dir(dir).output().expect("git runs");
+    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+async fn commit(repo: &Repo, path: &str, new: Option<&str>, task: &str) -> ObjectId {
+    let (head, file) = repo.read_head(path).await.expect("head");
+    let s = Submission {
+        base: head,
+        changes: vec![Change {
+            path: path.to_owned(),
+            expected: file.map(|(id, _)| id),
+            new: new.map(|t| t.as_bytes().to_vec()),
+        }],
+        message: format!("{task}: write {path}"),
+        task: task.to_owned(),
+        idempotency_key: String::new(),
+    };
+    match repo.submit(s).await {
+        Outcome::Committed { id, .. } => id,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The tree of `main` as (path, bytes), from git itself.
+fn git_tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = git(dir, &["ls-tree", "-r", "main"])
+        .lines()
+        .map(|l| {
+            let (meta, path) = l.split_once('\t').expect("ls-tree line");
+            let blob = meta.split_whitespace().nth(2).expect("blob id");
+            let o = Command::new("git").args(["cat-file", "blob", blob]).current_dir(dir).output().expect("cat-file");
+            (path.to_owned(), o.stdout)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_is_fsck_clean_equal_to_the_store_and_incremental() {
+    let dir = tempfile::tempdir().expect("dir");
+    let repo = Repo::open(&dir.path().join("repo.log"), Options::default()).expect("open");
+    for i in 0..30 {
+        let path = format!("src/m{}/f{}.rs", i % 3, i % 7);
+        commit(&repo, &path, Some(&format!("// version {i}\nfn f() {{}}\n")), &format!("task-{i}")).await;
+    }
+    commit(&repo, "src/m0/f0.rs", None, "task-delete").await;
+    let head = commit(&repo, "README.md", Some("# exported\n"), "task-readme").await;
+
+    let work = dir.path().join("work");
+    let written = repo.checkout(head, &work).await.expect("checkout");
+    let store_files = repo.files(head).await.expect("files");
+    assert_eq!(written, store_files.len());
+    for (path, bytes) in &store_files {
+        assert_eq!(&std::fs::read(work.join(path)).expect("checked out"), bytes);
+    }
+    assert!(!work.join("src/m0/f0.rs").exists(), "the deleted file is gone");
+
+    let g = dir.path().join("git");
+    assert_eq!(repo.export_git(&g).await.expect("export"), 32);
+    git(&g, &["fsck", "--strict"]);
+    let log = git(&g, &["log", "--format=%s|%b", "main"]);
+    assert!(log.contains("task-readme: write README.md"), "{log}");
+    assert!(log.contains("Specc-Task: task-7"), "{log}");
+    assert_eq!(git_tree(&g), store_files, "the exported head tree is the store's, byte for byte");
+
+    // Incremental: only the new commits are appended.
+    for i in 0..5 {
+        commit(&repo, &format!("docs/n{i}.md"), Some("note\n"), "task-docs").await;
+    }
+    assert_eq!(repo.export_git(&g).await.expect("export"), 5);
+    assert_eq!(git(&g, &["rev-list", "--count", "main"]).trim(), "37");
+    git(&g, &["fsck", "--strict"]);
+    let (head, _) = repo.read_head("x").await.expect("head");
+    assert_eq!(git_tree(&g), repo.files(head).await.expect("files"));
+    assert_eq!(repo.export_git(&g).await.expect("export"), 0, "nothing new, nothing added");
+}
