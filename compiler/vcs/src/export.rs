@@ -37,7 +37,10 @@ pub(crate) fn stream(state: &State, since: Option<ObjectId>) -> Option<(Vec<u8>,
             Some(p) => Some(read::commit(state, p)?.tree),
             None => None,
         };
-        let message = format!("{}\n\nSpecc-Task: {}\nSpecc-Seq: {}\n", c.message, c.task, c.seq);
+        let message = format!(
+            "{}\n\nSpecc-Task: {}\nSpecc-Seq: {}\n",
+            c.message, c.task, c.seq
+        );
         let _ = write!(
             out,
             "commit refs/heads/main\nmark :{}\ncommitter specc <specc@localhost> {} +0000\ndata {}\n{}",
@@ -75,18 +78,27 @@ fn git(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
 
 /// Runs the export into the repository at `dir` (created if needed). Returns how many
 /// commits were added.
-pub(crate) fn run(dir: &Path, make: impl FnOnce(Option<ObjectId>) -> Option<(Vec<u8>, usize, ObjectId)>) -> std::io::Result<usize> {
+pub(crate) fn run(
+    dir: &Path,
+    make: impl FnOnce(Option<ObjectId>) -> Option<(Vec<u8>, usize, ObjectId)>,
+) -> std::io::Result<usize> {
     std::fs::create_dir_all(dir)?;
     if !dir.join(".git").exists() {
         let o = git(dir, &["init", "-q", "-b", "main"])?;
         if !o.status.success() {
-            return Err(std::io::Error::other(String::from_utf8_lossy(&o.stderr).into_owned()));
+            return Err(std::io::Error::other(
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            ));
         }
     }
     let marker = dir.join(".git").join("specc-exported");
-    let since = std::fs::read_to_string(&marker).ok().and_then(|s| parse(s.trim()));
+    let since = std::fs::read_to_string(&marker)
+        .ok()
+        .and_then(|s| parse(s.trim()));
     let Some((stream, count, head)) = make(since) else {
-        return Err(std::io::Error::other("the store could not be read for export"));
+        return Err(std::io::Error::other(
+            "the store could not be read for export",
+        ));
     };
     if count == 0 {
         return Ok(0);

@@ -13,8 +13,11 @@ mod export;
 mod log;
 pub mod merge;
 pub mod object;
+mod queue;
 mod read;
 mod state;
+
+pub use queue::{Queued, Resolver};
 
 use std::path::Path;
 use std::sync::mpsc;
@@ -53,6 +56,8 @@ pub struct Conflict {
     pub head: Option<Vec<u8>>,
     /// What the writer submitted.
     pub submitted: Option<Vec<u8>>,
+    /// The message of the commit that last changed the path (the other side's intent).
+    pub head_intent: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,6 +117,9 @@ pub struct Stats {
     pub batches: u64,
 }
 
+/// Every file of a commit: (path, content).
+pub type FileList = Vec<(String, Vec<u8>)>;
+
 /// A file at the head: its blob and content.
 pub type HeadFile = (ObjectId, std::sync::Arc<Vec<u8>>);
 
@@ -122,14 +130,18 @@ enum Request {
     Flag(String),
     Stats(oneshot::Sender<Stats>),
     Commit(ObjectId, oneshot::Sender<Option<object::Commit>>),
-    Files(ObjectId, oneshot::Sender<Option<Vec<(String, Vec<u8>)>>>),
-    Export(Option<ObjectId>, oneshot::Sender<Option<(Vec<u8>, usize, ObjectId)>>),
+    Files(ObjectId, oneshot::Sender<Option<FileList>>),
+    Export(
+        Option<ObjectId>,
+        oneshot::Sender<Option<(Vec<u8>, usize, ObjectId)>>,
+    ),
 }
 
 /// A handle on a repository: cheap to clone, usable from any task.
 #[derive(Clone)]
 pub struct Repo {
     tx: mpsc::Sender<Request>,
+    queue: std::sync::Arc<std::sync::Mutex<queue::MergeQueue>>,
 }
 
 impl Repo {
@@ -151,16 +163,70 @@ impl Repo {
         std::thread::Builder::new()
             .name("specc-vcs-integrator".into())
             .spawn(move || integrate(state, rx, options))?;
-        Ok(Repo { tx })
+        Ok(Repo {
+            tx,
+            queue: Default::default(),
+        })
     }
 
-    /// Submits a change; resolves once its outcome is durable.
+    /// Submits a change; resolves once its outcome is durable. A conflict is also queued for
+    /// [`Repo::resolve_next`].
     pub async fn submit(&self, s: Submission) -> Outcome {
         let (tx, rx) = oneshot::channel();
-        if self.tx.send(Request::Submit(Box::new(s), tx)).is_err() {
+        if self
+            .tx
+            .send(Request::Submit(Box::new(s.clone()), tx))
+            .is_err()
+        {
             return Outcome::Refused(Refusal::UnknownBase);
         }
-        rx.await.unwrap_or(Outcome::Refused(Refusal::UnknownBase))
+        let outcome = rx.await.unwrap_or(Outcome::Refused(Refusal::UnknownBase));
+        if let Outcome::Conflict(c) = &outcome
+            && let Ok(mut q) = self.queue.lock()
+        {
+            q.push(Queued {
+                writer: s.task.clone(),
+                head_intent: c.head_intent.clone(),
+                conflict: c.clone(),
+                submission: s,
+            });
+        }
+        outcome
+    }
+
+    /// Conflicts waiting for a resolution.
+    pub fn queued(&self) -> usize {
+        self.queue.lock().map_or(0, |q| q.len())
+    }
+
+    /// Takes the next conflict in turn (round-robin across writers), asks `resolver`, and
+    /// submits its resolution through the same protocol. `None` when the queue is empty; the
+    /// conflict and the outcome otherwise (a resolution that conflicts again is queued again).
+    pub async fn resolve_next(&self, resolver: &dyn Resolver) -> Option<(Queued, Option<Outcome>)> {
+        let mut q = self.queue.lock().ok()?.pop()?;
+        // The branch may have moved since the conflict: the resolver sees today's head.
+        let (head, file) = self.read_head(&q.conflict.path).await?;
+        q.conflict.head = file.as_ref().map(|(_, b)| b.to_vec());
+        let Some(content) = resolver.resolve(&q) else {
+            return Some((q, None));
+        };
+        let s = Submission {
+            base: head,
+            changes: vec![Change {
+                path: q.conflict.path.clone(),
+                expected: file.map(|(id, _)| id),
+                new: Some(content),
+            }],
+            message: format!("resolve: {}", q.submission.message),
+            task: q.submission.task.clone(),
+            idempotency_key: if q.submission.idempotency_key.is_empty() {
+                String::new()
+            } else {
+                format!("{}#resolution", q.submission.idempotency_key)
+            },
+        };
+        let outcome = self.submit(s).await;
+        Some((q, Some(outcome)))
     }
 
     /// The head commit and the blob and content at `path` there (durable state only).
@@ -192,7 +258,7 @@ impl Repo {
     }
 
     /// Every file of `commit`, with its content.
-    pub async fn files(&self, commit: ObjectId) -> Option<Vec<(String, Vec<u8>)>> {
+    pub async fn files(&self, commit: ObjectId) -> Option<FileList> {
         let (tx, rx) = oneshot::channel();
         self.tx.send(Request::Files(commit, tx)).ok()?;
         rx.await.ok().flatten()
@@ -322,12 +388,14 @@ fn answer(state: &state::State, r: Request, batches: u64) {
             let _ = tx.send(c);
         }
         Request::Files(commit, tx) => {
-            let files = read::commit(state, commit).and_then(|c| read::files(state, c.tree)).and_then(|files| {
-                files
-                    .into_iter()
-                    .map(|(p, id)| state.object(id).map(|b| (p, b)))
-                    .collect::<Option<Vec<_>>>()
-            });
+            let files = read::commit(state, commit)
+                .and_then(|c| read::files(state, c.tree))
+                .and_then(|files| {
+                    files
+                        .into_iter()
+                        .map(|(p, id)| state.object(id).map(|b| (p, b)))
+                        .collect::<Option<Vec<_>>>()
+                });
             let _ = tx.send(files);
         }
         Request::Export(since, tx) => {

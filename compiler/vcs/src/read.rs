@@ -29,7 +29,11 @@ pub(crate) fn files(state: &State, tree: ObjectId) -> Option<Vec<(String, Object
     let mut stack = vec![(String::new(), tree)];
     while let Some((dir, tree)) = stack.pop() {
         for (name, e) in decode_tree(&state.object(tree)?)? {
-            let path = if dir.is_empty() { name } else { format!("{dir}/{name}") };
+            let path = if dir.is_empty() {
+                name
+            } else {
+                format!("{dir}/{name}")
+            };
             match e {
                 Entry::Blob(id) => out.push((path, id)),
                 Entry::Tree(id) => stack.push((path, id)),
@@ -42,7 +46,11 @@ pub(crate) fn files(state: &State, tree: ObjectId) -> Option<Vec<(String, Object
 
 /// The paths whose blob differs between trees `a` and `b`, with `b`'s blob (`None`: gone).
 /// Equal subtrees are skipped whole.
-pub(crate) fn diff(state: &State, a: Option<ObjectId>, b: ObjectId) -> Option<Vec<(String, Option<ObjectId>)>> {
+pub(crate) fn diff(
+    state: &State,
+    a: Option<ObjectId>,
+    b: ObjectId,
+) -> Option<Vec<(String, Option<ObjectId>)>> {
     let mut out = Vec::new();
     let mut stack = vec![(String::new(), a, Some(b))];
     while let Some((dir, a, b)) = stack.pop() {
@@ -60,7 +68,11 @@ pub(crate) fn diff(state: &State, a: Option<ObjectId>, b: ObjectId) -> Option<Ve
         names.sort();
         names.dedup();
         for name in names {
-            let path = if dir.is_empty() { name.clone() } else { format!("{dir}/{name}") };
+            let path = if dir.is_empty() {
+                name.clone()
+            } else {
+                format!("{dir}/{name}")
+            };
             let x = ea.iter().find(|(n, _)| n == name).map(|(_, e)| *e);
             let y = eb.iter().find(|(n, _)| n == name).map(|(_, e)| *e);
             match (x, y) {

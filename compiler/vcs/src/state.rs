@@ -26,6 +26,8 @@ pub(crate) struct State {
     pub(crate) budget: usize,
     pub(crate) flagged: BTreeSet<String>,
     pub(crate) conflicts: HashMap<String, u64>,
+    /// path → message of the commit that last changed it (this process's memory only).
+    last_intent: HashMap<String, String>,
 }
 
 fn lines(b: &[u8]) -> usize {
@@ -53,6 +55,7 @@ impl State {
             budget,
             flagged: BTreeSet::new(),
             conflicts: HashMap::new(),
+            last_intent: HashMap::new(),
         }
     }
 
@@ -204,6 +207,9 @@ impl State {
             }
         }
         let mut dirty = BTreeSet::new();
+        for (path, _) in &decided {
+            self.last_intent.insert(path.clone(), s.message.clone());
+        }
         for (path, content) in decided {
             let blob = content.as_ref().map(|b| self.put(Kind::Blob, b));
             self.set_file(&path, blob);
@@ -256,6 +262,7 @@ impl State {
             base,
             head: head.as_ref().map(|(_, b)| b.to_vec()),
             submitted: c.new.clone(),
+            head_intent: self.last_intent.get(&c.path).cloned(),
         };
         let base = c.expected.and_then(|id| self.object(id));
         let (Some(base), Some((_, ours)), Some(theirs)) = (&base, &head, &c.new) else {

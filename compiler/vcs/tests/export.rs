@@ -9,8 +9,16 @@ use specc_vcs::object::ObjectId;
 use specc_vcs::{Change, Options, Outcome, Repo, Submission};
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git").args(args).current_dir(dir).output().expect("git runs");
-    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -40,7 +48,11 @@ fn git_tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .map(|l| {
             let (meta, path) = l.split_once('\t').expect("ls-tree line");
             let blob = meta.split_whitespace().nth(2).expect("blob id");
-            let o = Command::new("git").args(["cat-file", "blob", blob]).current_dir(dir).output().expect("cat-file");
+            let o = Command::new("git")
+                .args(["cat-file", "blob", blob])
+                .current_dir(dir)
+                .output()
+                .expect("cat-file");
             (path.to_owned(), o.stdout)
         })
         .collect();
@@ -54,7 +66,13 @@ async fn export_is_fsck_clean_equal_to_the_store_and_incremental() {
     let repo = Repo::open(&dir.path().join("repo.log"), Options::default()).expect("open");
     for i in 0..30 {
         let path = format!("src/m{}/f{}.rs", i % 3, i % 7);
-        commit(&repo, &path, Some(&format!("// version {i}\nfn f() {{}}\n")), &format!("task-{i}")).await;
+        commit(
+            &repo,
+            &path,
+            Some(&format!("// version {i}\nfn f() {{}}\n")),
+            &format!("task-{i}"),
+        )
+        .await;
     }
     commit(&repo, "src/m0/f0.rs", None, "task-delete").await;
     let head = commit(&repo, "README.md", Some("# exported\n"), "task-readme").await;
@@ -66,7 +84,10 @@ async fn export_is_fsck_clean_equal_to_the_store_and_incremental() {
     for (path, bytes) in &store_files {
         assert_eq!(&std::fs::read(work.join(path)).expect("checked out"), bytes);
     }
-    assert!(!work.join("src/m0/f0.rs").exists(), "the deleted file is gone");
+    assert!(
+        !work.join("src/m0/f0.rs").exists(),
+        "the deleted file is gone"
+    );
 
     let g = dir.path().join("git");
     assert_eq!(repo.export_git(&g).await.expect("export"), 32);
@@ -74,7 +95,11 @@ async fn export_is_fsck_clean_equal_to_the_store_and_incremental() {
     let log = git(&g, &["log", "--format=%s|%b", "main"]);
     assert!(log.contains("task-readme: write README.md"), "{log}");
     assert!(log.contains("Specc-Task: task-7"), "{log}");
-    assert_eq!(git_tree(&g), store_files, "the exported head tree is the store's, byte for byte");
+    assert_eq!(
+        git_tree(&g),
+        store_files,
+        "the exported head tree is the store's, byte for byte"
+    );
 
     // Incremental: only the new commits are appended.
     for i in 0..5 {
@@ -85,5 +110,9 @@ async fn export_is_fsck_clean_equal_to_the_store_and_incremental() {
     git(&g, &["fsck", "--strict"]);
     let (head, _) = repo.read_head("x").await.expect("head");
     assert_eq!(git_tree(&g), repo.files(head).await.expect("files"));
-    assert_eq!(repo.export_git(&g).await.expect("export"), 0, "nothing new, nothing added");
+    assert_eq!(
+        repo.export_git(&g).await.expect("export"),
+        0,
+        "nothing new, nothing added"
+    );
 }

@@ -192,3 +192,69 @@ async fn the_megafile_guard_refuses_growth_until_a_split_lands() {
     repo.flag("big_part2.rs");
     assert_eq!(repo.stats().await.flagged, ["big_part2.rs"]);
 }
+
+/// A scripted resolver: keeps both edits, theirs first, and records what it was shown.
+struct Both(std::sync::Mutex<Vec<String>>);
+
+impl specc_vcs::Resolver for Both {
+    fn resolve(&self, q: &specc_vcs::Queued) -> Option<Vec<u8>> {
+        if let Ok(mut seen) = self.0.lock() {
+            seen.push(format!(
+                "{}|{}",
+                q.writer,
+                q.head_intent.clone().unwrap_or_default()
+            ));
+        }
+        let head = String::from_utf8_lossy(q.conflict.head.as_deref()?).into_owned();
+        let mine = String::from_utf8_lossy(q.conflict.submitted.as_deref()?).into_owned();
+        let extra: String = mine
+            .lines()
+            .filter(|l| !head.contains(*l))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        Some(format!("{head}{extra}").into_bytes())
+    }
+}
+
+#[tokio::test]
+async fn conflicts_queue_fairly_and_resolutions_go_through_the_protocol() {
+    let dir = tempfile::tempdir().expect("dir");
+    let repo = Repo::open(&dir.path().join("repo.log"), Options::default()).expect("open");
+    let (root, _) = head_of(&repo, "f").await;
+    let (base, _) = committed(&repo.submit(sub(root, "f", None, "x\n", "")).await);
+    let (_, blob) = head_of(&repo, "f").await;
+    let mut winner = sub(base, "f", blob, "winner\n", "");
+    winner.message = "the winning edit".into();
+    committed(&repo.submit(winner).await);
+    // Writer A conflicts three times, writer B once, all on the same line.
+    for (writer, n) in [("A", 3), ("B", 1)] {
+        for k in 0..n {
+            let mut s = sub(base, "f", blob, &format!("{writer}{k}\n"), "");
+            s.task = writer.to_owned();
+            assert!(matches!(repo.submit(s).await, Outcome::Conflict(_)));
+        }
+    }
+    assert_eq!(repo.queued(), 4);
+    let resolver = Both(std::sync::Mutex::new(Vec::new()));
+    let mut order = Vec::new();
+    while let Some((q, outcome)) = repo.resolve_next(&resolver).await {
+        order.push(q.writer.clone());
+        assert!(
+            matches!(outcome, Some(Outcome::Committed { .. })),
+            "{outcome:?}"
+        );
+    }
+    assert_eq!(
+        order,
+        ["A", "B", "A", "A"],
+        "round-robin: B is not starved behind A"
+    );
+    let seen = resolver.0.lock().expect("lock").clone();
+    assert_eq!(
+        seen[0], "A|the winning edit",
+        "the resolver sees the other side's intent"
+    );
+    let (head, _) = head_of(&repo, "f").await;
+    let text = String::from_utf8(repo.read(head, "f").await.expect("f")).expect("utf8");
+    assert_eq!(text, "winner\nA0\nB0\nA1\nA2\n");
+}
