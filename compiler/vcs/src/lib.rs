@@ -71,6 +71,8 @@ pub enum Refusal {
     },
     /// The base is not a commit of this branch.
     UnknownBase,
+    /// The store stopped (a write or fsync failed, or it was closed): nothing was committed.
+    Unavailable,
 }
 
 /// What became of a submission. Returned only once it is durable.
