@@ -1,7 +1,7 @@
 //! Export to a real git repository through `git fast-import`: every commit after the last
 //! one exported, with its message and task id, as one stream. Times are derived from the
-//! sequence number, so the export is deterministic. Incremental: the last exported commit is
-//! kept in `.git/specc-exported`, and the next export starts after it.
+//! sequence number, so the export is deterministic. Incremental: each exported commit carries
+//! a `Specc-Id` trailer, and the next export starts after the one `main` ends with.
 //! design: vcs.git-export
 
 use std::io::Write;
@@ -25,6 +25,9 @@ pub(crate) fn stream(state: &State, since: Option<ObjectId>) -> Option<(Vec<u8>,
         }
         let c = read::commit(state, id)?;
         if c.parent.is_none() {
+            if since.is_some() {
+                return None; // the last export is not on this branch
+            }
             break; // the empty root is not exported
         }
         at = c.parent;
@@ -32,14 +35,17 @@ pub(crate) fn stream(state: &State, since: Option<ObjectId>) -> Option<(Vec<u8>,
     }
     chain.reverse();
     let mut out = Vec::new();
-    for (i, (_, c)) in chain.iter().enumerate() {
+    for (i, (id, c)) in chain.iter().enumerate() {
         let parent_tree = match c.parent {
             Some(p) => Some(read::commit(state, p)?.tree),
             None => None,
         };
         let message = format!(
-            "{}\n\nSpecc-Task: {}\nSpecc-Seq: {}\n",
-            c.message, c.task, c.seq
+            "{}\n\nSpecc-Task: {}\nSpecc-Seq: {}\nSpecc-Id: {}\n",
+            c.message,
+            c.task,
+            c.seq,
+            id.hex()
         );
         let _ = write!(
             out,
@@ -58,12 +64,17 @@ pub(crate) fn stream(state: &State, since: Option<ObjectId>) -> Option<(Vec<u8>,
             match blob {
                 Some(id) => {
                     let bytes = state.object(id)?;
-                    let _ = write!(out, "M 100644 inline {path}\ndata {}\n", bytes.len());
+                    let _ = write!(
+                        out,
+                        "M 100644 inline {}\ndata {}\n",
+                        quote(&path),
+                        bytes.len()
+                    );
                     out.extend_from_slice(&bytes);
                     out.push(b'\n');
                 }
                 None => {
-                    let _ = writeln!(out, "D {path}");
+                    let _ = writeln!(out, "D {}", quote(&path));
                 }
             }
         }
@@ -91,13 +102,34 @@ pub(crate) fn run(
             ));
         }
     }
-    let marker = dir.join(".git").join("specc-exported");
-    let since = std::fs::read_to_string(&marker)
-        .ok()
-        .and_then(|s| parse(s.trim()));
-    let Some((stream, count, head)) = make(since) else {
+    // Where the last export ended is read back from git itself (the `Specc-Id` trailer of
+    // `main`), so an export interrupted after fast-import is never repeated.
+    let has_main = git(dir, &["rev-parse", "--verify", "-q", "refs/heads/main"])?
+        .status
+        .success();
+    let since = if has_main {
+        let o = git(
+            dir,
+            &[
+                "log",
+                "-1",
+                "--format=%(trailers:key=Specc-Id,valueonly)",
+                "refs/heads/main",
+            ],
+        )?;
+        let id = parse(String::from_utf8_lossy(&o.stdout).trim());
+        if id.is_none() {
+            return Err(std::io::Error::other(
+                "main in the target repository was not made by specc's export",
+            ));
+        }
+        id
+    } else {
+        None
+    };
+    let Some((stream, count, _head)) = make(since) else {
         return Err(std::io::Error::other(
-            "the store could not be read for export",
+            "the store could not be read, or the last export is not on its branch",
         ));
     };
     if count == 0 {
@@ -120,8 +152,13 @@ pub(crate) fn run(
             String::from_utf8_lossy(&o.stderr)
         )));
     }
-    std::fs::write(&marker, head.hex())?;
     Ok(count)
+}
+
+/// A path as fast-import reads it: quoted (paths are checked on commit to hold no quotes,
+/// backslashes or control characters, so no escapes are needed; quoting keeps spaces safe).
+fn quote(path: &str) -> String {
+    format!("\"{path}\"")
 }
 
 fn parse(hex: &str) -> Option<ObjectId> {

@@ -71,8 +71,16 @@ pub enum Refusal {
     },
     /// The base is not a commit of this branch.
     UnknownBase,
-    /// The store stopped (a write or fsync failed, or it was closed): nothing was committed.
+    /// The store stopped (a write or fsync failed, or it was closed), or could not be read:
+    /// nothing was committed.
     Unavailable,
+    /// A change's `expected` blob is not what the base commit has at that path.
+    ExpectedMismatch { path: String },
+    /// Not a relative, normalised, printable path (no empty, `.`, `..` or `.git` parts, no
+    /// control characters, quotes or backslashes), or content over 2 GiB.
+    InvalidPath { path: String },
+    /// The path is a directory at the head, or one of its parents is a file.
+    PathCollision { path: String },
 }
 
 /// What became of a submission. Returned only once it is durable.
@@ -139,11 +147,26 @@ enum Request {
     ),
 }
 
-/// A handle on a repository: cheap to clone, usable from any task.
+/// A handle on a repository: cheap to clone, usable from any task. When the last clone is
+/// dropped, the integrator finishes its batch and the store is closed (its lock released).
 #[derive(Clone)]
 pub struct Repo {
-    tx: mpsc::Sender<Request>,
+    inner: std::sync::Arc<Inner>,
     queue: std::sync::Arc<std::sync::Mutex<queue::MergeQueue>>,
+}
+
+struct Inner {
+    tx: Option<mpsc::Sender<Request>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        drop(self.tx.take()); // the integrator's channel closes...
+        if let Some(t) = self.thread.take() {
+            let _ = t.join(); // ...and it returns once its last batch is answered
+        }
+    }
 }
 
 impl Repo {
@@ -162,27 +185,33 @@ impl Repo {
             ));
         }
         let (tx, rx) = mpsc::channel();
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("specc-vcs-integrator".into())
             .spawn(move || integrate(state, rx, options))?;
         Ok(Repo {
-            tx,
+            inner: std::sync::Arc::new(Inner {
+                tx: Some(tx),
+                thread: Some(thread),
+            }),
             queue: Default::default(),
         })
+    }
+
+    fn send(&self, r: Request) -> Result<(), ()> {
+        match &self.inner.tx {
+            Some(tx) => tx.send(r).map_err(|_| ()),
+            None => Err(()),
+        }
     }
 
     /// Submits a change; resolves once its outcome is durable. A conflict is also queued for
     /// [`Repo::resolve_next`].
     pub async fn submit(&self, s: Submission) -> Outcome {
         let (tx, rx) = oneshot::channel();
-        if self
-            .tx
-            .send(Request::Submit(Box::new(s.clone()), tx))
-            .is_err()
-        {
-            return Outcome::Refused(Refusal::UnknownBase);
+        if self.send(Request::Submit(Box::new(s.clone()), tx)).is_err() {
+            return Outcome::Refused(Refusal::Unavailable);
         }
-        let outcome = rx.await.unwrap_or(Outcome::Refused(Refusal::UnknownBase));
+        let outcome = rx.await.unwrap_or(Outcome::Refused(Refusal::Unavailable));
         if let Outcome::Conflict(c) = &outcome
             && let Ok(mut q) = self.queue.lock()
         {
@@ -234,35 +263,33 @@ impl Repo {
     /// The head commit and the blob and content at `path` there (durable state only).
     pub async fn read_head(&self, path: &str) -> Option<(ObjectId, Option<HeadFile>)> {
         let (tx, rx) = oneshot::channel();
-        self.tx.send(Request::ReadHead(path.to_owned(), tx)).ok()?;
+        self.send(Request::ReadHead(path.to_owned(), tx)).ok()?;
         rx.await.ok()
     }
 
     /// The content of `path` at `commit`, read through its trees without a checkout.
     pub async fn read(&self, commit: ObjectId, path: &str) -> Option<Vec<u8>> {
         let (tx, rx) = oneshot::channel();
-        self.tx
-            .send(Request::Read(commit, path.to_owned(), tx))
-            .ok()?;
+        self.send(Request::Read(commit, path.to_owned(), tx)).ok()?;
         rx.await.ok().flatten()
     }
 
     /// Flags a file for the megafile guard: it may not grow until a split lands.
     pub fn flag(&self, path: &str) {
-        let _ = self.tx.send(Request::Flag(path.to_owned()));
+        let _ = self.send(Request::Flag(path.to_owned()));
     }
 
     /// The commit `id`, if it is on the branch.
     pub async fn commit(&self, id: ObjectId) -> Option<object::Commit> {
         let (tx, rx) = oneshot::channel();
-        self.tx.send(Request::Commit(id, tx)).ok()?;
+        self.send(Request::Commit(id, tx)).ok()?;
         rx.await.ok().flatten()
     }
 
     /// Every file of `commit`, with its content.
     pub async fn files(&self, commit: ObjectId) -> Option<FileList> {
         let (tx, rx) = oneshot::channel();
-        self.tx.send(Request::Files(commit, tx)).ok()?;
+        self.send(Request::Files(commit, tx)).ok()?;
         rx.await.ok().flatten()
     }
 
@@ -292,11 +319,11 @@ impl Repo {
     /// needed) with `git fast-import`. Returns how many commits were added.
     pub async fn export_git(&self, dir: &Path) -> std::io::Result<usize> {
         let dir = dir.to_owned();
-        let tx = self.tx.clone();
+        let repo = self.clone();
         tokio::task::spawn_blocking(move || {
             export::run(&dir, |since| {
                 let (reply, rx) = oneshot::channel();
-                tx.send(Request::Export(since, reply)).ok()?;
+                repo.send(Request::Export(since, reply)).ok()?;
                 rx.blocking_recv().ok().flatten()
             })
         })
@@ -306,7 +333,7 @@ impl Repo {
 
     pub async fn stats(&self) -> Stats {
         let (tx, rx) = oneshot::channel();
-        if self.tx.send(Request::Stats(tx)).is_err() {
+        if self.send(Request::Stats(tx)).is_err() {
             return Stats::default();
         }
         rx.await.unwrap_or_default()
@@ -343,7 +370,11 @@ fn integrate(mut state: state::State, rx: mpsc::Receiver<Request>, options: Opti
         if !replies.is_empty() {
             state.log.push_head(state.head, state.seq);
             if state.log.sync().is_err() {
-                // Not durable: nobody is told it committed. The process should stop.
+                // Not durable: nobody is told it committed, and the store stops (after an
+                // fsync error the file's state is not known).
+                for (tx, _) in replies {
+                    let _ = tx.send(Outcome::Refused(Refusal::Unavailable));
+                }
                 return;
             }
             batches += 1;

@@ -46,6 +46,10 @@ impl Log {
             .create(true)
             .truncate(false)
             .open(path)?;
+        // One process per store: a second writer would interleave batches.
+        file.try_lock().map_err(|_| {
+            std::io::Error::other(format!("{} is open in another process", path.display()))
+        })?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
         let mut index = HashMap::new();
@@ -79,6 +83,15 @@ impl Log {
                 batch.push((id, loc));
             }
             pos = payload_at + len;
+        }
+        // What stops the scan must be a torn tail: the unsynced end of a batch. If a valid
+        // head record follows the damage, acknowledged commits lie beyond it: that is
+        // corruption, and the store refuses to open rather than drop them.
+        if pos < bytes.len() && head_after(&bytes, pos + 1) {
+            return Err(std::io::Error::other(format!(
+                "{}: a damaged record at byte {pos} is followed by committed data",
+                path.display()
+            )));
         }
         let truncated = (bytes.len() - committed_end) as u64;
         if truncated > 0 {
@@ -144,6 +157,22 @@ impl Log {
         }
         Ok(buf)
     }
+}
+
+/// Whether a valid head record starts anywhere at or after `from`.
+fn head_after(bytes: &[u8], from: usize) -> bool {
+    let mut at = from;
+    while let Some(p) = bytes
+        .get(at..)
+        .and_then(|b| b.iter().position(|&x| x == MAGIC))
+    {
+        let pos = at + p;
+        if let Some((Kind::Head, ..)) = record_at(bytes, pos) {
+            return true;
+        }
+        at = pos + 1;
+    }
+    false
 }
 
 /// The record at `pos`, verified: (kind, id, payload offset, payload length).

@@ -11,6 +11,9 @@ use crate::merge::merge3;
 use crate::object::{Commit, Entry, Kind, ObjectId, encode_tree};
 use crate::{Change, Conflict, Outcome, Refusal, Submission};
 
+/// A decoded tree.
+type TreeEntries = Vec<(String, Entry)>;
+
 pub(crate) struct State {
     pub(crate) log: Log,
     pub(crate) index: HashMap<ObjectId, Location>,
@@ -28,6 +31,7 @@ pub(crate) struct State {
     pub(crate) conflicts: HashMap<String, u64>,
     /// path → message of the commit that last changed it (this process's memory only).
     last_intent: HashMap<String, String>,
+    tree_cache: std::cell::RefCell<HashMap<ObjectId, Arc<TreeEntries>>>,
 }
 
 fn lines(b: &[u8]) -> usize {
@@ -56,6 +60,7 @@ impl State {
             flagged: BTreeSet::new(),
             conflicts: HashMap::new(),
             last_intent: HashMap::new(),
+            tree_cache: Default::default(),
         }
     }
 
@@ -163,10 +168,28 @@ impl State {
         if !self.commits.contains_key(&s.base) {
             return Outcome::Refused(Refusal::UnknownBase);
         }
+        if let Some(refusal) = self.check_paths(s) {
+            return Outcome::Refused(refusal);
+        }
         // Decide every path first; commit only if all of them go through.
         let mut decided: Vec<(String, Option<Vec<u8>>)> = Vec::with_capacity(s.changes.len());
         let mut merged = Vec::new();
         for c in &s.changes {
+            // What the writer says it saw must be what its base has: the base, not the
+            // writer's word, decides what is a rebase and what needs a merge.
+            let at_base = if s.base == self.head {
+                self.files.get(&c.path).map(|(id, _)| *id)
+            } else {
+                match self.blob_at(s.base, &c.path) {
+                    Some(b) => b,
+                    None => return Outcome::Refused(Refusal::Unavailable),
+                }
+            };
+            if at_base != c.expected {
+                return Outcome::Refused(Refusal::ExpectedMismatch {
+                    path: c.path.clone(),
+                });
+            }
             let head = self
                 .files
                 .get(&c.path)
@@ -189,7 +212,12 @@ impl State {
             let new_lines = content.as_deref().map_or(0, lines);
             let old_lines = self.files.get(path).map_or(0, |(_, b)| lines(b));
             if new_lines > self.budget && new_lines > old_lines {
-                let already = !self.flagged.insert(path.clone());
+                // A file that does not exist yet is refused but not flagged.
+                let exists = self.files.contains_key(path);
+                let already = self.flagged.contains(path);
+                if exists {
+                    self.flagged.insert(path.clone());
+                }
                 return Outcome::Refused(Refusal::Megafile {
                     path: path.clone(),
                     lines: new_lines,
@@ -245,6 +273,82 @@ impl State {
             seq: self.seq,
             merged,
         }
+    }
+
+    /// The blob at `path` in `commit`: `Some(None)` when absent, `None` when the store
+    /// cannot be read. Trees read here are cached.
+    fn blob_at(&self, commit: ObjectId, path: &str) -> Option<Option<ObjectId>> {
+        let mut tree = crate::object::Commit::decode(&self.object(commit)?)?.tree;
+        let parts: Vec<&str> = path.split('/').collect();
+        for (i, part) in parts.iter().enumerate() {
+            let entries = self.tree(tree)?;
+            let Some((_, entry)) = entries.iter().find(|(n, _)| n == part) else {
+                return Some(None);
+            };
+            match (*entry, i + 1 == parts.len()) {
+                (Entry::Blob(id), true) => return Some(Some(id)),
+                (Entry::Tree(id), false) => tree = id,
+                _ => return Some(None),
+            }
+        }
+        Some(None)
+    }
+
+    fn tree(&self, id: ObjectId) -> Option<Arc<TreeEntries>> {
+        if let Some(t) = self.tree_cache.borrow().get(&id) {
+            return Some(t.clone());
+        }
+        let t = Arc::new(crate::object::decode_tree(&self.object(id)?)?);
+        let mut cache = self.tree_cache.borrow_mut();
+        if cache.len() > 100_000 {
+            cache.clear();
+        }
+        cache.insert(id, t.clone());
+        Some(t)
+    }
+
+    /// Paths must be relative, normalised and printable, and must not turn a file into a
+    /// directory or back (that would lose one of them).
+    fn check_paths(&self, s: &Submission) -> Option<Refusal> {
+        for c in &s.changes {
+            let p = c.path.as_str();
+            let bad_component = |comp: &str| {
+                comp.is_empty() || comp == "." || comp == ".." || comp == ".git" || comp.len() > 255
+            };
+            if p.is_empty()
+                || p.len() > 4096
+                || p.split('/').any(bad_component)
+                || p.chars()
+                    .any(|ch| ch.is_control() || ch == '"' || ch == '\\')
+            {
+                return Some(Refusal::InvalidPath {
+                    path: c.path.clone(),
+                });
+            }
+            if c.new
+                .as_ref()
+                .is_some_and(|b| b.len() > u32::MAX as usize / 2)
+            {
+                return Some(Refusal::InvalidPath {
+                    path: c.path.clone(),
+                });
+            }
+            if c.new.is_some() {
+                let is_dir = self.dirs.get(p).is_some_and(|d| !d.is_empty());
+                let mut ancestor_is_file = false;
+                let mut at = p;
+                while let Some(i) = at.rfind('/') {
+                    at = &at[..i];
+                    ancestor_is_file |= self.files.contains_key(at);
+                }
+                if is_dir || ancestor_is_file {
+                    return Some(Refusal::PathCollision {
+                        path: c.path.clone(),
+                    });
+                }
+            }
+        }
+        None
     }
 
     /// The content a change leaves at its path, and whether it took a merge.

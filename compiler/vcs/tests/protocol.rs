@@ -258,3 +258,58 @@ async fn conflicts_queue_fairly_and_resolutions_go_through_the_protocol() {
     let text = String::from_utf8(repo.read(head, "f").await.expect("f")).expect("utf8");
     assert_eq!(text, "winner\nA0\nB0\nA1\nA2\n");
 }
+
+#[tokio::test]
+async fn the_base_decides_not_the_writers_word_and_bad_paths_are_refused() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("repo.log");
+    let repo = Repo::open(&path, Options::default()).expect("open");
+    assert!(
+        Repo::open(&path, Options::default()).is_err(),
+        "one process per store"
+    );
+    let (root, _) = head_of(&repo, "p").await;
+    let (b, _) = committed(&repo.submit(sub(root, "p", None, "x\n", "")).await);
+    let (_, x) = head_of(&repo, "p").await;
+    committed(&repo.submit(sub(b, "p", x, "y\n", "")).await);
+    let (_, y) = head_of(&repo, "p").await;
+    // A writer on base `b` that claims to have seen `y` would silently revert the head.
+    match repo.submit(sub(b, "p", y, "z\n", "")).await {
+        Outcome::Refused(Refusal::ExpectedMismatch { path }) => assert_eq!(path, "p"),
+        other => panic!("{other:?}"),
+    }
+    for bad in [
+        "",
+        "/abs",
+        "a//b",
+        "a/../b",
+        "./a",
+        ".git/config",
+        "a/\"q\"",
+        "tab\there",
+        "dir/",
+    ] {
+        match repo.submit(sub(b, bad, None, "x\n", "")).await {
+            Outcome::Refused(Refusal::InvalidPath { .. }) => {}
+            other => panic!("{bad:?}: {other:?}"),
+        }
+    }
+    // A file cannot become a directory, nor a directory a file.
+    let (h, _) = head_of(&repo, "p").await;
+    assert!(matches!(
+        repo.submit(sub(h, "p/child", None, "x\n", "")).await,
+        Outcome::Refused(Refusal::PathCollision { .. })
+    ));
+    let (h2, _) = committed(&repo.submit(sub(h, "d/f", None, "x\n", "")).await);
+    assert!(matches!(
+        repo.submit(sub(h2, "d", None, "x\n", "")).await,
+        Outcome::Refused(Refusal::PathCollision { .. })
+    ));
+    // A new file over budget is refused but not flagged: it does not exist.
+    let big: String = (0..700).map(|i| format!("{i}\n")).collect();
+    assert!(matches!(
+        repo.submit(sub(h2, "new.rs", None, &big, "")).await,
+        Outcome::Refused(Refusal::Megafile { .. })
+    ));
+    assert!(repo.stats().await.flagged.is_empty());
+}
