@@ -32,7 +32,15 @@ pub(crate) struct State {
     /// path → message of the commit that last changed it (this process's memory only).
     last_intent: HashMap<String, String>,
     tree_cache: std::cell::RefCell<HashMap<ObjectId, Arc<TreeEntries>>>,
+    /// path → its last changes (seq, blob), oldest first; the first entry is the path's
+    /// state as of its seq. Paths without an entry have not existed since `loaded_at`.
+    history: HashMap<String, std::collections::VecDeque<(u64, Option<ObjectId>)>>,
+    /// The head's seq when this process loaded the branch.
+    loaded_at: u64,
 }
+
+/// Changes of one path kept in memory for base lookups.
+const HISTORY: usize = 64;
 
 fn lines(b: &[u8]) -> usize {
     b.iter().filter(|&&c| c == b'\n').count() + usize::from(!b.is_empty() && !b.ends_with(b"\n"))
@@ -61,6 +69,8 @@ impl State {
             conflicts: HashMap::new(),
             last_intent: HashMap::new(),
             tree_cache: Default::default(),
+            history: HashMap::new(),
+            loaded_at: 0,
         }
     }
 
@@ -177,13 +187,9 @@ impl State {
         for c in &s.changes {
             // What the writer says it saw must be what its base has: the base, not the
             // writer's word, decides what is a rebase and what needs a merge.
-            let at_base = if s.base == self.head {
-                self.files.get(&c.path).map(|(id, _)| *id)
-            } else {
-                match self.blob_at(s.base, &c.path) {
-                    Some(b) => b,
-                    None => return Outcome::Refused(Refusal::Unavailable),
-                }
+            let at_base = match self.blob_at_base(s.base, &c.path) {
+                Some(b) => b,
+                None => return Outcome::Refused(Refusal::Unavailable),
             };
             if at_base != c.expected {
                 return Outcome::Refused(Refusal::ExpectedMismatch {
@@ -241,6 +247,11 @@ impl State {
         for (path, content) in decided {
             let blob = content.as_ref().map(|b| self.put(Kind::Blob, b));
             self.set_file(&path, blob);
+            let recent = self.history.entry(path.clone()).or_default();
+            recent.push_back((self.seq + 1, blob));
+            if recent.len() > HISTORY {
+                recent.pop_front();
+            }
             dirty.insert(parent_dir(&path).0.to_owned());
             match (blob, content) {
                 (Some(id), Some(bytes)) => {
@@ -273,6 +284,31 @@ impl State {
             seq: self.seq,
             merged,
         }
+    }
+
+    /// The blob at `path` in the base commit. Recent changes of each path are kept in
+    /// memory, so a base a few commits behind the head is answered without reading trees;
+    /// an older one walks its trees.
+    fn blob_at_base(&self, base: ObjectId, path: &str) -> Option<Option<ObjectId>> {
+        if base == self.head {
+            return Some(self.files.get(path).map(|(id, _)| *id));
+        }
+        let seq = *self.commits.get(&base)?;
+        match self.history.get(path) {
+            Some(recent) if recent.front().is_some_and(|(first, _)| seq >= *first) => {
+                return Some(
+                    recent
+                        .iter()
+                        .rev()
+                        .find(|(at, _)| *at <= seq)
+                        .and_then(|(_, b)| *b),
+                );
+            }
+            // Never changed since this process loaded the branch, and not in it then.
+            None if seq >= self.loaded_at => return Some(None),
+            _ => {}
+        }
+        self.blob_at(base, path)
     }
 
     /// The blob at `path` in `commit`: `Some(None)` when absent, `None` when the store
@@ -445,11 +481,16 @@ impl State {
                         if lines(&bytes) > self.budget {
                             self.flagged.insert(path.clone());
                         }
+                        self.history
+                            .entry(path.clone())
+                            .or_default()
+                            .push_back((seq, Some(id)));
                         self.files.insert(path, (id, Arc::new(bytes)));
                     }
                 }
             }
         }
+        self.loaded_at = seq;
         Some(())
     }
 }

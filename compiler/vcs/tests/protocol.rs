@@ -313,3 +313,51 @@ async fn the_base_decides_not_the_writers_word_and_bad_paths_are_refused() {
     ));
     assert!(repo.stats().await.flagged.is_empty());
 }
+
+#[tokio::test]
+async fn old_bases_resolve_past_the_in_memory_history_and_after_a_restart() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("repo.log");
+    let lines = |k: usize| format!("head {k}\nmiddle\ntail\n");
+    let (old_base, old_blob);
+    {
+        let repo = Repo::open(&path, Options::default()).expect("open");
+        let (root, _) = head_of(&repo, "p").await;
+        let (b, _) = committed(&repo.submit(sub(root, "p", None, &lines(0), "")).await);
+        old_base = b;
+        old_blob = head_of(&repo, "p").await.1;
+        // More changes of `p` than the in-memory history keeps.
+        for k in 1..80 {
+            let (h, blob) = head_of(&repo, "p").await;
+            committed(&repo.submit(sub(h, "p", blob, &lines(k), "")).await);
+        }
+        // From the old base: the right expected blob is accepted (and merged), a wrong one not.
+        let ok = repo
+            .submit(sub(old_base, "p", old_blob, "head 0\nmiddle\nTAIL\n", ""))
+            .await;
+        assert!(
+            matches!(ok, Outcome::Committed { ref merged, .. } if merged == &["p"]),
+            "{ok:?}"
+        );
+        let (_, now) = head_of(&repo, "p").await;
+        assert!(matches!(
+            repo.submit(sub(old_base, "p", now, "x\n", "")).await,
+            Outcome::Refused(Refusal::ExpectedMismatch { .. })
+        ));
+    }
+    // After a restart the old base is older than what the process loaded: trees decide.
+    let repo = Repo::open(&path, Options::default()).expect("reopen");
+    let (h, blob) = head_of(&repo, "p").await;
+    assert_eq!(
+        repo.read(h, "p").await.as_deref(),
+        Some(&b"head 79\nmiddle\nTAIL\n"[..])
+    );
+    assert!(matches!(
+        repo.submit(sub(old_base, "q", None, "new\n", "")).await,
+        Outcome::Committed { .. }
+    ));
+    assert!(matches!(
+        repo.submit(sub(old_base, "p", blob, "x\n", "")).await,
+        Outcome::Refused(Refusal::ExpectedMismatch { .. })
+    ));
+}
