@@ -184,6 +184,7 @@ impl Repo {
                 "the log's head does not resolve to a commit",
             ));
         }
+        state.flagged.extend(recovered.flags);
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("specc-vcs-integrator".into())
@@ -353,6 +354,7 @@ fn integrate(mut state: state::State, rx: mpsc::Receiver<Request>, options: Opti
                 Err(_) => break,
             }
         }
+        let flags_before = state.flagged.clone();
         let mut replies: Vec<(oneshot::Sender<Outcome>, Outcome)> = Vec::new();
         let mut later = Vec::new();
         for r in requests {
@@ -367,7 +369,12 @@ fn integrate(mut state: state::State, rx: mpsc::Receiver<Request>, options: Opti
                 other => later.push(other),
             }
         }
-        if !replies.is_empty() {
+        let flags_changed = state.flagged != flags_before;
+        if !replies.is_empty() || flags_changed {
+            if flags_changed {
+                let flags: Vec<&str> = state.flagged.iter().map(String::as_str).collect();
+                state.log.push_flags(&flags);
+            }
             state.log.push_head(state.head, state.seq);
             if state.log.sync().is_err() {
                 // Not durable: nobody is told it committed, and the store stops (after an

@@ -36,6 +36,8 @@ pub struct Recovered {
     pub index: HashMap<ObjectId, Location>,
     /// The head records, in order: each is (commit id, seq).
     pub heads: Vec<(ObjectId, u64)>,
+    /// The flagged paths as of the last head record.
+    pub flags: Vec<String>,
 }
 
 impl Log {
@@ -57,9 +59,19 @@ impl Log {
         let mut pos = 0usize;
         let mut committed_end = 0usize;
         let mut batch: Vec<(ObjectId, Location)> = Vec::new();
+        let mut flags: Vec<String> = Vec::new();
+        let mut batch_flags: Option<Vec<String>> = None;
         while let Some((kind, id, payload_at, len)) = record_at(&bytes, pos) {
             let payload = &bytes[payload_at..payload_at + len];
-            if kind == Kind::Head {
+            if kind == Kind::Flags {
+                let text = String::from_utf8_lossy(payload);
+                batch_flags = Some(
+                    text.lines()
+                        .filter(|l| !l.is_empty())
+                        .map(str::to_owned)
+                        .collect(),
+                );
+            } else if kind == Kind::Head {
                 let (Some(commit), Some(seq)) = (
                     payload
                         .get(..32)
@@ -74,6 +86,9 @@ impl Log {
                 };
                 heads.push((commit, seq));
                 index.extend(batch.drain(..));
+                if let Some(f) = batch_flags.take() {
+                    flags = f;
+                }
                 committed_end = payload_at + len;
             } else {
                 let loc = Location {
@@ -107,6 +122,7 @@ impl Log {
             },
             index,
             heads,
+            flags,
         })
     }
 
@@ -123,6 +139,13 @@ impl Log {
             offset,
             len: payload.len() as u32,
         }
+    }
+
+    /// Queues the flagged paths (they take effect with the batch's head record).
+    pub fn push_flags(&mut self, flags: &[&str]) {
+        let payload = flags.join("\n").into_bytes();
+        let id = ObjectId::of(Kind::Flags, &payload);
+        self.push(Kind::Flags, id, &payload);
     }
 
     /// Queues the head record that ends a batch.

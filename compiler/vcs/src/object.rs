@@ -32,6 +32,9 @@ pub enum Kind {
     Commit = 3,
     /// Not an object: the log's record that moves the branch head (see `log.rs`).
     Head = 4,
+    /// Not an object: the megafile guard's flagged paths, newline-separated (the last one
+    /// written before a head record counts).
+    Flags = 5,
 }
 
 impl Kind {
@@ -41,6 +44,7 @@ impl Kind {
             2 => Kind::Tree,
             3 => Kind::Commit,
             4 => Kind::Head,
+            5 => Kind::Flags,
             _ => return None,
         })
     }

@@ -361,3 +361,40 @@ async fn old_bases_resolve_past_the_in_memory_history_and_after_a_restart() {
         Outcome::Refused(Refusal::ExpectedMismatch { .. })
     ));
 }
+
+#[tokio::test]
+async fn flags_survive_a_restart() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("repo.log");
+    let options = Options {
+        line_budget: 10,
+        ..Options::default()
+    };
+    let lines = |n: usize| (0..n).map(|i| format!("{i}\n")).collect::<String>();
+    {
+        let repo = Repo::open(&path, options).expect("open");
+        let (root, _) = head_of(&repo, "a.rs").await;
+        let (c, _) = committed(&repo.submit(sub(root, "a.rs", None, &lines(9), "")).await);
+        let (_, blob) = head_of(&repo, "a.rs").await;
+        assert!(matches!(
+            repo.submit(sub(c, "a.rs", blob, &lines(11), "")).await,
+            Outcome::Refused(Refusal::Megafile { .. })
+        ));
+        repo.flag("b.rs");
+        assert_eq!(repo.stats().await.flagged, ["a.rs", "b.rs"]);
+    }
+    let repo = Repo::open(&path, options).expect("reopen");
+    assert_eq!(
+        repo.stats().await.flagged,
+        ["a.rs", "b.rs"],
+        "a 9-line file stays flagged after a restart"
+    );
+    let (h, blob) = head_of(&repo, "a.rs").await;
+    assert!(matches!(
+        repo.submit(sub(h, "a.rs", blob, &lines(10), "")).await,
+        Outcome::Refused(Refusal::Megafile {
+            already_flagged: true,
+            ..
+        })
+    ));
+}
