@@ -7,7 +7,9 @@
 use std::path::Path;
 
 use specc_ir::FileId;
-use specc_passes::references::{Method, Syntax, extract, extract_full_parse, extract_windowed};
+use specc_passes::references::{
+    Method, Syntax, extract, extract_full_parse, extract_windowed, parses_cleanly,
+};
 
 use crate::support::root;
 
@@ -209,4 +211,104 @@ fn collect(dir: &Path, out: &mut Vec<(String, Syntax, String)>) {
             out.push((path.display().to_string(), syntax, text));
         }
     }
+}
+
+/// Random token soup per language, dense in the characters that open and close strings and
+/// comments: the windowed and the whole-file extraction must agree on every case.
+#[test]
+fn windowed_extraction_agrees_on_random_token_soup() {
+    const TOKENS: &[&str] = &[
+        "\"",
+        "'",
+        "`",
+        "/",
+        "*",
+        "/*",
+        "*/",
+        "//",
+        "#",
+        "\\",
+        "\n",
+        "\n",
+        "\n",
+        " ",
+        "x",
+        "1",
+        "r#\"",
+        "\"#",
+        "R\"(",
+        ")\"",
+        "${",
+        "}",
+        "{",
+        "<",
+        ">",
+        "<!--",
+        "-->",
+        "'''",
+        "\"\"\"",
+        "f\"",
+        "b'",
+        "design: a.b",
+        "design: c.d",
+        "// design: e.f",
+        "# design: g.h",
+        ";",
+        "=",
+        "(",
+        ")",
+        "\r",
+        "\u{2028}",
+    ];
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let syntaxes = [
+        Syntax::Rust,
+        Syntax::Python,
+        Syntax::JavaScript,
+        Syntax::TypeScript,
+        Syntax::Go,
+        Syntax::C,
+        Syntax::Cpp,
+    ];
+    let mut windowed = 0;
+    let mut clean = 0;
+    let cases: usize = std::env::var("SPECC_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if cfg!(debug_assertions) {
+            8_000
+        } else {
+            30_000
+        });
+    for case in 0..cases {
+        let syntax = syntaxes[case % syntaxes.len()];
+        let len = 3 + (next() % 24) as usize;
+        let text: String = (0..len)
+            .map(|_| TOKENS[(next() % TOKENS.len() as u64) as usize])
+            .collect();
+        // The promise holds for files that parse; on broken ones tree-sitter's error
+        // recovery, not the language, decides what is a comment.
+        if !parses_cleanly(syntax, &text) {
+            continue;
+        }
+        clean += 1;
+        let full = extract_full_parse(FileId(0), syntax, &text);
+        if let Some(fast) = extract_windowed(FileId(0), syntax, &text) {
+            assert_eq!(
+                fast, full,
+                "{syntax:?}: windowed and whole-file parses differ on {text:?}"
+            );
+            windowed += 1;
+        }
+    }
+    assert!(
+        windowed > 200,
+        "only {windowed} of {clean} clean cases took the windowed path"
+    );
 }

@@ -9,7 +9,7 @@
 mod syntax;
 mod window;
 
-pub use syntax::{Method, Syntax, extract, extract_full_parse, extract_windowed};
+pub use syntax::{Method, Syntax, extract, extract_full_parse, extract_windowed, parses_cleanly};
 
 use specc_ir::{FileId, Span};
 

@@ -161,6 +161,14 @@ fn parse(syntax: Syntax, text: &str) -> Option<tree_sitter::Tree> {
     })
 }
 
+/// Whether the whole file parses without a syntax error. Windowed extraction is promised
+/// to equal the whole-file parse on such files; on files with errors, tree-sitter's error
+/// recovery decides what is a comment, and no smaller parse can promise to guess the same.
+#[doc(hidden)]
+pub fn parses_cleanly(syntax: Syntax, text: &str) -> bool {
+    parse(syntax, text).is_some_and(|t| !t.root_node().has_error())
+}
+
 /// The reference behaviour: every reference in `text`, found by parsing the whole file.
 /// [`extract`] gives the same result, parsing less when it safely can; tests compare them.
 pub fn extract_full_parse(file: FileId, syntax: Syntax, text: &str) -> Vec<Reference> {
