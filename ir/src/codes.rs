@@ -56,6 +56,15 @@ codes! {
     SOURCE_TOO_LARGE = "W0212", Warning, "a source file is larger than specc check searches";
     SOURCE_NOT_TEXT = "W0213", Warning, "a source file is not UTF-8 text and was not searched";
     NO_REFERENCE_TO_PIN = "E0214", Error, "specc pin found no reference to pin at the place given";
+    // E03xx: plan validation (after each planner answer).
+    DECISION_OWNED_ELSEWHERE = "E0301", Error, "a planner decided an id another part of the tree owns";
+    CONTRADICTS_SPEC_DECISION = "E0302", Error, "a planner decision contradicts a spec-fixed decision";
+    WRITE_SCOPE_OVERLAP = "W0303", Warning, "two siblings that may run concurrently can write the same paths; they were serialised";
+    REQUIREMENT_NOT_COVERED = "E0304", Error, "a MUST, MUST NOT, SHALL or SHALL NOT requirement is covered by no work leaf";
+    PLAN_TOO_DEEP = "E0305", Error, "the task tree is deeper than the depth limit";
+    PLAN_TOO_WIDE = "E0306", Error, "a node has more children than the width limit";
+    DEPENDENCY_CYCLE = "E0307", Error, "siblings depend on each other in a cycle";
+    UNKNOWN_DEPENDENCY = "E0308", Error, "a child depends on a sibling key that does not exist";
 }
 
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {

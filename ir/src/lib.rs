@@ -10,6 +10,7 @@ mod design;
 mod diagnostic;
 mod fingerprint;
 mod intent;
+pub mod plan;
 mod span;
 
 pub use design::{DecisionStatus, DesignDecision};

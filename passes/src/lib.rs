@@ -5,6 +5,7 @@
 //!
 //! * [`front_end`] turns a Markdown spec into the Intent IR plus diagnostics; it never fails.
 //! * [`design_docs`] reads the decisions recorded in `design-docs/*.md`.
+//! * [`plan`] checks planner answers: ownership, spec decisions, scopes, coverage, shape.
 //! * [`references`] finds `design: <id>` references in source comments.
 //! * [`check`] holds the salsa queries of `specc check`: references against decisions.
 //! * [`db`] holds the salsa `Db` trait, the inputs and the tracked queries over them.
@@ -15,6 +16,7 @@ pub mod check;
 pub mod db;
 pub mod design_docs;
 pub mod front_end;
+pub mod plan;
 pub mod references;
 #[cfg(test)]
 mod test_support;

@@ -37,6 +37,14 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("W0212", include_str!("../explain/W0212.md")),
     ("W0213", include_str!("../explain/W0213.md")),
     ("E0214", include_str!("../explain/E0214.md")),
+    ("E0301", include_str!("../explain/E0301.md")),
+    ("E0302", include_str!("../explain/E0302.md")),
+    ("W0303", include_str!("../explain/W0303.md")),
+    ("E0304", include_str!("../explain/E0304.md")),
+    ("E0305", include_str!("../explain/E0305.md")),
+    ("E0306", include_str!("../explain/E0306.md")),
+    ("E0307", include_str!("../explain/E0307.md")),
+    ("E0308", include_str!("../explain/E0308.md")),
 ];
 
 /// The explanation of `code` (case-insensitive), if it has one.

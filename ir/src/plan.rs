@@ -1,0 +1,57 @@
+//! What a planner answers for one intent node: the decisions it makes and the children it
+//! splits the node into. Planner answers are JSON in this shape (the planner protocol
+//! validates them against a schema derived from it).
+//! design: ir.pure-data
+
+use serde::{Deserialize, Serialize};
+
+/// A child is planned further or carried out by a worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChildKind {
+    Plan,
+    Work,
+}
+
+/// A decision the planner makes (it becomes a design-docs entry).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedDecision {
+    pub id: String,
+    pub decision: String,
+    pub rationale: String,
+}
+
+/// One child of a planned node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedChild {
+    /// Unique among its siblings; dependencies name siblings by key.
+    pub key: String,
+    pub kind: ChildKind,
+    pub title: String,
+    /// Intent node ids this child covers.
+    #[serde(default)]
+    pub covers_nodes: Vec<String>,
+    /// Requirement ids this child covers.
+    #[serde(default)]
+    pub covers_requirements: Vec<String>,
+    pub instructions: String,
+    /// Paths or globs the child may write.
+    #[serde(default)]
+    pub write_scope: Vec<String>,
+    /// Paths or globs the child reads.
+    #[serde(default)]
+    pub read_scope: Vec<String>,
+    #[serde(default)]
+    pub acceptance: Vec<String>,
+    /// Keys of siblings that must finish first.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+}
+
+/// A planner's answer for one node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannerAnswer {
+    #[serde(default)]
+    pub decisions: Vec<PlannedDecision>,
+    pub children: Vec<PlannedChild>,
+}

@@ -1,0 +1,17 @@
+//! Checks run after each planner answer (issue 6's passes), each a pure function over the
+//! answer and what the tree already holds. They return diagnostics; `scope` may also add
+//! dependencies to serialise siblings whose write scopes overlap.
+//! design: passes.plan-checks
+
+mod coverage;
+mod ownership;
+mod scope;
+mod shape;
+
+pub use coverage::uncovered;
+pub use ownership::{check_ownership, check_spec_decisions};
+pub use scope::{scopes_may_overlap, serialise_overlapping_writes};
+pub use shape::{check_cycles, check_limits};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,113 @@
+//! The tree's shape: depth and width limits, and no cycles among siblings' dependencies.
+
+use std::collections::HashMap;
+
+use specc_ir::plan::PlannerAnswer;
+use specc_ir::{Diagnostic, codes};
+
+/// `depth` is the depth of the node that gave `answer` (the root is 0).
+pub fn check_limits(
+    node: &str,
+    depth: usize,
+    answer: &PlannerAnswer,
+    max_depth: usize,
+    max_width: usize,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if depth + 1 > max_depth {
+        out.push(
+            Diagnostic::new(
+                codes::PLAN_TOO_DEEP,
+                format!(
+                    "`{node}` at depth {depth} plans children past the depth limit {max_depth}"
+                ),
+            )
+            .with_help("make these children work leaves, or raise limits.depth in specc.toml"),
+        );
+    }
+    if answer.children.len() > max_width {
+        out.push(
+            Diagnostic::new(
+                codes::PLAN_TOO_WIDE,
+                format!(
+                    "`{node}` has {} children; the width limit is {max_width}",
+                    answer.children.len()
+                ),
+            )
+            .with_help(
+                "group the children under fewer planned nodes, or raise limits.width in specc.toml",
+            ),
+        );
+    }
+    out
+}
+
+/// Unknown dependency keys and dependency cycles among the children of `answer`.
+pub fn check_cycles(node: &str, answer: &PlannerAnswer) -> Vec<Diagnostic> {
+    let index: HashMap<&str, usize> = answer
+        .children
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.key.as_str(), i))
+        .collect();
+    let mut out = Vec::new();
+    for c in &answer.children {
+        for d in &c.depends_on {
+            if !index.contains_key(d.as_str()) {
+                out.push(
+                    Diagnostic::new(
+                        codes::UNKNOWN_DEPENDENCY,
+                        format!(
+                            "`{}` under `{node}` depends on `{d}`, which is no sibling",
+                            c.key
+                        ),
+                    )
+                    .with_help("dependencies name siblings by their key"),
+                );
+            }
+        }
+    }
+    // Depth-first search with colours; a grey node reached again closes a cycle.
+    let n = answer.children.len();
+    let mut colour = vec![0u8; n];
+    for start in 0..n {
+        if colour[start] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+        colour[start] = 1;
+        while let Some((k, next)) = stack.last_mut() {
+            let deps = &answer.children[*k].depends_on;
+            if *next >= deps.len() {
+                colour[*k] = 2;
+                stack.pop();
+                continue;
+            }
+            let dep = &deps[*next];
+            *next += 1;
+            let Some(&j) = index.get(dep.as_str()) else {
+                continue;
+            };
+            match colour[j] {
+                0 => {
+                    colour[j] = 1;
+                    stack.push((j, 0));
+                }
+                1 => {
+                    let from = stack.iter().position(|(x, _)| *x == j).unwrap_or(0);
+                    let cycle: Vec<&str> = stack[from..]
+                        .iter()
+                        .map(|(x, _)| answer.children[*x].key.as_str())
+                        .collect();
+                    out.push(
+                        Diagnostic::new(codes::DEPENDENCY_CYCLE, format!("under `{node}`: {} → {}", cycle.join(" → "), answer.children[j].key))
+                            .with_help("one of these dependencies is wrong: siblings run in an order, not in a circle"),
+                    );
+                    return out;
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,170 @@
+use std::collections::{HashMap, HashSet};
+
+use specc_ir::plan::{ChildKind, PlannedChild, PlannedDecision, PlannerAnswer};
+use specc_ir::{FileId, codes};
+
+use super::*;
+
+fn child(key: &str, writes: &[&str], deps: &[&str]) -> PlannedChild {
+    PlannedChild {
+        key: key.to_owned(),
+        kind: ChildKind::Work,
+        title: key.to_owned(),
+        covers_nodes: Vec::new(),
+        covers_requirements: Vec::new(),
+        instructions: "do it".to_owned(),
+        write_scope: writes.iter().map(|s| s.to_string()).collect(),
+        read_scope: Vec::new(),
+        acceptance: Vec::new(),
+        depends_on: deps.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+fn answer(children: Vec<PlannedChild>, decisions: &[(&str, &str)]) -> PlannerAnswer {
+    PlannerAnswer {
+        decisions: decisions
+            .iter()
+            .map(|(id, d)| PlannedDecision {
+                id: id.to_string(),
+                decision: d.to_string(),
+                rationale: "r".into(),
+            })
+            .collect(),
+        children,
+    }
+}
+
+fn codes_of(d: &[specc_ir::Diagnostic]) -> Vec<&str> {
+    d.iter().map(|d| d.code).collect()
+}
+
+#[test]
+fn an_id_is_decided_once() {
+    let owners: HashMap<String, String> =
+        [("storage.pages".to_owned(), "storage".to_owned())].into();
+    let a = answer(
+        vec![],
+        &[
+            ("storage.pages", "8 KiB"),
+            ("net.framing", "length-prefixed"),
+            ("net.framing", "again"),
+        ],
+    );
+    let d = check_ownership("net", &a, &owners);
+    assert_eq!(
+        codes_of(&d),
+        [
+            codes::DECISION_OWNED_ELSEWHERE,
+            codes::DECISION_OWNED_ELSEWHERE
+        ]
+    );
+    assert!(d[0].message.contains("`storage` owns"), "{}", d[0].message);
+    assert!(
+        check_ownership(
+            "storage",
+            &answer(vec![], &[("storage.pages", "x")]),
+            &owners
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn spec_fixed_decisions_bind_planners() {
+    let spec = crate::parse_spec(
+        FileId(0),
+        "# S\n\n## Storage\n\n> Decision: 4096-byte pages. {#storage.pages}\n",
+    )
+    .tree;
+    let agree = answer(vec![], &[("storage.pages", "4096-byte  pages.")]);
+    assert!(check_spec_decisions(&agree, &spec).is_empty());
+    let differ = answer(vec![], &[("storage.pages", "8 KiB pages.")]);
+    assert_eq!(
+        codes_of(&check_spec_decisions(&differ, &spec)),
+        [codes::CONTRADICTS_SPEC_DECISION]
+    );
+}
+
+#[test]
+fn overlapping_write_scopes_are_serialised() {
+    assert!(scopes_may_overlap("src/store/*", "src/store/pages.rs"));
+    assert!(scopes_may_overlap("src/store", "src/store/pages.rs"));
+    assert!(!scopes_may_overlap("src/store/*", "src/net/*"));
+    assert!(!scopes_may_overlap("src/store.rs", "src/store_test.rs"));
+    let mut a = answer(
+        vec![
+            child("pages", &["src/store/pages.rs"], &[]),
+            child("log", &["src/store/*"], &[]),
+            child("net", &["src/net/*"], &[]),
+            child("later", &["src/store/pages.rs"], &["log"]),
+        ],
+        &[],
+    );
+    let d = serialise_overlapping_writes(&mut a);
+    assert_eq!(codes_of(&d), [codes::WRITE_SCOPE_OVERLAP]);
+    assert_eq!(
+        a.children[1].depends_on,
+        ["pages"],
+        "log now waits for pages"
+    );
+    assert_eq!(
+        a.children[3].depends_on,
+        ["log"],
+        "later already waits for pages through log"
+    );
+    assert!(a.children[2].depends_on.is_empty());
+}
+
+#[test]
+fn binding_requirements_need_a_work_leaf() {
+    let spec = crate::parse_spec(FileId(0), "# S\n\n- [R-1] The store MUST persist data.\n- [R-2] It SHOULD be fast.\n- [R-3] It SHALL NOT lose writes.\n").tree;
+    let covered: HashSet<String> = ["R-1".to_owned()].into();
+    let d = uncovered(&spec, &covered);
+    assert_eq!(
+        codes_of(&d),
+        [codes::REQUIREMENT_NOT_COVERED],
+        "R-3; the SHOULD is not binding"
+    );
+    assert!(d[0].message.contains("R-3"), "{}", d[0].message);
+}
+
+#[test]
+fn limits_and_cycles() {
+    let wide = answer(
+        (0..5).map(|i| child(&format!("c{i}"), &[], &[])).collect(),
+        &[],
+    );
+    assert_eq!(
+        codes_of(&check_limits("n", 1, &wide, 3, 4)),
+        [codes::PLAN_TOO_WIDE]
+    );
+    assert_eq!(
+        codes_of(&check_limits("n", 3, &wide, 3, 8)),
+        [codes::PLAN_TOO_DEEP]
+    );
+    assert!(check_limits("n", 1, &wide, 3, 8).is_empty());
+    let cyclic = answer(
+        vec![
+            child("a", &[], &["c"]),
+            child("b", &[], &["a"]),
+            child("c", &[], &["b"]),
+            child("d", &[], &["x"]),
+        ],
+        &[],
+    );
+    let d = check_cycles("n", &cyclic);
+    assert_eq!(
+        codes_of(&d),
+        [codes::UNKNOWN_DEPENDENCY, codes::DEPENDENCY_CYCLE]
+    );
+    assert!(d[1].message.contains("a → c → b → a"), "{}", d[1].message);
+    let fine = answer(
+        vec![
+            child("a", &[], &[]),
+            child("b", &[], &["a"]),
+            child("c", &[], &["a", "b"]),
+        ],
+        &[],
+    );
+    assert!(check_cycles("n", &fine).is_empty());
+}
