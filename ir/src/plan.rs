@@ -55,3 +55,29 @@ pub struct PlannerAnswer {
     pub decisions: Vec<PlannedDecision>,
     pub children: Vec<PlannedChild>,
 }
+
+/// One node of the Task IR: what the runtime schedules.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskNode {
+    /// `parent/key`, from the root task `""`.
+    pub id: String,
+    pub parent: Option<String>,
+    pub kind: ChildKind,
+    /// `planner` for plan nodes, `worker` for work leaves.
+    pub role: String,
+    pub model: String,
+    pub title: String,
+    pub instructions: String,
+    /// Ids of the decisions this task must read: its ancestors' and the spec's.
+    pub decisions_to_read: Vec<String>,
+    pub write_scope: Vec<String>,
+    pub read_scope: Vec<String>,
+    pub acceptance: Vec<String>,
+    /// Task ids (siblings) that must finish first.
+    pub dependencies: Vec<String>,
+    pub covers_requirements: Vec<String>,
+    /// Output tokens this task may spend.
+    pub budget: u32,
+    /// blake3 over everything above but the id's place in the tree, hex.
+    pub fingerprint: String,
+}

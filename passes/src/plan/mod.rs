@@ -4,11 +4,13 @@
 //! design: passes.plan-checks
 
 mod coverage;
+mod lower;
 mod ownership;
 mod scope;
 mod shape;
 
 pub use coverage::uncovered;
+pub use lower::{LowerOptions, design_docs, lower};
 pub use ownership::{check_ownership, check_spec_decisions};
 pub use scope::{scopes_may_overlap, serialise_overlapping_writes};
 pub use shape::{check_cycles, check_limits};

@@ -168,3 +168,84 @@ fn limits_and_cycles() {
     );
     assert!(check_cycles("n", &fine).is_empty());
 }
+
+#[test]
+fn lowering_gives_ids_roles_inherited_decisions_and_stable_fingerprints() {
+    let mut answers = std::collections::BTreeMap::new();
+    let mut root_plan = child("storage", &["src/store/*"], &[]);
+    root_plan.kind = ChildKind::Plan;
+    answers.insert(
+        String::new(),
+        answer(
+            vec![root_plan, child("net", &["src/net/*"], &["storage"])],
+            &[("arch.layers", "two layers")],
+        ),
+    );
+    answers.insert(
+        "storage".to_owned(),
+        answer(
+            vec![child("pages", &["src/store/pages.rs"], &[])],
+            &[("storage.pages", "4 KiB")],
+        ),
+    );
+    let o = LowerOptions {
+        planner_model: "big".into(),
+        worker_model: "small".into(),
+        planner_budget: 8000,
+        worker_budget: 4000,
+    };
+    let tasks = lower(&answers, &["spec.fixed".to_owned()], &o);
+    let ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["net", "storage", "storage/pages"]);
+    assert_eq!(
+        (tasks[1].role.as_str(), tasks[1].model.as_str()),
+        ("planner", "big")
+    );
+    assert_eq!(
+        (
+            tasks[2].role.as_str(),
+            tasks[2].model.as_str(),
+            tasks[2].budget
+        ),
+        ("worker", "small", 4000)
+    );
+    assert_eq!(tasks[0].dependencies, ["storage"]);
+    assert_eq!(
+        tasks[2].decisions_to_read,
+        ["spec.fixed", "arch.layers", "storage.pages"]
+    );
+    assert_eq!(tasks[2].parent.as_deref(), Some("storage"));
+    // Fingerprints depend on content only.
+    assert_eq!(
+        lower(&answers, &["spec.fixed".to_owned()], &o)[2].fingerprint,
+        tasks[2].fingerprint
+    );
+    answers.get_mut("storage").expect("storage").children[0].instructions = "other".into();
+    assert_ne!(
+        lower(&answers, &["spec.fixed".to_owned()], &o)[2].fingerprint,
+        tasks[2].fingerprint
+    );
+}
+
+#[test]
+fn planned_decisions_round_trip_through_design_docs() {
+    let decisions = vec![
+        PlannedDecision {
+            id: "storage.page-size".into(),
+            decision: "4096-byte\n\npages.".into(),
+            rationale: "the OS page".into(),
+        },
+        PlannedDecision {
+            id: "net.framing".into(),
+            decision: "Length-prefixed frames.".into(),
+            rationale: "simple".into(),
+        },
+    ];
+    let docs = design_docs(&decisions);
+    assert_eq!(docs.keys().collect::<Vec<_>>(), ["net.md", "storage.md"]);
+    let (read, diags) = crate::design_docs::parse_design_doc(FileId(0), &docs["storage.md"]);
+    assert!(diags.is_empty(), "{diags:?}");
+    assert_eq!(read[0].id, "storage.page-size");
+    assert_eq!(read[0].decision, "4096-byte pages.");
+    assert_eq!(read[0].pin, crate::design_docs::pin("4096-byte pages."));
+}
