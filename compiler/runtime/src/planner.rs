@@ -1,0 +1,164 @@
+//! The planner protocol: a request built from one intent node and what the planner must
+//! respect (its ancestors' decisions, the spec's, the ids owned elsewhere, the field guide);
+//! the answer comes as a tool call forced by name, is parsed into a `PlannerAnswer` and
+//! checked; an invalid answer gets at most two repair round-trips quoting the errors.
+//! design: runtime.planner-protocol
+
+use specc_ir::plan::{PlannedDecision, PlannerAnswer};
+use specc_ir::{Diagnostic, IntentNode};
+use specc_llm::{Client, LlmError, Message, Request, Role, Tool, ToolChoice};
+
+/// The tool the planner must call.
+pub const TOOL: &str = "submit_plan";
+
+/// Repairs after the first answer.
+pub const MAX_REPAIRS: usize = 2;
+
+/// What a planner is told besides its node.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    /// Decisions made above this node, which bind it.
+    pub ancestors: Vec<PlannedDecision>,
+    /// `(id, text)` of the spec's own decisions.
+    pub spec_decisions: Vec<(String, String)>,
+    /// Decision ids other nodes own: not to be decided here.
+    pub owned_elsewhere: Vec<String>,
+    pub field_guide: String,
+}
+
+/// The JSON schema of a planner answer (`PlannerAnswer`).
+pub fn answer_schema() -> serde_json::Value {
+    let strings = serde_json::json!({"type": "array", "items": {"type": "string"}});
+    serde_json::json!({
+        "type": "object",
+        "required": ["decisions", "children"],
+        "properties": {
+            "decisions": {"type": "array", "items": {
+                "type": "object", "required": ["id", "decision", "rationale"],
+                "properties": {"id": {"type": "string"}, "decision": {"type": "string"}, "rationale": {"type": "string"}}
+            }},
+            "children": {"type": "array", "items": {
+                "type": "object",
+                "required": ["key", "kind", "title", "instructions"],
+                "properties": {
+                    "key": {"type": "string"},
+                    "kind": {"type": "string", "enum": ["plan", "work"]},
+                    "title": {"type": "string"},
+                    "covers_nodes": strings, "covers_requirements": strings,
+                    "instructions": {"type": "string"},
+                    "write_scope": strings, "read_scope": strings,
+                    "acceptance": strings, "depends_on": strings
+                }
+            }}
+        }
+    })
+}
+
+/// The request for `node`.
+pub fn request(node: &IntentNode, ctx: &Context, max_tokens: u32) -> Request {
+    let system = "You are specc's planner. Split the intent node you are given into children: \
+        `plan` children are planned further, `work` children are carried out by a cheaper model \
+        that only follows instructions, so write those explicitly. Make every design decision \
+        the children need, with an id naming the question (`area.question`), and never decide an \
+        id listed as owned elsewhere or contradict a spec decision. Give siblings disjoint write \
+        scopes where you can, and cover every MUST, MUST NOT and SHALL requirement with a work \
+        child. Answer only by calling submit_plan.";
+    let requirements: Vec<serde_json::Value> = node
+        .requirements
+        .iter()
+        .map(|r| serde_json::json!({"id": r.id.as_str(), "level": r.level.to_string(), "text": r.text}))
+        .collect();
+    let user = serde_json::json!({
+        "node": {"id": node.id.as_str(), "title": node.title, "prose": node.prose,
+                  "requirements": requirements,
+                  "children": node.children.iter().map(|c| c.id.as_str()).collect::<Vec<_>>()},
+        "ancestor_decisions": ctx.ancestors,
+        "spec_decisions": ctx.spec_decisions,
+        "owned_elsewhere": ctx.owned_elsewhere,
+        "field_guide": ctx.field_guide,
+    });
+    let mut r = Request::new(
+        String::new(),
+        vec![Message::system(system), Message::user(user.to_string())],
+        max_tokens,
+    );
+    r.tools = vec![Tool {
+        name: TOOL.to_owned(),
+        description: "Submit the plan for this node.".to_owned(),
+        parameters: answer_schema(),
+    }];
+    r.tool_choice = ToolChoice::Named(TOOL.to_owned());
+    r
+}
+
+/// Why planning a node failed.
+#[derive(Debug)]
+pub enum PlanError {
+    Model(LlmError),
+    /// Still invalid after the repairs; the last answer's problems.
+    Invalid(Vec<String>),
+}
+
+/// Asks the planner, checks the answer with `check` (the passes of `specc_passes::plan`), and
+/// repairs at most twice. Returns the answer and how many calls it took.
+pub async fn ask(
+    client: &Client,
+    task: &str,
+    mut req: Request,
+    check: impl Fn(&PlannerAnswer) -> Vec<Diagnostic>,
+) -> Result<(PlannerAnswer, usize), PlanError> {
+    let mut calls = 0;
+    loop {
+        calls += 1;
+        let response = client
+            .call(Role::Planner, task, req.clone())
+            .await
+            .map_err(PlanError::Model)?;
+        let problems = match parse(&response) {
+            Ok(answer) => {
+                let found = check(&answer);
+                if found.iter().all(|d| !d.is_error()) {
+                    return Ok((answer, calls));
+                }
+                found
+                    .iter()
+                    .filter(|d| d.is_error())
+                    .map(|d| format!("{}: {}", d.code, d.message))
+                    .collect()
+            }
+            Err(e) => vec![e],
+        };
+        if calls > MAX_REPAIRS {
+            return Err(PlanError::Invalid(problems));
+        }
+        let mut said = Message::new(specc_llm::types::Author::Assistant, response.text.clone());
+        said.tool_calls = response.tool_calls.clone();
+        req.messages.push(said);
+        let repair = format!(
+            "Your plan is not valid:\n{}\nCall {TOOL} again with a corrected plan.",
+            problems
+                .iter()
+                .map(|p| format!("- {p}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        match response.tool_calls.first() {
+            Some(call) => {
+                let mut m = Message::new(specc_llm::types::Author::Tool, repair);
+                m.tool_call_id = Some(call.id.clone());
+                req.messages.push(m);
+            }
+            None => req.messages.push(Message::user(repair)),
+        }
+    }
+}
+
+/// The answer in a response: the `submit_plan` call's arguments, or JSON text.
+fn parse(response: &specc_llm::Response) -> Result<PlannerAnswer, String> {
+    let value = match response.tool_calls.iter().find(|c| c.name == TOOL) {
+        Some(call) => call.arguments.clone(),
+        None => serde_json::from_str(response.text.trim())
+            .map_err(|e| format!("no {TOOL} call, and the text is not JSON: {e}"))?,
+    };
+    serde_json::from_value(value).map_err(|e| format!("the plan does not match the schema: {e}"))
+}
