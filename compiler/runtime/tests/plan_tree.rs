@@ -1,0 +1,164 @@
+//! Planning a 20-section spec with a deterministic planner (a provider that answers from the
+//! request alone), then re-planning after one section's edit: the model is called only for
+//! that section's subtree, counted on the provider.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use specc_ir::FileId;
+use specc_llm::{
+    BoxFuture, Client, LlmConfig, LlmError, Provider, Request, Response, Scripted, ToolCall, Usage,
+};
+use specc_runtime::plan_tree::{Cache, Limits, plan_tree};
+use specc_runtime::planner::TOOL;
+
+/// Splits every node into a plan child per intent child and a work leaf per requirement;
+/// its decision's text depends on the node's prose. Records which nodes it was asked about.
+struct Deterministic {
+    asked: Mutex<Vec<String>>,
+}
+
+fn slug(id: &str) -> String {
+    if id.is_empty() {
+        "root".to_owned()
+    } else {
+        id.replace('/', "-")
+    }
+}
+
+impl Provider for Deterministic {
+    fn name(&self) -> &str {
+        "p"
+    }
+
+    fn complete<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, LlmError>> {
+        let user: serde_json::Value =
+            serde_json::from_str(&request.messages[1].text).unwrap_or_default();
+        let node = &user["node"];
+        let id = node["id"].as_str().unwrap_or_default().to_owned();
+        if let Ok(mut asked) = self.asked.lock() {
+            asked.push(id.clone());
+        }
+        let prose = node["prose"].as_str().unwrap_or_default();
+        let mut children: Vec<serde_json::Value> = node["children"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.as_str())
+            .map(|c| serde_json::json!({"key": slug(c), "kind": "plan", "title": c, "covers_nodes": [c], "instructions": format!("plan {c}")}))
+            .collect();
+        for r in node["requirements"].as_array().into_iter().flatten() {
+            let rid = r["id"].as_str().unwrap_or_default();
+            children.push(serde_json::json!({
+                "key": rid, "kind": "work", "title": rid, "covers_requirements": [rid],
+                "instructions": format!("implement: {}", r["text"].as_str().unwrap_or_default()),
+                "write_scope": [format!("src/{}/{}.rs", slug(&id), slug(rid))]
+            }));
+        }
+        let answer = serde_json::json!({
+            "decisions": [{"id": format!("{}.approach", slug(&id)), "decision": format!("approach for a prose of {} bytes", prose.len()), "rationale": "deterministic"}],
+            "children": children
+        });
+        let mut r = Scripted::text(
+            "",
+            Usage {
+                input: 200,
+                cached_input: 0,
+                output: 100,
+            },
+        );
+        r.tool_calls = vec![ToolCall {
+            id: "c".into(),
+            name: TOOL.into(),
+            arguments: answer,
+        }];
+        Box::pin(async move { Ok(r) })
+    }
+}
+
+fn client(provider: Arc<Deterministic>) -> Client {
+    let config = LlmConfig::parse(
+        "[providers.p]\nkind = \"replay\"\nrecording = \"/nonexistent/none.jsonl\"\n[roles.planner]\nprovider = \"p\"\nmodel = \"m\"\n",
+    )
+    .expect("config");
+    Client::from_config(config, &|_| None, None).with_provider("p", provider, 1)
+}
+
+#[tokio::test]
+async fn an_edit_replans_only_its_sections_subtree() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/specs/valid/twenty-sections.md"
+    );
+    let text = std::fs::read_to_string(path).expect("fixture");
+    let tree = specc_passes::parse_spec(FileId(0), &text).tree;
+    let provider = Arc::new(Deterministic {
+        asked: Mutex::new(Vec::new()),
+    });
+    let client = client(provider.clone());
+    let mut cache = Cache::new();
+
+    let first = plan_tree(&client, &tree, Limits::default(), &mut cache)
+        .await
+        .expect("planned");
+    let planned_nodes = tree.nodes().count();
+    assert_eq!(
+        first.calls, planned_nodes,
+        "one call per intent node on a cold plan"
+    );
+    let leaves: usize = first
+        .answers
+        .values()
+        .map(|a| {
+            a.children
+                .iter()
+                .filter(|c| c.kind == specc_ir::plan::ChildKind::Work)
+                .count()
+        })
+        .sum();
+    assert!(leaves >= 20, "{leaves} work leaves");
+    let covered: HashSet<String> = first
+        .answers
+        .values()
+        .flat_map(|a| a.children.iter())
+        .flat_map(|c| c.covers_requirements.iter().cloned())
+        .collect();
+    assert!(
+        specc_passes::plan::uncovered(&tree, &covered).is_empty(),
+        "every binding requirement has a leaf"
+    );
+    provider.asked.lock().expect("lock").clear();
+
+    // Unchanged spec: nothing is asked again.
+    let again = plan_tree(&client, &tree, Limits::default(), &mut cache)
+        .await
+        .expect("planned");
+    assert_eq!(again.calls, 0);
+
+    // Edit one section's prose.
+    let edited = text.replace(
+        "Redirects are the hot path.",
+        "Redirects are the hot path, and they are cached.",
+    );
+    assert_ne!(edited, text);
+    let tree2 = specc_passes::parse_spec(FileId(0), &edited).tree;
+    let third = plan_tree(&client, &tree2, Limits::default(), &mut cache)
+        .await
+        .expect("planned");
+    let asked = provider.asked.lock().expect("lock").clone();
+    let section = tree2
+        .nodes()
+        .find(|n| n.prose.contains("they are cached"))
+        .expect("edited node")
+        .id
+        .as_str()
+        .to_owned();
+    assert!(!asked.is_empty());
+    assert!(
+        asked
+            .iter()
+            .all(|id| id == &section || id.starts_with(&format!("{section}/"))),
+        "only {section}'s subtree: {asked:?}"
+    );
+    assert_eq!(third.calls, asked.len());
+}
