@@ -65,6 +65,7 @@ codes! {
     PLAN_TOO_WIDE = "E0306", Error, "a node has more children than the width limit";
     DEPENDENCY_CYCLE = "E0307", Error, "siblings depend on each other in a cycle";
     UNKNOWN_DEPENDENCY = "E0308", Error, "a child depends on a sibling key that does not exist";
+    PLANNING_FAILED = "E0309", Error, "the planner could not produce a valid plan (a model error, or still invalid after two repairs)";
 }
 
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {

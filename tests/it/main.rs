@@ -11,4 +11,5 @@ mod fingerprints;
 mod fixtures;
 mod incremental;
 mod own_design_docs;
+mod plan_tasks;
 mod support;

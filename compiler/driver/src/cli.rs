@@ -87,8 +87,30 @@ pub(crate) struct PlanArgs {
     /// How to print it.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
+    /// With `--emit tasks`: who answers the planner's requests.
+    #[arg(long, value_enum, default_value_t = ProviderChoice::Config)]
+    pub(crate) provider: ProviderChoice,
+    /// With `--provider replay`: the recording [default: .specc/recordings/plan.jsonl beside the spec].
+    #[arg(long)]
+    pub(crate) recording: Option<PathBuf>,
+    /// Append every model exchange to this recording (for `--provider replay` later).
+    #[arg(long)]
+    pub(crate) record: Option<PathBuf>,
+    /// The configuration [default: specc.toml beside the spec].
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) messages: MessageArgs,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ProviderChoice {
+    /// The providers specc.toml configures for each role.
+    Config,
+    /// Recorded answers only: offline, and a request never recorded is an error.
+    Replay,
+    /// specc's deterministic outline planner: no model, the spec's outline as the plan.
+    Outline,
 }
 
 #[derive(clap::Args, Debug)]
@@ -108,6 +130,8 @@ pub(crate) struct ExplainArgs {
 pub(crate) enum Emit {
     /// The Intent IR: the goal tree the front end builds from the spec.
     Intent,
+    /// The Task IR: the planned tree of tasks (calls the planner model).
+    Tasks,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,5 +2,6 @@
 //! (one request per intent node, a schema-checked answer, at most two repairs) and planning a
 //! whole tree with answers cached by request fingerprint.
 
+pub mod outline;
 pub mod plan_tree;
 pub mod planner;

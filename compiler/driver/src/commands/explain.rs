@@ -45,6 +45,7 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0306", include_str!("../explain/E0306.md")),
     ("E0307", include_str!("../explain/E0307.md")),
     ("E0308", include_str!("../explain/E0308.md")),
+    ("E0309", include_str!("../explain/E0309.md")),
 ];
 
 /// The explanation of `code` (case-insensitive), if it has one.

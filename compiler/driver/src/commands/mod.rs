@@ -6,6 +6,7 @@ mod explain;
 pub use explain::explanation;
 mod pin;
 mod plan;
+mod plan_tasks;
 
 use std::io::Write;
 

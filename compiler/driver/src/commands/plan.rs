@@ -34,6 +34,9 @@ pub(crate) fn run(args: &PlanArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
     let written = match (args.emit, args.format) {
         (Emit::Intent, Format::Json) => write_json(&parsed.tree, &name, out),
         (Emit::Intent, Format::Text) => write_tree(&db, file, &parsed.tree, &files, out),
+        (Emit::Tasks, _) => {
+            return super::plan_tasks::run(args, &parsed.tree, &files, &mut reporter, out, err);
+        }
     };
     if written.is_err() {
         return exit::USAGE;

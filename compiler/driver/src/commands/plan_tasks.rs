@@ -1,0 +1,264 @@
+//! `specc plan SPEC --emit tasks [--provider config|replay|outline] [--record FILE]`: plan the
+//! spec's intent tree with the planner model, check the plan, lower it to the Task IR, print it.
+//! State lives in `.specc/` beside the spec: the ledger (`state.db`) and the planner-answer
+//! cache (`plan-cache.json`), which makes a re-plan after an edit call the model only where
+//! the edit reaches.
+//! design: runtime.incremental-planning
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use specc_ir::plan::{ChildKind, TaskNode};
+use specc_ir::{Diagnostic, IntentTree, codes};
+use specc_llm::config::{ProviderConfig, ProviderKind, RoleConfig};
+use specc_llm::{Client, Ledger, LlmConfig};
+use specc_passes::plan::{LowerOptions, lower, uncovered};
+use specc_runtime::outline::OutlinePlanner;
+use specc_runtime::plan_tree::{Cache, Limits, plan_tree};
+use specc_runtime::planner::PlanError;
+
+use super::Reporter;
+use crate::cli::{Format, PlanArgs, ProviderChoice};
+use crate::exit;
+use crate::source::Files;
+
+pub(crate) fn run(
+    args: &PlanArgs,
+    tree: &IntentTree,
+    files: &Files,
+    reporter: &mut Reporter,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let dir = args
+        .spec
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let state = dir.join(".specc");
+    let fail = |reporter: &mut Reporter, err: &mut dyn Write, message: String, help: &str| {
+        let d = Diagnostic::new(codes::PLANNING_FAILED, message).with_help(help.to_owned());
+        reporter.report(files, &d, err);
+        exit::ERRORS
+    };
+    let config = match load_config(args, &dir, &state) {
+        Ok(c) => c,
+        Err(e) => {
+            return fail(
+                reporter,
+                err,
+                e,
+                "fix specc.toml, or plan offline with --provider outline",
+            );
+        }
+    };
+    let planner_model = config
+        .role(specc_llm::Role::Planner)
+        .map(|r| r.model.clone())
+        .unwrap_or_default();
+    let worker_model = config
+        .role(specc_llm::Role::Worker)
+        .map_or_else(|| "worker".to_owned(), |r| r.model.clone());
+    let env = |var: &str| std::env::var(var).ok();
+    let mut client = Client::from_config(config, &env, args.record.as_deref());
+    if args.provider == ProviderChoice::Outline {
+        let outline: Arc<dyn specc_llm::Provider> = Arc::new(OutlinePlanner::new("outline"));
+        let outline = match &args.record {
+            Some(path) => {
+                Arc::new(specc_llm::Recorder::new(outline, path)) as Arc<dyn specc_llm::Provider>
+            }
+            None => outline,
+        };
+        client = client.with_provider("outline", outline, 1);
+    }
+    let ledger = match Ledger::open(&state.join("state.db")) {
+        Ok(l) => Arc::new(l),
+        Err(e) => {
+            return fail(
+                reporter,
+                err,
+                format!("the state database: {e}"),
+                "check that .specc/ beside the spec is writable",
+            );
+        }
+    };
+    let client = client.with_ledger(ledger, "plan");
+    let cache_path = state.join("plan-cache.json");
+    let mut cache: Cache = std::fs::read(&cache_path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            return fail(
+                reporter,
+                err,
+                format!("no async runtime: {e}"),
+                "this is a bug",
+            );
+        }
+    };
+    let planned = runtime.block_on(plan_tree(&client, tree, Limits::default(), &mut cache));
+    // Keep what was answered, even when planning stopped part way.
+    if let Ok(bytes) = serde_json::to_vec(&cache) {
+        let _ = std::fs::write(&cache_path, bytes);
+    }
+    let planned = match planned {
+        Ok(p) => p,
+        Err(PlanError::Model(e)) => {
+            return fail(
+                reporter,
+                err,
+                format!("a planner call failed: {e}"),
+                "see `specc explain E0309`",
+            );
+        }
+        Err(PlanError::Invalid(problems)) => {
+            return fail(
+                reporter,
+                err,
+                format!(
+                    "the planner's answer stayed invalid after two repairs: {}",
+                    problems.join("; ")
+                ),
+                "a stronger planner model usually helps; `specc cost` shows the calls made",
+            );
+        }
+    };
+    for d in &planned.diagnostics {
+        reporter.report(files, d, err);
+    }
+    let spec_decisions: Vec<String> = tree
+        .nodes()
+        .flat_map(|n| n.decisions.iter())
+        .filter_map(|d| d.id.clone())
+        .collect();
+    let options = LowerOptions {
+        planner_model,
+        worker_model,
+        planner_budget: Limits::default().max_tokens,
+        worker_budget: 4096,
+    };
+    let tasks = lower(&planned.answers, &spec_decisions, &options);
+    let covered: HashSet<String> = tasks
+        .iter()
+        .filter(|t| t.kind == ChildKind::Work)
+        .flat_map(|t| t.covers_requirements.iter().cloned())
+        .collect();
+    for d in uncovered(tree, &covered) {
+        reporter.report(files, &d, err);
+    }
+    let written = match args.format {
+        Format::Json => serde_json::to_writer_pretty(&mut *out, &tasks)
+            .map_err(std::io::Error::other)
+            .and_then(|()| writeln!(out)),
+        Format::Text => write_tasks(&tasks, planned.calls, out),
+    };
+    if written.is_err() {
+        return exit::USAGE;
+    }
+    reporter.status()
+}
+
+/// specc.toml (given, or beside the spec), with the planner's provider replaced for
+/// `--provider replay|outline`; the roles keep their models, so recordings made with a live
+/// provider replay.
+fn load_config(args: &PlanArgs, dir: &Path, state: &Path) -> Result<LlmConfig, String> {
+    let path = args
+        .config
+        .clone()
+        .unwrap_or_else(|| dir.join("specc.toml"));
+    let mut config = if path.is_file() {
+        LlmConfig::load(&path).map_err(|e| e.to_string())?
+    } else if args.provider == ProviderChoice::Config {
+        return Err(format!("no {} to say which model plans", path.display()));
+    } else {
+        LlmConfig::default()
+    };
+    let swap =
+        |config: &mut LlmConfig, name: &str, kind: ProviderKind, recording: Option<PathBuf>| {
+            config.providers.insert(
+                name.to_owned(),
+                ProviderConfig {
+                    kind,
+                    base_url: None,
+                    api_key_env: None,
+                    concurrency: 1,
+                    recording: recording.map(|p| p.display().to_string()),
+                    timeouts: None,
+                },
+            );
+            let model = config
+                .roles
+                .get("planner")
+                .map_or_else(|| "planner".to_owned(), |r| r.model.clone());
+            config.roles.insert(
+                "planner".to_owned(),
+                RoleConfig {
+                    provider: name.to_owned(),
+                    model,
+                    max_tokens: 8192,
+                },
+            );
+        };
+    match args.provider {
+        ProviderChoice::Config => {}
+        ProviderChoice::Replay => {
+            let rec = args
+                .recording
+                .clone()
+                .unwrap_or_else(|| state.join("recordings").join("plan.jsonl"));
+            swap(&mut config, "replay", ProviderKind::Replay, Some(rec));
+        }
+        // The provider is plugged in after the client is built; a replay kind with no file
+        // stands in for its configuration.
+        ProviderChoice::Outline => swap(
+            &mut config,
+            "outline",
+            ProviderKind::Replay,
+            Some(state.join("none.jsonl")),
+        ),
+    }
+    Ok(config)
+}
+
+/// One task a line: indented id, role and model, title, write scope, covered requirements,
+/// dependencies.
+fn write_tasks(tasks: &[TaskNode], calls: usize, out: &mut dyn Write) -> std::io::Result<()> {
+    let leaves = tasks.iter().filter(|t| t.kind == ChildKind::Work).count();
+    writeln!(
+        out,
+        "{} tasks, {leaves} work leaves, {calls} planner calls",
+        tasks.len()
+    )?;
+    for t in tasks {
+        let depth = t.id.matches('/').count();
+        write!(
+            out,
+            "{}{} [{} {}] \"{}\"",
+            "  ".repeat(depth),
+            t.id,
+            t.role,
+            t.model,
+            t.title
+        )?;
+        if !t.write_scope.is_empty() {
+            write!(out, "  writes {}", t.write_scope.join(", "))?;
+        }
+        if !t.covers_requirements.is_empty() {
+            write!(out, "  covers {}", t.covers_requirements.join(", "))?;
+        }
+        if !t.dependencies.is_empty() {
+            write!(out, "  after {}", t.dependencies.join(", "))?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}

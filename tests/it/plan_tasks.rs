@@ -1,0 +1,124 @@
+//! `specc plan --emit tasks` offline: three fixture specs planned from recorded planner
+//! answers (`fixtures/planner/*.jsonl`, made by the outline planner with `--record`), each
+//! giving 20+ work leaves, snapshotted as text; JSON is the Task IR.
+
+use crate::support::{fixture, root, specc};
+
+const SPECS: [&str; 3] = ["kvstore", "twenty-sections", "job-queue"];
+
+/// The spec copied into a fresh directory, so `.specc/` state lands there.
+fn copy(name: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("dir");
+    let to = dir.path().join(format!("{name}.md"));
+    std::fs::copy(fixture(&format!("specs/valid/{name}.md")), &to).expect("copy");
+    (dir, to.display().to_string())
+}
+
+fn recording(name: &str) -> String {
+    root()
+        .join(format!("fixtures/planner/{name}.jsonl"))
+        .display()
+        .to_string()
+}
+
+#[test]
+fn replayed_plans_print_offline() {
+    for name in SPECS {
+        let (_dir, spec) = copy(name);
+        let rec = recording(name);
+        let text = specc(&[
+            "plan",
+            &spec,
+            "--emit",
+            "tasks",
+            "--provider",
+            "replay",
+            "--recording",
+            &rec,
+        ]);
+        assert_eq!(text.code, 0, "{name}: {}", text.stderr);
+        let first = text.stdout.lines().next().unwrap_or_default().to_owned();
+        let leaves: usize = first
+            .split(", ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!(leaves >= 20, "{name}: {first}");
+        // The second run is served from the planner cache: no calls at all.
+        let again = specc(&[
+            "plan",
+            &spec,
+            "--emit",
+            "tasks",
+            "--provider",
+            "replay",
+            "--recording",
+            &rec,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(again.code, 0);
+        let tasks: serde_json::Value = serde_json::from_str(&again.stdout).expect("Task IR JSON");
+        assert!(tasks.as_array().is_some_and(|t| {
+            t.iter()
+                .all(|t| t["fingerprint"].as_str().is_some_and(|f| f.len() == 16))
+        }));
+        insta::assert_snapshot!(format!("plan-tasks-{name}"), text.stdout);
+        let cost = specc(&[
+            "cost",
+            "--state",
+            &std::path::Path::new(&spec)
+                .with_file_name(".specc")
+                .join("state.db")
+                .display()
+                .to_string(),
+        ]);
+        assert!(cost.stdout.contains("planner"), "{}", cost.stdout);
+    }
+}
+
+#[test]
+fn a_request_never_recorded_is_a_clear_error() {
+    let (dir, spec) = copy("kvstore");
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").expect("write");
+    let out = specc(&[
+        "plan",
+        &spec,
+        "--emit",
+        "tasks",
+        "--provider",
+        "replay",
+        "--recording",
+        &empty.display().to_string(),
+    ]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("E0309") && out.stderr.contains("no recorded response"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Regenerates the recordings: `cargo test -p specc-tests -- --ignored write_planner_recordings`.
+#[test]
+#[ignore = "writes fixtures/planner/*.jsonl"]
+fn write_planner_recordings() {
+    for name in SPECS {
+        let (_dir, spec) = copy(name);
+        let rec = recording(name);
+        let _ = std::fs::remove_file(&rec);
+        let out = specc(&[
+            "plan",
+            &spec,
+            "--emit",
+            "tasks",
+            "--provider",
+            "outline",
+            "--record",
+            &rec,
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+}
