@@ -75,6 +75,20 @@ fn replayed_plans_print_offline() {
                 .to_string(),
         ]);
         assert!(cost.stdout.contains("planner"), "{}", cost.stdout);
+        // The planned decisions are design documents that `specc check` accepts.
+        let dir = std::path::Path::new(&spec)
+            .parent()
+            .expect("dir")
+            .display()
+            .to_string();
+        let check = specc(&["check", &dir, "--message-format", "json"]);
+        assert_eq!(check.code, 0, "{name}: {}", check.stderr);
+        let summary: serde_json::Value =
+            serde_json::from_str(check.stdout.trim()).expect("summary");
+        assert!(
+            summary["decisions"].as_u64().unwrap_or(0) >= 8,
+            "{name}: {summary}"
+        );
     }
 }
 

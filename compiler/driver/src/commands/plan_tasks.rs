@@ -2,8 +2,9 @@
 //! spec's intent tree with the planner model, check the plan, lower it to the Task IR, print it.
 //! State lives in `.specc/` beside the spec: the ledger (`state.db`) and the planner-answer
 //! cache (`plan-cache.json`), which makes a re-plan after an edit call the model only where
-//! the edit reaches.
-//! design: runtime.incremental-planning
+//! the edit reaches. The planner's decisions are written to `design-docs/planned-<area>.md`
+//! beside the spec, in the format `specc check` reads.
+//! design: driver.plan-tasks
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -14,7 +15,7 @@ use specc_ir::plan::{ChildKind, TaskNode};
 use specc_ir::{Diagnostic, IntentTree, codes};
 use specc_llm::config::{ProviderConfig, ProviderKind, RoleConfig};
 use specc_llm::{Client, Ledger, LlmConfig};
-use specc_passes::plan::{LowerOptions, lower, uncovered};
+use specc_passes::plan::{LowerOptions, design_docs, lower, uncovered};
 use specc_runtime::outline::OutlinePlanner;
 use specc_runtime::plan_tree::{Cache, Limits, plan_tree};
 use specc_runtime::planner::PlanError;
@@ -147,6 +148,25 @@ pub(crate) fn run(
         worker_budget: 4096,
     };
     let tasks = lower(&planned.answers, &spec_decisions, &options);
+    // The planner's decisions become design documents `specc check` reads, one per area.
+    let decisions: Vec<_> = planned
+        .answers
+        .values()
+        .flat_map(|a| a.decisions.iter().cloned())
+        .collect();
+    let docs_dir = dir.join("design-docs");
+    for (file, text) in design_docs(&decisions) {
+        let path = docs_dir.join(format!("planned-{file}"));
+        let written = std::fs::create_dir_all(&docs_dir).and_then(|()| std::fs::write(&path, text));
+        if let Err(e) = written {
+            return fail(
+                reporter,
+                err,
+                format!("cannot write {}: {e}", path.display()),
+                "check that design-docs/ beside the spec is writable",
+            );
+        }
+    }
     let covered: HashSet<String> = tasks
         .iter()
         .filter(|t| t.kind == ChildKind::Work)
