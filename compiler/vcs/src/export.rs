@@ -117,7 +117,7 @@ pub(crate) fn run(
                 "refs/heads/main",
             ],
         )?;
-        let id = parse(String::from_utf8_lossy(&o.stdout).trim());
+        let id = ObjectId::from_hex(String::from_utf8_lossy(&o.stdout).trim());
         if id.is_none() {
             return Err(std::io::Error::other(
                 "main in the target repository was not made by specc's export",
@@ -159,12 +159,4 @@ pub(crate) fn run(
 /// backslashes or control characters, so no escapes are needed; quoting keeps spaces safe).
 fn quote(path: &str) -> String {
     format!("\"{path}\"")
-}
-
-fn parse(hex: &str) -> Option<ObjectId> {
-    let mut id = [0u8; 32];
-    for (i, b) in id.iter_mut().enumerate() {
-        *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(ObjectId(id))
 }

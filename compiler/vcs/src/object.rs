@@ -13,6 +13,15 @@ impl ObjectId {
         ObjectId(*h.finalize().as_bytes())
     }
 
+    /// The id `hex` names (64 hex digits), as [`ObjectId::hex`] writes it.
+    pub fn from_hex(hex: &str) -> Option<ObjectId> {
+        let mut id = [0u8; 32];
+        for (i, b) in id.iter_mut().enumerate() {
+            *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(ObjectId(id))
+    }
+
     pub fn hex(&self) -> String {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
     }

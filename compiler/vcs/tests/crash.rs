@@ -13,14 +13,6 @@ use specc_vcs::{Change, Options, Outcome, Repo, Submission};
 
 const CHILD_ENV: &str = "SPECC_VCS_CRASH_CHILD";
 
-fn parse_id(hex: &str) -> Option<ObjectId> {
-    let mut id = [0u8; 32];
-    for (i, b) in id.iter_mut().enumerate() {
-        *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(ObjectId(id))
-}
-
 /// The child: runs only when the parent sets the variable.
 #[test]
 #[ignore = "run by crash_safety_under_sigkill as a child process"]
@@ -116,7 +108,7 @@ fn crash_safety_under_sigkill() {
             .map_while(Result::ok)
             .filter_map(|l| {
                 let mut w = l.strip_prefix("ack ")?.split(' ');
-                Some((w.next()?.parse().ok()?, parse_id(w.next()?)?))
+                Some((w.next()?.parse().ok()?, ObjectId::from_hex(w.next()?)?))
             })
             .collect();
         let _ = child.wait();
