@@ -1,32 +1,22 @@
-//! Planning a 20-section spec with a deterministic planner (a provider that answers from the
-//! request alone), then re-planning after one section's edit: the model is called only for
-//! that section's subtree, counted on the provider.
+//! Planning a 20-section spec with the deterministic outline planner, then re-planning after
+//! one section's edit: the model is called only for that section's subtree, counted on the
+//! provider.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use specc_ir::FileId;
-use specc_llm::{
-    BoxFuture, Client, LlmConfig, LlmError, Provider, Request, Response, Scripted, ToolCall, Usage,
-};
+use specc_llm::{BoxFuture, Client, LlmConfig, LlmError, Provider, Request, Response};
+use specc_runtime::outline::OutlinePlanner;
 use specc_runtime::plan_tree::{Cache, Limits, plan_tree};
-use specc_runtime::planner::TOOL;
 
-/// Splits every node into a plan child per intent child and a work leaf per requirement;
-/// its decision's text depends on the node's prose. Records which nodes it was asked about.
-struct Deterministic {
+/// The outline planner, counting which nodes it was asked about.
+struct Counting {
+    inner: OutlinePlanner,
     asked: Mutex<Vec<String>>,
 }
 
-fn slug(id: &str) -> String {
-    if id.is_empty() {
-        "root".to_owned()
-    } else {
-        id.replace('/', "-")
-    }
-}
-
-impl Provider for Deterministic {
+impl Provider for Counting {
     fn name(&self) -> &str {
         "p"
     }
@@ -34,49 +24,14 @@ impl Provider for Deterministic {
     fn complete<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, LlmError>> {
         let user: serde_json::Value =
             serde_json::from_str(&request.messages[1].text).unwrap_or_default();
-        let node = &user["node"];
-        let id = node["id"].as_str().unwrap_or_default().to_owned();
         if let Ok(mut asked) = self.asked.lock() {
-            asked.push(id.clone());
+            asked.push(user["node"]["id"].as_str().unwrap_or_default().to_owned());
         }
-        let prose = node["prose"].as_str().unwrap_or_default();
-        let mut children: Vec<serde_json::Value> = node["children"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c.as_str())
-            .map(|c| serde_json::json!({"key": slug(c), "kind": "plan", "title": c, "covers_nodes": [c], "instructions": format!("plan {c}")}))
-            .collect();
-        for r in node["requirements"].as_array().into_iter().flatten() {
-            let rid = r["id"].as_str().unwrap_or_default();
-            children.push(serde_json::json!({
-                "key": rid, "kind": "work", "title": rid, "covers_requirements": [rid],
-                "instructions": format!("implement: {}", r["text"].as_str().unwrap_or_default()),
-                "write_scope": [format!("src/{}/{}.rs", slug(&id), slug(rid))]
-            }));
-        }
-        let answer = serde_json::json!({
-            "decisions": [{"id": format!("{}.approach", slug(&id)), "decision": format!("approach for a prose of {} bytes", prose.len()), "rationale": "deterministic"}],
-            "children": children
-        });
-        let mut r = Scripted::text(
-            "",
-            Usage {
-                input: 200,
-                cached_input: 0,
-                output: 100,
-            },
-        );
-        r.tool_calls = vec![ToolCall {
-            id: "c".into(),
-            name: TOOL.into(),
-            arguments: answer,
-        }];
-        Box::pin(async move { Ok(r) })
+        self.inner.complete(request)
     }
 }
 
-fn client(provider: Arc<Deterministic>) -> Client {
+fn client(provider: Arc<Counting>) -> Client {
     let config = LlmConfig::parse(
         "[providers.p]\nkind = \"replay\"\nrecording = \"/nonexistent/none.jsonl\"\n[roles.planner]\nprovider = \"p\"\nmodel = \"m\"\n",
     )
@@ -92,7 +47,8 @@ async fn an_edit_replans_only_its_sections_subtree() {
     );
     let text = std::fs::read_to_string(path).expect("fixture");
     let tree = specc_passes::parse_spec(FileId(0), &text).tree;
-    let provider = Arc::new(Deterministic {
+    let provider = Arc::new(Counting {
+        inner: OutlinePlanner::new("p"),
         asked: Mutex::new(Vec::new()),
     });
     let client = client(provider.clone());
