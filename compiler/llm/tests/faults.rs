@@ -18,6 +18,26 @@ fn chat() -> wiremock::MockBuilder {
     Mock::given(method("POST")).and(path("/v1/chat/completions"))
 }
 
+/// A client of the `openai-compatible` provider at the mock server `s`, with its ledger; the
+/// directory holding the ledger lives as long as the first element.
+fn mock_client(
+    s: &MockServer,
+    extra: &str,
+) -> (
+    tempfile::TempDir,
+    specc_llm::Client,
+    std::sync::Arc<specc_llm::Ledger>,
+) {
+    let dir = tempfile::tempdir().expect("dir");
+    let (c, ledger) = client(
+        "openai-compatible",
+        &format!("{}/v1", s.uri()),
+        dir.path(),
+        extra,
+    );
+    (dir, c, ledger)
+}
+
 async fn requests(s: &MockServer) -> usize {
     s.received_requests().await.map_or(0, |r| r.len())
 }
@@ -38,13 +58,7 @@ async fn rate_limited_with_retry_after_2_is_retried_once_at_least_2_s_later() {
         .respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("hi")))
         .mount(&s)
         .await;
-    let dir = tempfile::tempdir().expect("dir");
-    let (c, ledger) = client(
-        "openai-compatible",
-        &format!("{}/v1", s.uri()),
-        dir.path(),
-        "",
-    );
+    let (_dir, c, ledger) = mock_client(&s, "");
     let started = Instant::now();
     let r = c
         .call(Role::Worker, "t1", request(false))
@@ -88,13 +102,7 @@ async fn retry_after_600_parks_the_call_without_retrying() {
         .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "600"))
         .mount(&s)
         .await;
-    let dir = tempfile::tempdir().expect("dir");
-    let (c, _) = client(
-        "openai-compatible",
-        &format!("{}/v1", s.uri()),
-        dir.path(),
-        "",
-    );
+    let (_dir, c, _) = mock_client(&s, "");
     let e = c
         .call(Role::Worker, "t", request(false))
         .await
@@ -120,13 +128,7 @@ async fn retry_after_ms_is_honoured() {
         .respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("ok")))
         .mount(&s)
         .await;
-    let dir = tempfile::tempdir().expect("dir");
-    let (c, _) = client(
-        "openai-compatible",
-        &format!("{}/v1", s.uri()),
-        dir.path(),
-        "",
-    );
+    let (_dir, c, _) = mock_client(&s, "");
     let started = Instant::now();
     c.call(Role::Worker, "t", request(false)).await.expect("ok");
     assert!(started.elapsed() >= Duration::from_millis(300));
@@ -146,13 +148,7 @@ async fn statuses_that_may_pass_later_are_retried() {
             .respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("ok")))
             .mount(&s)
             .await;
-        let dir = tempfile::tempdir().expect("dir");
-        let (c, _) = client(
-            "openai-compatible",
-            &format!("{}/v1", s.uri()),
-            dir.path(),
-            "",
-        );
+        let (_dir, c, _) = mock_client(&s, "");
         c.call(Role::Worker, "t", request(false))
             .await
             .unwrap_or_else(|e| panic!("{status}: {e}"));
@@ -167,13 +163,7 @@ async fn retries_stop_after_the_last_attempt() {
         .respond_with(ResponseTemplate::new(500))
         .mount(&s)
         .await;
-    let dir = tempfile::tempdir().expect("dir");
-    let (c, ledger) = client(
-        "openai-compatible",
-        &format!("{}/v1", s.uri()),
-        dir.path(),
-        "",
-    );
+    let (_dir, c, ledger) = mock_client(&s, "");
     let e = c
         .call(Role::Worker, "t", request(false))
         .await
@@ -221,13 +211,7 @@ async fn faults_that_retrying_cannot_fix_are_sent_once() {
             .respond_with(ResponseTemplate::new(status).set_body_string(body))
             .mount(&s)
             .await;
-        let dir = tempfile::tempdir().expect("dir");
-        let (c, _) = client(
-            "openai-compatible",
-            &format!("{}/v1", s.uri()),
-            dir.path(),
-            "",
-        );
+        let (_dir, c, _) = mock_client(&s, "");
         let e = c
             .call(Role::Worker, "t", request(false))
             .await
@@ -257,13 +241,7 @@ async fn a_slow_response_times_out_and_is_retried() {
         .respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("ok")))
         .mount(&s)
         .await;
-    let dir = tempfile::tempdir().expect("dir");
-    let (c, ledger) = client(
-        "openai-compatible",
-        &format!("{}/v1", s.uri()),
-        dir.path(),
-        "",
-    );
+    let (_dir, c, ledger) = mock_client(&s, "");
     let r = c.call(Role::Worker, "t", request(false)).await.expect("ok");
     assert_eq!(r.text, "ok");
     assert_eq!(ledger.rows().expect("rows")[0].outcome, "timeout");
@@ -311,13 +289,7 @@ async fn a_stream_cut_before_its_final_event_is_retried_and_nothing_partial_is_k
         )
         .mount(&s)
         .await;
-    let dir = tempfile::tempdir().expect("dir");
-    let (c, ledger) = client(
-        "openai-compatible",
-        &format!("{}/v1", s.uri()),
-        dir.path(),
-        "",
-    );
+    let (_dir, c, ledger) = mock_client(&s, "");
     let r = c.call(Role::Worker, "t", request(true)).await.expect("ok");
     assert_eq!(r.text, "whole answer");
     assert_eq!(requests(&s).await, 2);
@@ -352,13 +324,7 @@ async fn an_sse_error_event_is_retried() {
         )
         .mount(&s)
         .await;
-    let dir = tempfile::tempdir().expect("dir");
-    let (c, ledger) = client(
-        "openai-compatible",
-        &format!("{}/v1", s.uri()),
-        dir.path(),
-        "",
-    );
+    let (_dir, c, ledger) = mock_client(&s, "");
     assert_eq!(
         c.call(Role::Worker, "t", request(true))
             .await
@@ -382,13 +348,7 @@ async fn malformed_tool_arguments_are_a_typed_error_never_a_call() {
         .respond_with(ResponseTemplate::new(200).set_body_json(body))
         .mount(&s)
         .await;
-    let dir = tempfile::tempdir().expect("dir");
-    let (c, _) = client(
-        "openai-compatible",
-        &format!("{}/v1", s.uri()),
-        dir.path(),
-        "",
-    );
+    let (_dir, c, _) = mock_client(&s, "");
     let e = c
         .call(Role::Worker, "t", request(false))
         .await
@@ -407,14 +367,8 @@ async fn the_budget_cap_refuses_a_call_before_it_is_sent() {
         .respond_with(ResponseTemplate::new(200).set_body_json(chat_ok("ok")))
         .mount(&s)
         .await;
-    let dir = tempfile::tempdir().expect("dir");
     // max_tokens 100 at $2/M is $0.0002 of output: a cap below that refuses at once.
-    let (c, ledger) = client(
-        "openai-compatible",
-        &format!("{}/v1", s.uri()),
-        dir.path(),
-        "[budget]\ndollars = 0.0001\n",
-    );
+    let (_dir, c, ledger) = mock_client(&s, "[budget]\ndollars = 0.0001\n");
     let e = c
         .call(Role::Worker, "t", request(false))
         .await
@@ -462,13 +416,7 @@ async fn a_call_dropped_by_its_caller_releases_its_reservation() {
         )
         .mount(&s)
         .await;
-    let dir = tempfile::tempdir().expect("dir");
-    let (c, ledger) = client(
-        "openai-compatible",
-        &format!("{}/v1", s.uri()),
-        dir.path(),
-        "[budget]\ndollars = 1.0\n",
-    );
+    let (dir, c, ledger) = mock_client(&s, "[budget]\ndollars = 1.0\n");
     let call = c.call(Role::Worker, "t", request(false));
     assert!(
         tokio::time::timeout(Duration::from_millis(200), call)
