@@ -30,12 +30,6 @@ impl Anthropic {
     }
 
     async fn attempt(&self, request: &Request) -> Result<Response, LlmError> {
-        self.unscrubbed(request)
-            .await
-            .map_err(|e| http::scrub_error(e, self.endpoint.key.as_ref()))
-    }
-
-    async fn unscrubbed(&self, request: &Request) -> Result<Response, LlmError> {
         let e = &self.endpoint;
         let mut builder = e
             .client
@@ -48,7 +42,7 @@ impl Anthropic {
         let response = http::send(builder, e.timeouts, e.key.as_ref()).await?;
         if request.stream {
             let mut acc = Stream::default();
-            http::events(response, e.timeouts, |event| {
+            http::events(response, e.timeouts, e.key.as_ref(), |event| {
                 acc.event(event.name.as_deref(), &event.data)
             })
             .await?;

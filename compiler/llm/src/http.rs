@@ -226,11 +226,12 @@ pub(crate) fn scrub_error(e: LlmError, key: Option<&Secret>) -> LlmError {
 }
 
 /// Reads an event stream, handing each event to `on_event`, which says when the final event
-/// has come. A stream that ends, breaks or idles before that is an error: nothing of it is
+/// has come; errors it returns are scrubbed of `key`. A stream that ends, breaks or idles before that is an error: nothing of it is
 /// used.
 pub(crate) async fn events(
     response: reqwest::Response,
     timeouts: Timeouts,
+    key: Option<&Secret>,
     mut on_event: impl FnMut(sse::Event) -> Result<bool, LlmError>,
 ) -> Result<(), LlmError> {
     let mut stream = response.bytes_stream();
@@ -241,7 +242,8 @@ pub(crate) async fn events(
             Ok(None) | Ok(Some(Err(_))) => return Err(LlmError::StreamCut),
             Ok(Some(Ok(chunk))) => {
                 for event in parser.feed(&chunk) {
-                    if on_event(event)? {
+                    // An error event's text came from the provider: scrub it like a body.
+                    if on_event(event).map_err(|e| scrub_error(e, key))? {
                         return Ok(());
                     }
                 }

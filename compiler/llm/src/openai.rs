@@ -29,12 +29,6 @@ impl OpenAiCompatible {
     }
 
     async fn attempt(&self, request: &Request) -> Result<Response, LlmError> {
-        self.unscrubbed(request)
-            .await
-            .map_err(|e| http::scrub_error(e, self.endpoint.key.as_ref()))
-    }
-
-    async fn unscrubbed(&self, request: &Request) -> Result<Response, LlmError> {
         let e = &self.endpoint;
         let mut builder = e
             .client
@@ -46,7 +40,10 @@ impl OpenAiCompatible {
         let response = http::send(builder, e.timeouts, e.key.as_ref()).await?;
         if request.stream {
             let mut acc = Stream::default();
-            http::events(response, e.timeouts, |event| acc.event(&event.data)).await?;
+            http::events(response, e.timeouts, e.key.as_ref(), |event| {
+                acc.event(&event.data)
+            })
+            .await?;
             acc.finish(request)
         } else {
             let bytes = http::body(response, e.timeouts).await?;
