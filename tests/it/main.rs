@@ -11,5 +11,6 @@ mod fingerprints;
 mod fixtures;
 mod incremental;
 mod own_design_docs;
+mod plan_cases;
 mod plan_tasks;
 mod support;

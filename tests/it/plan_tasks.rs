@@ -136,3 +136,56 @@ fn write_planner_recordings() {
         assert_eq!(out.code, 0, "{}", out.stderr);
     }
 }
+
+#[test]
+fn the_field_guide_reaches_every_planner_under_its_line_budget() {
+    let (dir, spec) = copy("twenty-sections");
+    std::fs::create_dir_all(dir.path().join("field-guide")).expect("mkdir");
+    let guide: String = (1..=210)
+        .map(|i| format!("note {i}: keep it short\n"))
+        .collect();
+    std::fs::write(dir.path().join("field-guide/index.md"), guide).expect("write");
+    let rec = dir.path().join("rec.jsonl");
+    let rec_arg = rec.display().to_string();
+    let args = [
+        "plan",
+        &spec,
+        "--emit",
+        "tasks",
+        "--provider",
+        "outline",
+        "--record",
+        &rec_arg,
+    ];
+    let out = specc(&args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("W0311") && out.stderr.contains("210 lines"),
+        "{}",
+        out.stderr
+    );
+    let recorded = std::fs::read_to_string(&rec).expect("recording");
+    let requests = recorded.lines().count();
+    assert!(requests > 1);
+    assert_eq!(
+        recorded.matches("note 200: keep it short").count(),
+        requests,
+        "every request carries the guide"
+    );
+    assert!(!recorded.contains("note 201:"), "but not past the budget");
+    // Under its budget (set in specc.toml) it is given whole and silently; editing it
+    // re-plans, since every request read it.
+    std::fs::write(
+        dir.path().join("specc.toml"),
+        "[limits]\nfield_guide_lines = 300\n",
+    )
+    .expect("write");
+    let out = specc(&args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("W0311"), "{}", out.stderr);
+    assert!(
+        out.stdout.contains(&format!("{requests} planner calls")),
+        "{}",
+        out.stdout
+    );
+}

@@ -5,6 +5,7 @@
 
 use specc_llm::{BoxFuture, LlmError, Provider, Request, Response, Scripted, ToolCall, Usage};
 
+use crate::coordinator;
 use crate::planner::TOOL;
 
 pub struct OutlinePlanner {
@@ -45,6 +46,13 @@ impl Provider for OutlinePlanner {
             .get(1)
             .and_then(|m| serde_json::from_str(&m.text).ok())
             .unwrap_or_default();
+        if request
+            .tools
+            .first()
+            .is_some_and(|t| t.name == coordinator::TOOL)
+        {
+            return Box::pin(async move { Ok(merge(&user)) });
+        }
         let node = &user["node"];
         let id = node["id"].as_str().unwrap_or_default();
         let title = node["title"].as_str().unwrap_or_default();
@@ -92,4 +100,22 @@ impl Provider for OutlinePlanner {
         }];
         Box::pin(async move { Ok(r) })
     }
+}
+
+/// The outline planner's merge: the first owner's decision stands, and says so.
+fn merge(user: &serde_json::Value) -> Response {
+    let first = user["first"]["decision"].as_str().unwrap_or_default();
+    let second = user["second"]["task"].as_str().unwrap_or_default();
+    let arguments = serde_json::json!({
+        "decision": first,
+        "rationale": format!("the first owner's decision stands; `{second}` follows it"),
+    });
+    let mut r = Scripted::text("", Usage::default());
+    r.model = "outline".to_owned();
+    r.tool_calls = vec![ToolCall {
+        id: "merge".to_owned(),
+        name: coordinator::TOOL.into(),
+        arguments,
+    }];
+    r
 }

@@ -95,18 +95,49 @@ pub fn request(node: &IntentNode, ctx: &Context, max_tokens: u32) -> Request {
 #[derive(Debug)]
 pub enum PlanError {
     Model(LlmError),
-    /// Still invalid after the repairs; the last answer's problems.
-    Invalid(Vec<String>),
+    /// Still invalid after the repairs: the task asked, and the last answer's problems.
+    Invalid {
+        task: String,
+        problems: Vec<String>,
+    },
 }
 
-/// Asks the planner, checks the answer with `check` (the passes of `specc_passes::plan`), and
-/// repairs at most twice. Returns the answer and how many calls it took.
+/// An accepted answer.
+#[derive(Debug)]
+pub struct Asked<T> {
+    pub answer: T,
+    /// Model calls it took (1 + repairs).
+    pub calls: usize,
+    /// Errors the repairs did not remove but the caller resolves another way: decisions of
+    /// ids owned elsewhere, which go to the coordinator.
+    pub unresolved: Vec<Diagnostic>,
+}
+
+/// Asks the planner for a plan: [`ask_tool`] with the planner's tool, where ownership
+/// conflicts that survive the repairs are accepted (the coordinator merges them).
 pub async fn ask(
     client: &Client,
     task: &str,
-    mut req: Request,
+    req: Request,
     check: impl Fn(&PlannerAnswer) -> Vec<Diagnostic>,
-) -> Result<(PlannerAnswer, usize), PlanError> {
+) -> Result<Asked<PlannerAnswer>, PlanError> {
+    ask_tool(client, task, req, TOOL, check, |d| {
+        d.code == specc_ir::codes::DECISION_OWNED_ELSEWHERE
+    })
+    .await
+}
+
+/// Asks the planner role, parses the call of `tool` (or a JSON text answer) into a `T`,
+/// checks it with `check`, and repairs at most twice, quoting the errors. After the repairs,
+/// an answer whose only errors are ones `tolerate` accepts is returned with them.
+pub async fn ask_tool<T: serde::de::DeserializeOwned>(
+    client: &Client,
+    task: &str,
+    mut req: Request,
+    tool: &str,
+    check: impl Fn(&T) -> Vec<Diagnostic>,
+    tolerate: impl Fn(&Diagnostic) -> bool,
+) -> Result<Asked<T>, PlanError> {
     let mut calls = 0;
     loop {
         calls += 1;
@@ -114,28 +145,37 @@ pub async fn ask(
             .call(Role::Planner, task, req.clone())
             .await
             .map_err(PlanError::Model)?;
-        let problems = match parse(&response) {
+        let problems = match parse::<T>(&response, tool) {
             Ok(answer) => {
-                let found = check(&answer);
-                if found.iter().all(|d| !d.is_error()) {
-                    return Ok((answer, calls));
-                }
-                found
-                    .iter()
+                let errors: Vec<Diagnostic> = check(&answer)
+                    .into_iter()
                     .filter(|d| d.is_error())
+                    .collect();
+                if errors.is_empty() || (calls > MAX_REPAIRS && errors.iter().all(&tolerate)) {
+                    return Ok(Asked {
+                        answer,
+                        calls,
+                        unresolved: errors,
+                    });
+                }
+                errors
+                    .iter()
                     .map(|d| format!("{}: {}", d.code, d.message))
                     .collect()
             }
             Err(e) => vec![e],
         };
         if calls > MAX_REPAIRS {
-            return Err(PlanError::Invalid(problems));
+            return Err(PlanError::Invalid {
+                task: task.to_owned(),
+                problems,
+            });
         }
         let mut said = Message::new(specc_llm::types::Author::Assistant, response.text.clone());
         said.tool_calls = response.tool_calls.clone();
         req.messages.push(said);
         let repair = format!(
-            "Your plan is not valid:\n{}\nCall {TOOL} again with a corrected plan.",
+            "Your answer is not valid:\n{}\nCall {tool} again with a corrected answer.",
             problems
                 .iter()
                 .map(|p| format!("- {p}"))
@@ -153,12 +193,15 @@ pub async fn ask(
     }
 }
 
-/// The answer in a response: the `submit_plan` call's arguments, or JSON text.
-fn parse(response: &specc_llm::Response) -> Result<PlannerAnswer, String> {
-    let value = match response.tool_calls.iter().find(|c| c.name == TOOL) {
+/// The answer in a response: the `tool` call's arguments, or JSON text.
+fn parse<T: serde::de::DeserializeOwned>(
+    response: &specc_llm::Response,
+    tool: &str,
+) -> Result<T, String> {
+    let value = match response.tool_calls.iter().find(|c| c.name == tool) {
         Some(call) => call.arguments.clone(),
         None => serde_json::from_str(response.text.trim())
-            .map_err(|e| format!("no {TOOL} call, and the text is not JSON: {e}"))?,
+            .map_err(|e| format!("no {tool} call, and the text is not JSON: {e}"))?,
     };
-    serde_json::from_value(value).map_err(|e| format!("the plan does not match the schema: {e}"))
+    serde_json::from_value(value).map_err(|e| format!("the answer does not match the schema: {e}"))
 }

@@ -54,7 +54,7 @@ async fn an_edit_replans_only_its_sections_subtree() {
     let client = client(provider.clone());
     let mut cache = Cache::new();
 
-    let first = plan_tree(&client, &tree, Limits::default(), &mut cache)
+    let first = plan_tree(&client, &tree, Limits::default(), "", &mut cache)
         .await
         .expect("planned");
     let planned_nodes = tree.nodes().count();
@@ -86,7 +86,7 @@ async fn an_edit_replans_only_its_sections_subtree() {
     provider.asked.lock().expect("lock").clear();
 
     // Unchanged spec: nothing is asked again.
-    let again = plan_tree(&client, &tree, Limits::default(), &mut cache)
+    let again = plan_tree(&client, &tree, Limits::default(), "", &mut cache)
         .await
         .expect("planned");
     assert_eq!(again.calls, 0);
@@ -98,7 +98,7 @@ async fn an_edit_replans_only_its_sections_subtree() {
     );
     assert_ne!(edited, text);
     let tree2 = specc_passes::parse_spec(FileId(0), &edited).tree;
-    let third = plan_tree(&client, &tree2, Limits::default(), &mut cache)
+    let third = plan_tree(&client, &tree2, Limits::default(), "", &mut cache)
         .await
         .expect("planned");
     let asked = provider.asked.lock().expect("lock").clone();

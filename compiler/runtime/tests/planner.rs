@@ -69,8 +69,9 @@ fn checks(a: &specc_ir::plan::PlannerAnswer) -> Vec<specc_ir::Diagnostic> {
 async fn a_valid_answer_takes_one_call_and_the_request_forces_the_tool() {
     let (client, scripted) = setup(vec![tool_answer(valid())]);
     let req = request(&node(), &Context::default(), 4096);
-    let (answer, calls) = ask(&client, "storage", req, checks).await.expect("valid");
-    assert_eq!((calls, answer.children.len()), (1, 2));
+    let asked = ask(&client, "storage", req, checks).await.expect("valid");
+    assert_eq!((asked.calls, asked.answer.children.len()), (1, 2));
+    assert!(asked.unresolved.is_empty());
     let sent = &scripted.requests()[0];
     assert_eq!(sent.tool_choice, specc_llm::ToolChoice::Named(TOOL.into()));
     assert_eq!(sent.model, "planner-model");
@@ -88,10 +89,10 @@ async fn invalid_answers_are_repaired_with_the_errors_quoted() {
         tool_answer(valid()),
     ]);
     let req = request(&node(), &Context::default(), 4096);
-    let (_, calls) = ask(&client, "storage", req, checks)
+    let asked = ask(&client, "storage", req, checks)
         .await
         .expect("repaired");
-    assert_eq!(calls, 3);
+    assert_eq!(asked.calls, 3);
     let seen = scripted.requests();
     let last = |i: usize| {
         seen[i]
@@ -118,7 +119,8 @@ async fn after_two_repairs_the_errors_are_reported() {
     ]);
     let req = request(&node(), &Context::default(), 4096);
     match ask(&client, "storage", req, checks).await {
-        Err(PlanError::Invalid(problems)) => {
+        Err(PlanError::Invalid { task, problems }) => {
+            assert_eq!(task, "storage");
             assert!(problems[0].starts_with("E0307"), "{problems:?}")
         }
         other => panic!("{other:?}"),
@@ -127,5 +129,37 @@ async fn after_two_repairs_the_errors_are_reported() {
         scripted.requests().len(),
         3,
         "one call and two repairs, no more"
+    );
+}
+
+#[tokio::test]
+async fn an_owned_id_that_survives_the_repairs_is_accepted_for_the_coordinator() {
+    let owned = serde_json::json!({
+        "decisions": [{"id": "net.port", "decision": "7001", "rationale": "r"}],
+        "children": [{"key": "a", "kind": "work", "title": "A", "instructions": "x"}]
+    });
+    let (client, scripted) = setup(vec![
+        tool_answer(owned.clone()),
+        tool_answer(owned.clone()),
+        tool_answer(owned),
+    ]);
+    let owners: std::collections::HashMap<String, String> =
+        [("net.port".to_owned(), "net".to_owned())].into();
+    let req = request(&node(), &Context::default(), 4096);
+    let asked = ask(&client, "storage", req, |a| {
+        specc_passes::plan::check_ownership("storage", a, &owners)
+    })
+    .await
+    .expect("accepted with the conflict");
+    assert_eq!(asked.calls, 3, "the planner was asked to yield twice first");
+    assert_eq!(asked.unresolved.len(), 1);
+    assert_eq!(asked.unresolved[0].code, "E0301");
+    let seen = scripted.requests();
+    assert!(
+        seen[1]
+            .messages
+            .last()
+            .is_some_and(|m| m.text.contains("E0301")),
+        "the repair quotes the ownership error"
     );
 }

@@ -22,15 +22,22 @@ pub fn lower(
     spec_decisions: &[String],
     o: &LowerOptions,
 ) -> Vec<TaskNode> {
-    let mut out = Vec::new();
-    // (task id, decisions its ancestors made)
-    let mut stack: Vec<(String, Vec<String>)> = vec![(String::new(), spec_decisions.to_vec())];
-    while let Some((id, inherited)) = stack.pop() {
+    // (the task's place: its index among its siblings, from the root down; the task)
+    let mut out: Vec<(Vec<usize>, TaskNode)> = Vec::new();
+    // (task id, its place, decisions its ancestors made)
+    let mut stack: Vec<(String, Vec<usize>, Vec<String>)> =
+        vec![(String::new(), Vec::new(), spec_decisions.to_vec())];
+    while let Some((id, place, inherited)) = stack.pop() {
         let Some(answer) = answers.get(&id) else {
             continue;
         };
         let mut visible = inherited.clone();
-        visible.extend(answer.decisions.iter().map(|d| d.id.clone()));
+        for d in &answer.decisions {
+            // A repetition of an owned decision is read once.
+            if !visible.contains(&d.id) {
+                visible.push(d.id.clone());
+            }
+        }
         let child_id = |key: &str| {
             if id.is_empty() {
                 key.to_owned()
@@ -38,10 +45,12 @@ pub fn lower(
                 format!("{id}/{key}")
             }
         };
-        for c in answer.children.iter().rev() {
+        for (i, c) in answer.children.iter().enumerate() {
             let task_id = child_id(&c.key);
+            let mut child_place = place.clone();
+            child_place.push(i);
             if c.kind == ChildKind::Plan {
-                stack.push((task_id.clone(), visible.clone()));
+                stack.push((task_id.clone(), child_place.clone(), visible.clone()));
             }
             let (role, model, budget) = match c.kind {
                 ChildKind::Plan => ("planner", &o.planner_model, o.planner_budget),
@@ -65,12 +74,12 @@ pub fn lower(
                 fingerprint: String::new(),
             };
             task.fingerprint = fingerprint(&task);
-            out.push(task);
+            out.push((child_place, task));
         }
     }
     // Depth-first order, siblings in the planner's order.
-    out.sort_by(|a, b| a.id.split('/').cmp(b.id.split('/')));
-    out
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.into_iter().map(|(_, t)| t).collect()
 }
 
 fn fingerprint(t: &TaskNode) -> String {
@@ -101,7 +110,10 @@ fn fingerprint(t: &TaskNode) -> String {
 /// `storage.page-size`): file name → Markdown in the format `specc check` reads.
 pub fn design_docs(decisions: &[PlannedDecision]) -> BTreeMap<String, String> {
     let mut by_area: BTreeMap<String, Vec<&PlannedDecision>> = BTreeMap::new();
-    for d in decisions {
+    let mut seen = std::collections::HashSet::new();
+    // One entry per id: a repetition (the same decision, read again below its owner) is not
+    // a second record.
+    for d in decisions.iter().filter(|d| seen.insert(d.id.as_str())) {
         let area = d.id.split('.').next().unwrap_or("general").to_owned();
         by_area.entry(area).or_default().push(d);
     }

@@ -11,9 +11,18 @@ mod shape;
 
 pub use coverage::uncovered;
 pub use lower::{LowerOptions, design_docs, lower};
-pub use ownership::{check_ownership, check_spec_decisions};
+pub use ownership::{Conflict, Owned, check_ownership, check_spec_decisions, claim_decisions};
 pub use scope::{scopes_may_overlap, serialise_overlapping_writes};
 pub use shape::{check_cycles, check_limits};
+
+/// How a task is named in messages: the root task's id is empty.
+pub fn task_name(task: &str) -> String {
+    if task.is_empty() {
+        "the root".to_owned()
+    } else {
+        format!("`{task}`")
+    }
+}
 
 #[cfg(test)]
 mod tests;

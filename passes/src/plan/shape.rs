@@ -19,7 +19,8 @@ pub fn check_limits(
             Diagnostic::new(
                 codes::PLAN_TOO_DEEP,
                 format!(
-                    "`{node}` at depth {depth} plans children past the depth limit {max_depth}"
+                    "{} at depth {depth} plans children past the depth limit {max_depth}",
+                    super::task_name(node)
                 ),
             )
             .with_help("make these children work leaves, or raise limits.depth in specc.toml"),
@@ -30,7 +31,8 @@ pub fn check_limits(
             Diagnostic::new(
                 codes::PLAN_TOO_WIDE,
                 format!(
-                    "`{node}` has {} children; the width limit is {max_width}",
+                    "{} has {} children; the width limit is {max_width}",
+                    super::task_name(node),
                     answer.children.len()
                 ),
             )
@@ -58,8 +60,9 @@ pub fn check_cycles(node: &str, answer: &PlannerAnswer) -> Vec<Diagnostic> {
                     Diagnostic::new(
                         codes::UNKNOWN_DEPENDENCY,
                         format!(
-                            "`{}` under `{node}` depends on `{d}`, which is no sibling",
-                            c.key
+                            "`{}` under {} depends on `{d}`, which is no sibling",
+                            c.key,
+                            super::task_name(node)
                         ),
                     )
                     .with_help("dependencies name siblings by their key"),
@@ -100,7 +103,7 @@ pub fn check_cycles(node: &str, answer: &PlannerAnswer) -> Vec<Diagnostic> {
                         .map(|(x, _)| answer.children[*x].key.as_str())
                         .collect();
                     out.push(
-                        Diagnostic::new(codes::DEPENDENCY_CYCLE, format!("under `{node}`: {} → {}", cycle.join(" → "), answer.children[j].key))
+                        Diagnostic::new(codes::DEPENDENCY_CYCLE, format!("under {}: {} → {}", super::task_name(node), cycle.join(" → "), answer.children[j].key))
                             .with_help("one of these dependencies is wrong: siblings run in an order, not in a circle"),
                     );
                     return out;

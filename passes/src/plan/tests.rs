@@ -70,6 +70,42 @@ fn an_id_is_decided_once() {
 }
 
 #[test]
+fn a_second_decision_of_an_owned_id_is_a_repetition_or_a_conflict() {
+    let mut owned = std::collections::BTreeMap::new();
+    let root = answer(
+        vec![],
+        &[("store.pages", "4 KiB pages"), ("net.port", "7000")],
+    );
+    assert!(claim_decisions("", &root, &mut owned).is_empty());
+    // The same text (whitespace aside) is a repetition, dropped; another text is a conflict.
+    let below = answer(
+        vec![],
+        &[
+            ("store.pages", "4 KiB   pages"),
+            ("net.port", "7001"),
+            ("net.framing", "length-prefixed"),
+        ],
+    );
+    let conflicts = claim_decisions("net", &below, &mut owned);
+    assert_eq!(conflicts.len(), 1);
+    assert_eq!(conflicts[0].first.owner, "");
+    assert_eq!(conflicts[0].first.decision.decision, "7000");
+    assert_eq!(conflicts[0].second.owner, "net");
+    assert_eq!(conflicts[0].second.decision.decision, "7001");
+    assert_eq!(
+        owned["store.pages"].owner, "",
+        "a repetition does not move the owner"
+    );
+    assert_eq!(owned["net.port"].decision.decision, "7000");
+    assert_eq!(owned["net.framing"].owner, "net");
+    // Twice in one answer: the first stands.
+    let twice = answer(vec![], &[("a.b", "x"), ("a.b", "y")]);
+    let conflicts = claim_decisions("t", &twice, &mut owned);
+    assert_eq!(conflicts.len(), 1);
+    assert_eq!(conflicts[0].first.owner, "t");
+}
+
+#[test]
 fn spec_fixed_decisions_bind_planners() {
     let spec = crate::parse_spec(
         FileId(0),
@@ -196,34 +232,38 @@ fn lowering_gives_ids_roles_inherited_decisions_and_stable_fingerprints() {
     };
     let tasks = lower(&answers, &["spec.fixed".to_owned()], &o);
     let ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
-    assert_eq!(ids, ["net", "storage", "storage/pages"]);
     assert_eq!(
-        (tasks[1].role.as_str(), tasks[1].model.as_str()),
+        ids,
+        ["storage", "storage/pages", "net"],
+        "depth first, in the planner's order"
+    );
+    assert_eq!(
+        (tasks[0].role.as_str(), tasks[0].model.as_str()),
         ("planner", "big")
     );
     assert_eq!(
         (
-            tasks[2].role.as_str(),
-            tasks[2].model.as_str(),
-            tasks[2].budget
+            tasks[1].role.as_str(),
+            tasks[1].model.as_str(),
+            tasks[1].budget
         ),
         ("worker", "small", 4000)
     );
-    assert_eq!(tasks[0].dependencies, ["storage"]);
+    assert_eq!(tasks[2].dependencies, ["storage"]);
     assert_eq!(
-        tasks[2].decisions_to_read,
+        tasks[1].decisions_to_read,
         ["spec.fixed", "arch.layers", "storage.pages"]
     );
-    assert_eq!(tasks[2].parent.as_deref(), Some("storage"));
+    assert_eq!(tasks[1].parent.as_deref(), Some("storage"));
     // Fingerprints depend on content only.
     assert_eq!(
-        lower(&answers, &["spec.fixed".to_owned()], &o)[2].fingerprint,
-        tasks[2].fingerprint
+        lower(&answers, &["spec.fixed".to_owned()], &o)[1].fingerprint,
+        tasks[1].fingerprint
     );
     answers.get_mut("storage").expect("storage").children[0].instructions = "other".into();
     assert_ne!(
-        lower(&answers, &["spec.fixed".to_owned()], &o)[2].fingerprint,
-        tasks[2].fingerprint
+        lower(&answers, &["spec.fixed".to_owned()], &o)[1].fingerprint,
+        tasks[1].fingerprint
     );
 }
 

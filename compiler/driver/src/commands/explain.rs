@@ -46,6 +46,8 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0307", include_str!("../explain/E0307.md")),
     ("E0308", include_str!("../explain/E0308.md")),
     ("E0309", include_str!("../explain/E0309.md")),
+    ("W0310", include_str!("../explain/W0310.md")),
+    ("W0311", include_str!("../explain/W0311.md")),
 ];
 
 /// The explanation of `code` (case-insensitive), if it has one.

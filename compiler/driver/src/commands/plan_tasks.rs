@@ -16,6 +16,7 @@ use specc_ir::{Diagnostic, IntentTree, codes};
 use specc_llm::config::{ProviderConfig, ProviderKind, RoleConfig};
 use specc_llm::{Client, Ledger, LlmConfig};
 use specc_passes::plan::{LowerOptions, design_docs, lower, uncovered};
+use specc_runtime::field_guide;
 use specc_runtime::outline::OutlinePlanner;
 use specc_runtime::plan_tree::{Cache, Limits, plan_tree};
 use specc_runtime::planner::PlanError;
@@ -45,7 +46,7 @@ pub(crate) fn run(
         reporter.report(files, &d, err);
         exit::ERRORS
     };
-    let config = match load_config(args, &dir, &state) {
+    let (config, mut limits) = match load_config(args, &dir, &state) {
         Ok(c) => c,
         Err(e) => {
             return fail(
@@ -60,6 +61,13 @@ pub(crate) fn run(
         .role(specc_llm::Role::Planner)
         .map(|r| r.model.clone())
         .unwrap_or_default();
+    if let Some(r) = config.role(specc_llm::Role::Planner) {
+        limits.max_tokens = r.max_tokens;
+    }
+    let guide = field_guide::load(&dir, limits.field_guide_lines);
+    if let Some(w) = &guide.warning {
+        reporter.report(files, w, err);
+    }
     let worker_model = config
         .role(specc_llm::Role::Worker)
         .map_or_else(|| "worker".to_owned(), |r| r.model.clone());
@@ -106,7 +114,7 @@ pub(crate) fn run(
             );
         }
     };
-    let planned = runtime.block_on(plan_tree(&client, tree, Limits::default(), &mut cache));
+    let planned = runtime.block_on(plan_tree(&client, tree, limits, &guide.text, &mut cache));
     // Keep what was answered, even when planning stopped part way.
     if let Ok(bytes) = serde_json::to_vec(&cache) {
         let _ = std::fs::write(&cache_path, bytes);
@@ -121,12 +129,13 @@ pub(crate) fn run(
                 "see `specc explain E0309`",
             );
         }
-        Err(PlanError::Invalid(problems)) => {
+        Err(PlanError::Invalid { task, problems }) => {
             return fail(
                 reporter,
                 err,
                 format!(
-                    "the planner's answer stayed invalid after two repairs: {}",
+                    "the planner's answer for {} stayed invalid after two repairs: {}",
+                    specc_passes::plan::task_name(&task),
                     problems.join("; ")
                 ),
                 "a stronger planner model usually helps; `specc cost` shows the calls made",
@@ -144,7 +153,7 @@ pub(crate) fn run(
     let options = LowerOptions {
         planner_model,
         worker_model,
-        planner_budget: Limits::default().max_tokens,
+        planner_budget: limits.max_tokens,
         worker_budget: 4096,
     };
     let tasks = lower(&planned.answers, &spec_decisions, &options);
@@ -190,17 +199,20 @@ pub(crate) fn run(
 /// specc.toml (given, or beside the spec), with the planner's provider replaced for
 /// `--provider replay|outline`; the roles keep their models, so recordings made with a live
 /// provider replay.
-fn load_config(args: &PlanArgs, dir: &Path, state: &Path) -> Result<LlmConfig, String> {
+fn load_config(args: &PlanArgs, dir: &Path, state: &Path) -> Result<(LlmConfig, Limits), String> {
     let path = args
         .config
         .clone()
         .unwrap_or_else(|| dir.join("specc.toml"));
-    let mut config = if path.is_file() {
-        LlmConfig::load(&path).map_err(|e| e.to_string())?
+    let (mut config, limits) = if path.is_file() {
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let limits = Limits::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        (LlmConfig::load(&path).map_err(|e| e.to_string())?, limits)
     } else if args.provider == ProviderChoice::Config {
         return Err(format!("no {} to say which model plans", path.display()));
     } else {
-        LlmConfig::default()
+        (LlmConfig::default(), Limits::default())
     };
     let swap =
         |config: &mut LlmConfig, name: &str, kind: ProviderKind, recording: Option<PathBuf>| {
@@ -246,17 +258,20 @@ fn load_config(args: &PlanArgs, dir: &Path, state: &Path) -> Result<LlmConfig, S
             Some(state.join("none.jsonl")),
         ),
     }
-    Ok(config)
+    Ok((config, limits))
 }
 
 /// One task a line: indented id, role and model, title, write scope, covered requirements,
 /// dependencies.
 fn write_tasks(tasks: &[TaskNode], calls: usize, out: &mut dyn Write) -> std::io::Result<()> {
     let leaves = tasks.iter().filter(|t| t.kind == ChildKind::Work).count();
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     writeln!(
         out,
-        "{} tasks, {leaves} work leaves, {calls} planner calls",
-        tasks.len()
+        "{}, {}, {}",
+        plural(tasks.len(), "task"),
+        plural(leaves, "work leaf").replace("leafs", "leaves"),
+        plural(calls, "planner call")
     )?;
     for t in tasks {
         let depth = t.id.matches('/').count();
