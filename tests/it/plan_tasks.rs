@@ -65,6 +65,10 @@ fn replayed_plans_print_offline() {
                 .all(|t| t["fingerprint"].as_str().is_some_and(|f| f.len() == 16))
         }));
         insta::assert_snapshot!(format!("plan-tasks-{name}"), text.stdout);
+        if name == "job-queue" {
+            // The Task IR itself, for the smallest of the three.
+            insta::assert_snapshot!("plan-tasks-job-queue-json", again.stdout);
+        }
         let cost = specc(&[
             "cost",
             "--state",
