@@ -66,7 +66,8 @@ codes! {
     DEPENDENCY_CYCLE = "E0307", Error, "siblings depend on each other in a cycle";
     UNKNOWN_DEPENDENCY = "E0308", Error, "a child depends on a sibling key that does not exist";
     PLANNING_FAILED = "E0309", Error, "the planner could not produce a valid plan (a model error, or still invalid after two repairs)";
-    DECISIONS_MERGED = "W0310", Warning, "two planners decided one question differently; the coordinator merged them and the affected tasks were re-planned";
+    DECISIONS_MERGED = "W0310", Warning, "planners decided one question differently; the coordinator merged their decisions and they were asked again";
+    INVALID_CHILD_KEY = "E0312", Error, "a child's key is empty, contains `/`, or repeats a sibling's";
     FIELD_GUIDE_TRIMMED = "W0311", Warning, "the field guide could not be given to planners in full (over its line budget, or unreadable)";
 }
 

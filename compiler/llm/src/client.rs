@@ -82,6 +82,11 @@ impl Client {
         self
     }
 
+    /// The provider and model that serve `role`, as `call` will use them.
+    pub fn binding(&self, role: Role) -> Option<&crate::config::RoleConfig> {
+        self.config.role(role)
+    }
+
     /// Records every attempt in `ledger` under run id `run`, and enforces the budget there.
     pub fn with_ledger(mut self, ledger: Arc<Ledger>, run: &str) -> Client {
         self.ledger = Some(ledger);

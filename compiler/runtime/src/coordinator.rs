@@ -1,7 +1,8 @@
-//! The coordinator: when two accepted answers decide one question differently (the second
-//! planner did not yield to the owner after two repairs), one planner-role call merges the
-//! two decisions into the one both subtrees follow. The merged decision replaces the owner's;
-//! every request that carried either text changes, so those subtrees are re-planned.
+//! The coordinator: when accepted answers decide one question differently (a later planner
+//! did not yield to the owner after two repairs), one planner-role call merges the decisions
+//! into the one every side follows. The merged decision replaces every copy of its id, and
+//! the planners that disagreed are asked again with it as settled, so their subtrees are
+//! re-planned.
 //! design: runtime.coordinator
 
 use serde::Deserialize;
@@ -22,21 +23,21 @@ struct Merged {
     rationale: String,
 }
 
-/// The request: both decisions, each with the task that made it.
+/// The request: every decision of the id, each with the task that made it, the owner's first.
 pub fn request(conflict: &Conflict, max_tokens: u32) -> Request {
-    let system = "You are specc's coordinator. Two planners decided the same design question \
-        differently. Write the one decision both parts of the tree will follow: keep what each \
-        needs where they agree, choose where they cannot both hold, and add no new scope. \
+    let system = "You are specc's coordinator. Planners decided the same design question \
+        differently. Write the one decision every part of the tree will follow: keep what each \
+        needs where they agree, choose where they cannot all hold, and add no new scope. \
         Answer only by calling merge_decisions.";
-    let side = |o: &specc_passes::plan::Owned| {
-        serde_json::json!({"task": o.owner, "decision": o.decision.decision,
-                           "rationale": o.decision.rationale})
-    };
-    let user = serde_json::json!({
-        "id": conflict.first.decision.id,
-        "first": side(&conflict.first),
-        "second": side(&conflict.second),
-    });
+    let sides: Vec<serde_json::Value> = conflict
+        .sides
+        .iter()
+        .map(|o| {
+            serde_json::json!({"task": o.owner, "decision": o.decision.decision,
+                               "rationale": o.decision.rationale})
+        })
+        .collect();
+    let user = serde_json::json!({"id": conflict.id, "decisions": sides});
     let mut r = Request::new(
         String::new(),
         vec![Message::system(system), Message::user(user.to_string())],
@@ -61,7 +62,7 @@ pub async fn merge(
     conflict: &Conflict,
     req: Request,
 ) -> Result<(PlannedDecision, usize), PlanError> {
-    let id = &conflict.first.decision.id;
+    let id = &conflict.id;
     let task = format!("coordinate:{id}");
     let check = |m: &Merged| {
         if m.decision.trim().is_empty() {
@@ -86,20 +87,29 @@ pub async fn merge(
 
 /// The warning that tells the user a merge happened and what it decided.
 pub fn merged_warning(conflict: &Conflict, merged: &PlannedDecision) -> Diagnostic {
-    let name = specc_passes::plan::task_name;
+    let mut tasks: Vec<String> = Vec::new();
+    for s in &conflict.sides {
+        let name = specc_passes::plan::task_name(&s.owner);
+        if !tasks.contains(&name) {
+            tasks.push(name);
+        }
+    }
+    let texts: Vec<String> = conflict
+        .sides
+        .iter()
+        .map(|s| format!("\"{}\"", s.decision.decision))
+        .collect();
     Diagnostic::new(
         codes::DECISIONS_MERGED,
         format!(
-            "{} and {} decided `{}` differently (\"{}\" / \"{}\"); the coordinator merged them: \"{}\"",
-            name(&conflict.first.owner),
-            name(&conflict.second.owner),
+            "{} decided `{}` differently ({}); the coordinator merged them: \"{}\"",
+            tasks.join(" and "),
             merged.id,
-            conflict.first.decision.decision,
-            conflict.second.decision.decision,
+            texts.join(" / "),
             merged.decision
         ),
     )
     .with_help(
-        "the tasks under both were re-planned with the merged decision; it is written to design-docs/ under the first owner",
+        "those planners were asked again with the merged decision as settled; it is recorded in design-docs/planned-<area>.md",
     )
 }

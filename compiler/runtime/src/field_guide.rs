@@ -24,14 +24,14 @@ pub fn load(repo: &Path, budget: usize) -> FieldGuide {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return FieldGuide::default(),
         Err(e) => {
-            return trimmed(format!(
+            return left_out(format!(
                 "{} cannot be read ({e}); it is left out",
                 path.display()
             ));
         }
     };
     let Ok(text) = String::from_utf8(bytes) else {
-        return trimmed(format!("{} is not UTF-8; it is left out", path.display()));
+        return left_out(format!("{} is not UTF-8; it is left out", path.display()));
     };
     let lines = text.lines().count();
     if lines <= budget {
@@ -40,23 +40,28 @@ pub fn load(repo: &Path, budget: usize) -> FieldGuide {
             warning: None,
         };
     }
-    let kept: Vec<&str> = text.lines().take(budget).collect();
+    let text: String = text.lines().take(budget).flat_map(|l| [l, "\n"]).collect();
     FieldGuide {
-        text: kept.join("\n") + "\n",
-        warning: trimmed(format!(
-            "{} has {lines} lines; planners get the first {budget}",
-            path.display()
-        ))
-        .warning,
+        text,
+        warning: Some(
+            Diagnostic::new(
+                codes::FIELD_GUIDE_TRIMMED,
+                format!(
+                    "{} has {lines} lines; planners get the first {budget}",
+                    path.display()
+                ),
+            )
+            .with_help("condense the guide under [limits] field_guide_lines (200 by default)"),
+        ),
     }
 }
 
-fn trimmed(message: String) -> FieldGuide {
+fn left_out(message: String) -> FieldGuide {
     FieldGuide {
         text: String::new(),
         warning: Some(
             Diagnostic::new(codes::FIELD_GUIDE_TRIMMED, message)
-                .with_help("condense the guide under [limits] field_guide_lines (200 by default)"),
+                .with_help("make it a readable UTF-8 file, or remove it"),
         ),
     }
 }
@@ -81,6 +86,7 @@ mod tests {
         std::fs::write(&file, "a\nb\nc\nd\ne\n").expect("write");
         let g = load(dir.path(), 3);
         assert_eq!(g.text, "a\nb\nc\n");
+        assert_eq!(load(dir.path(), 0).text, "", "a budget of 0 gives no guide");
         let w = g.warning.expect("trimmed");
         assert_eq!(w.code, "W0311");
         assert!(w.message.contains("5 lines"), "{}", w.message);

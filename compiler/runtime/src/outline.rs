@@ -104,11 +104,12 @@ impl Provider for OutlinePlanner {
 
 /// The outline planner's merge: the first owner's decision stands, and says so.
 fn merge(user: &serde_json::Value) -> Response {
-    let first = user["first"]["decision"].as_str().unwrap_or_default();
-    let second = user["second"]["task"].as_str().unwrap_or_default();
+    let first = user["decisions"][0]["decision"]
+        .as_str()
+        .unwrap_or_default();
     let arguments = serde_json::json!({
         "decision": first,
-        "rationale": format!("the first owner's decision stands; `{second}` follows it"),
+        "rationale": "the first owner's decision stands; the others follow it",
     });
     let mut r = Scripted::text("", Usage::default());
     r.model = "outline".to_owned();

@@ -1,29 +1,31 @@
 //! Planning a whole intent tree: the root's planner first, then every `plan` child's, each
 //! on the intent node it covers, depth first. Answers are cached by the fingerprint of their
-//! request — everything the request was built from — so re-planning after a spec edit calls
-//! the model only for nodes whose inputs changed.
+//! request — everything the request was built from — with the provider and model that
+//! answer it, so re-planning after a spec edit calls the model only for nodes whose inputs
+//! changed. A cached answer is checked again like a fresh one, and re-asked if it fails.
 //!
-//! Every decision id has one owner, the first task to decide it. When a later answer still
-//! decides an owned id differently after its repairs, the coordinator merges the two, the
-//! merged decision replaces every copy of that id, and the walk starts again from the root:
-//! the requests that carried an old text have changed, so exactly those subtrees are
-//! re-planned, and everything else is a cache hit.
+//! Every decision id has one owner, the first task to decide it. When later answers still
+//! decide an owned id differently after their repairs, the coordinator merges them, the
+//! merged decision replaces every copy of that id, the planners that disagreed get it as a
+//! settled decision, and the walk starts again from the root: their requests, and those of
+//! every task that read an old text, have changed, so exactly those are re-planned, and
+//! everything else is a cache hit.
 //! design: runtime.incremental-planning
 //! design: runtime.coordinator
 
 use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
-use specc_ir::plan::{ChildKind, PlannedDecision, PlannerAnswer};
-use specc_ir::{Diagnostic, IntentNode, IntentTree};
-use specc_llm::Client;
+use specc_ir::plan::{ChildKind, PlannedChild, PlannedDecision, PlannerAnswer};
+use specc_ir::{Diagnostic, IntentNode, IntentTree, codes};
+use specc_llm::{Client, Role};
 use specc_passes::plan::{self, Conflict, Owned};
 
 use crate::coordinator;
 pub use crate::limits::Limits;
 use crate::planner::{self, Context, PlanError};
 
-/// Merges one planning may make before it gives up (each merge settles one id for good).
+/// Merges one planning may make before it gives up.
 const MAX_MERGES: usize = 32;
 
 /// A planned tree: each planned task's answer, by task id (the root is `""`).
@@ -36,7 +38,7 @@ pub struct PlannedTree {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// What planning remembers between runs, by request fingerprint: planner answers, and the
+/// What planning remembers between runs, by request key: planner answers, and the
 /// coordinator's merges. Persisting it is the caller's business (it is plain data).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Cache {
@@ -51,6 +53,15 @@ impl Cache {
     }
 }
 
+/// A decision the coordinator settled.
+struct Settled {
+    decision: PlannedDecision,
+    /// The normalised texts it replaced: a copy of one of them is replaced silently.
+    replaced: Vec<String>,
+    /// The tasks that decided it: they are asked again with it as settled.
+    parties: Vec<String>,
+}
+
 /// Plans `tree` with `field_guide` given to every planner, reusing `cache` and adding to it.
 pub async fn plan_tree(
     client: &Client,
@@ -59,63 +70,98 @@ pub async fn plan_tree(
     field_guide: &str,
     cache: &mut Cache,
 ) -> Result<PlannedTree, PlanError> {
-    let mut merged: BTreeMap<String, PlannedDecision> = BTreeMap::new();
+    let mut settled: BTreeMap<String, Settled> = BTreeMap::new();
     let mut calls = 0;
     let mut warnings = Vec::new();
-    for _ in 0..=MAX_MERGES {
+    let mut merges: Vec<String> = Vec::new();
+    loop {
         let walk = Walk {
             client,
             tree,
             limits,
             field_guide,
-            merged: &merged,
+            settled: &settled,
         };
-        match walk.run(cache).await? {
+        let (conflicts, made) = match walk.run(cache).await? {
             Ok(mut planned) => {
                 planned.calls += calls;
                 planned.diagnostics.extend(warnings);
                 return Ok(planned);
             }
-            Err((conflicts, made)) => {
-                calls += made;
-                for conflict in conflicts {
-                    let req = coordinator::request(&conflict, limits.max_tokens);
-                    let key = specc_llm::fingerprint(&req);
-                    let decision = match cache.merges.get(&key) {
-                        Some(d) => d.clone(),
-                        None => {
-                            let (d, made) = coordinator::merge(client, &conflict, req).await?;
-                            calls += made;
-                            cache.merges.insert(key, d.clone());
-                            d
-                        }
-                    };
-                    warnings.push(coordinator::merged_warning(&conflict, &decision));
-                    merged.insert(decision.id.clone(), decision);
+            Err(stop) => stop,
+        };
+        calls += made;
+        for conflict in conflicts {
+            if merges.len() == MAX_MERGES {
+                return Err(PlanError::Unsettled(merges));
+            }
+            merges.push(conflict.id.clone());
+            let req = coordinator::request(&conflict, limits.max_tokens);
+            let key = cache_key(client, req.clone());
+            let decision = match cache.merges.get(&key) {
+                Some(d) => d.clone(),
+                None => {
+                    let (d, made) = coordinator::merge(client, &conflict, req).await?;
+                    calls += made;
+                    cache.merges.insert(key, d.clone());
+                    d
+                }
+            };
+            warnings.push(coordinator::merged_warning(&conflict, &decision));
+            let entry = settled.entry(conflict.id.clone()).or_insert(Settled {
+                decision: decision.clone(),
+                replaced: Vec::new(),
+                parties: Vec::new(),
+            });
+            entry.decision = decision;
+            for side in &conflict.sides {
+                entry.replaced.push(normalize(&side.decision.decision));
+                if !entry.parties.contains(&side.owner) {
+                    entry.parties.push(side.owner.clone());
                 }
             }
         }
     }
-    Err(PlanError::Invalid {
-        task: String::new(),
-        problems: vec![format!(
-            "the planners kept contradicting one another: {MAX_MERGES} merges did not settle the plan"
-        )],
-    })
 }
 
-/// One walk over the tree, with the merges so far.
+/// The cache key of a planner-role request: the request as the provider will get it, with
+/// the provider's name, so answers from one provider or model never stand in for another's.
+fn cache_key(client: &Client, mut request: specc_llm::Request) -> String {
+    let provider = match client.binding(Role::Planner) {
+        Some(b) => {
+            request.model.clone_from(&b.model);
+            b.provider.clone()
+        }
+        None => String::new(),
+    };
+    format!("{provider}:{}", specc_llm::fingerprint(&request))
+}
+
+fn normalize(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// One walk over the tree, with the decisions settled so far.
 struct Walk<'a> {
     client: &'a Client,
     tree: &'a IntentTree,
     limits: Limits,
     field_guide: &'a str,
-    /// Merged decisions: they replace every copy of their id.
-    merged: &'a BTreeMap<String, PlannedDecision>,
+    settled: &'a BTreeMap<String, Settled>,
 }
 
 /// A finished plan, or the conflicts the walk stopped at and the calls it made.
 type WalkOutcome = Result<PlannedTree, (Vec<Conflict>, usize)>;
+
+/// A task waiting to be planned: its id, the intent node it plans, its depth, the decisions
+/// made above it, and what its parent asked of it.
+type Pending<'t> = (
+    String,
+    &'t IntentNode,
+    usize,
+    Vec<PlannedDecision>,
+    Option<PlannedChild>,
+);
 
 impl Walk<'_> {
     async fn run(&self, cache: &mut Cache) -> Result<WalkOutcome, PlanError> {
@@ -128,51 +174,64 @@ impl Walk<'_> {
         let by_id: HashMap<&str, &IntentNode> = tree.nodes().map(|n| (n.id.as_str(), n)).collect();
         let mut out = PlannedTree::default();
         let mut owned: BTreeMap<String, Owned> = BTreeMap::new();
-        // (task id, intent node, depth, decisions above)
-        let mut stack: Vec<(String, &IntentNode, usize, Vec<PlannedDecision>)> =
-            vec![(String::new(), &tree.root, 0, Vec::new())];
-        while let Some((task, node, depth, above)) = stack.pop() {
+        let mut stack: Vec<Pending<'_>> = vec![(String::new(), &tree.root, 0, Vec::new(), None)];
+        while let Some((task, node, depth, above, assignment)) = stack.pop() {
             let ctx = Context {
+                task: task.clone(),
+                depth,
+                assignment,
+                limits: (self.limits.max_depth, self.limits.max_width),
                 ancestors: above.clone(),
+                settled: self
+                    .settled
+                    .values()
+                    .filter(|s| s.parties.contains(&task))
+                    .map(|s| s.decision.clone())
+                    .collect(),
                 spec_decisions: spec_decisions.clone(),
                 owned_elsewhere: owned.keys().cloned().collect(),
                 field_guide: self.field_guide.to_owned(),
             };
             let request = planner::request(node, &ctx, self.limits.max_tokens);
-            let key = specc_llm::fingerprint(&request);
-            let mut answer = match cache.answers.get(&key) {
+            let key = cache_key(self.client, request.clone());
+            let limits = self.limits;
+            let check = |a: &PlannerAnswer| {
+                let mut d = plan::check_ownership(&task, a, &owned);
+                d.extend(plan::check_spec_decisions(a, tree));
+                d.extend(plan::check_keys(&task, a));
+                d.extend(plan::check_cycles(&task, a));
+                d.extend(plan::check_limits(
+                    &task,
+                    depth,
+                    a,
+                    limits.max_depth,
+                    limits.max_width,
+                ));
+                d
+            };
+            // A cached answer passes the checks a fresh one would, or it is asked again;
+            // ownership conflicts it was accepted with go to the coordinator as before.
+            let cached = cache.answers.get(&key).filter(|a| {
+                check(a)
+                    .iter()
+                    .all(|d| !d.is_error() || d.code == codes::DECISION_OWNED_ELSEWHERE)
+            });
+            let mut answer = match cached {
                 Some(a) => a.clone(),
                 None => {
-                    let owners: HashMap<String, String> = owned
-                        .iter()
-                        .map(|(id, o)| (id.clone(), o.owner.clone()))
-                        .collect();
-                    let limits = self.limits;
-                    let check = |a: &PlannerAnswer| {
-                        let mut d = plan::check_ownership(&task, a, &owners);
-                        d.extend(plan::check_spec_decisions(a, tree));
-                        d.extend(plan::check_cycles(&task, a));
-                        d.extend(plan::check_limits(
-                            &task,
-                            depth,
-                            a,
-                            limits.max_depth,
-                            limits.max_width,
-                        ));
-                        d
-                    };
                     let asked = planner::ask(self.client, &task, request, check).await?;
                     out.calls += asked.calls;
                     cache.answers.insert(key, asked.answer.clone());
                     asked.answer
                 }
             };
-            for d in &mut answer.decisions {
-                if let Some(m) = self.merged.get(&d.id) {
-                    d.clone_from(m);
+            let mut conflicts = self.apply_settled(&task, &mut answer);
+            for c in plan::claim_decisions(&task, &answer, &mut owned) {
+                // A new text for a settled id is already a conflict with the settlement.
+                if !conflicts.iter().any(|known| known.id == c.id) {
+                    conflicts.push(c);
                 }
             }
-            let conflicts = plan::claim_decisions(&task, &answer, &mut owned);
             if !conflicts.is_empty() {
                 return Ok(Err((conflicts, out.calls)));
             }
@@ -180,8 +239,11 @@ impl Walk<'_> {
                 .extend(plan::serialise_overlapping_writes(&mut answer));
             let mut below = above.clone();
             below.extend(answer.decisions.iter().cloned());
+            // The checks refuse plan children at the depth limit; this keeps a walk finite
+            // whatever an answer says.
+            let plans_below = depth + 1 < self.limits.max_depth;
             for c in answer.children.iter().rev() {
-                if c.kind != ChildKind::Plan {
+                if c.kind != ChildKind::Plan || !plans_below {
                     continue;
                 }
                 let child_task = if task.is_empty() {
@@ -195,10 +257,49 @@ impl Walk<'_> {
                     .first()
                     .and_then(|id| by_id.get(id.as_str()).copied())
                     .unwrap_or(node);
-                stack.push((child_task, target, depth + 1, below.clone()));
+                stack.push((
+                    child_task,
+                    target,
+                    depth + 1,
+                    below.clone(),
+                    Some(c.clone()),
+                ));
             }
             out.answers.insert(task, answer);
         }
         Ok(Ok(out))
+    }
+
+    /// Replaces each decision of a settled id with the settled one. A text the settlement
+    /// did not see is a new disagreement: a conflict with the settled decision.
+    fn apply_settled(&self, task: &str, answer: &mut PlannerAnswer) -> Vec<Conflict> {
+        let mut conflicts: Vec<Conflict> = Vec::new();
+        for d in &mut answer.decisions {
+            let Some(s) = self.settled.get(&d.id) else {
+                continue;
+            };
+            let text = normalize(&d.decision);
+            if text == normalize(&s.decision.decision) || s.replaced.contains(&text) {
+                d.clone_from(&s.decision);
+                continue;
+            }
+            if conflicts.iter().any(|c| c.id == d.id) {
+                continue;
+            }
+            conflicts.push(Conflict {
+                id: d.id.clone(),
+                sides: vec![
+                    Owned {
+                        owner: s.parties.first().cloned().unwrap_or_default(),
+                        decision: s.decision.clone(),
+                    },
+                    Owned {
+                        owner: task.to_owned(),
+                        decision: d.clone(),
+                    },
+                ],
+            });
+        }
+        conflicts
     }
 }

@@ -4,7 +4,7 @@
 //! checked; an invalid answer gets at most two repair round-trips quoting the errors.
 //! design: runtime.planner-protocol
 
-use specc_ir::plan::{PlannedDecision, PlannerAnswer};
+use specc_ir::plan::{PlannedChild, PlannedDecision, PlannerAnswer};
 use specc_ir::{Diagnostic, IntentNode};
 use specc_llm::{Client, LlmError, Message, Request, Role, Tool, ToolChoice};
 
@@ -17,8 +17,17 @@ pub const MAX_REPAIRS: usize = 2;
 /// What a planner is told besides its node.
 #[derive(Clone, Debug, Default)]
 pub struct Context {
+    /// The task being planned (`parent/key`; the root is `""`) and its depth (the root is 0).
+    pub task: String,
+    pub depth: usize,
+    /// What the parent asked of this task (none for the root).
+    pub assignment: Option<PlannedChild>,
+    /// The limits the answer must keep: `(max_depth, max_width)`.
+    pub limits: (usize, usize),
     /// Decisions made above this node, which bind it.
     pub ancestors: Vec<PlannedDecision>,
+    /// Decisions the coordinator settled after this task's planner disagreed: binding.
+    pub settled: Vec<PlannedDecision>,
     /// `(id, text)` of the spec's own decisions.
     pub spec_decisions: Vec<(String, String)>,
     /// Decision ids other nodes own: not to be decided here.
@@ -68,11 +77,20 @@ pub fn request(node: &IntentNode, ctx: &Context, max_tokens: u32) -> Request {
         .iter()
         .map(|r| serde_json::json!({"id": r.id.as_str(), "level": r.level.to_string(), "text": r.text}))
         .collect();
+    let assignment = ctx.assignment.as_ref().map(|c| {
+        serde_json::json!({"title": c.title, "instructions": c.instructions,
+                           "covers_requirements": c.covers_requirements,
+                           "write_scope": c.write_scope, "read_scope": c.read_scope,
+                           "acceptance": c.acceptance})
+    });
     let user = serde_json::json!({
+        "task": {"id": ctx.task, "depth": ctx.depth, "assignment": assignment,
+                 "max_depth": ctx.limits.0, "max_width": ctx.limits.1},
         "node": {"id": node.id.as_str(), "title": node.title, "prose": node.prose,
                   "requirements": requirements,
                   "children": node.children.iter().map(|c| c.id.as_str()).collect::<Vec<_>>()},
         "ancestor_decisions": ctx.ancestors,
+        "settled_decisions": ctx.settled,
         "spec_decisions": ctx.spec_decisions,
         "owned_elsewhere": ctx.owned_elsewhere,
         "field_guide": ctx.field_guide,
@@ -95,11 +113,14 @@ pub fn request(node: &IntentNode, ctx: &Context, max_tokens: u32) -> Request {
 #[derive(Debug)]
 pub enum PlanError {
     Model(LlmError),
-    /// Still invalid after the repairs: the task asked, and the last answer's problems.
+    /// Still invalid after the repairs: the task asked, and the last answer's problems (an
+    /// answer that does not parse is one E0309).
     Invalid {
         task: String,
-        problems: Vec<String>,
+        problems: Vec<Diagnostic>,
     },
+    /// The coordinator's merges did not settle the plan: the ids merged, in order.
+    Unsettled(Vec<String>),
 }
 
 /// An accepted answer.
@@ -159,11 +180,12 @@ pub async fn ask_tool<T: serde::de::DeserializeOwned>(
                     });
                 }
                 errors
-                    .iter()
-                    .map(|d| format!("{}: {}", d.code, d.message))
-                    .collect()
             }
-            Err(e) => vec![e],
+            Err(e) => vec![
+                Diagnostic::new(specc_ir::codes::PLANNING_FAILED, e).with_help(format!(
+                    "answer by calling {tool} with arguments in its schema"
+                )),
+            ],
         };
         if calls > MAX_REPAIRS {
             return Err(PlanError::Invalid {
@@ -178,7 +200,7 @@ pub async fn ask_tool<T: serde::de::DeserializeOwned>(
             "Your answer is not valid:\n{}\nCall {tool} again with a corrected answer.",
             problems
                 .iter()
-                .map(|p| format!("- {p}"))
+                .map(|d| format!("- {}: {}", d.code, d.message))
                 .collect::<Vec<_>>()
                 .join("\n")
         );

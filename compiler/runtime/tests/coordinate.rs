@@ -1,104 +1,179 @@
-//! Two planners decide one question differently, and the second keeps its text through both
-//! repairs: one coordinator call merges them, the merged text replaces both, and exactly the
-//! subtrees that read one of the old texts are re-planned. A second run is all cache hits.
+//! Planners that decide one question differently: the repairs first, then one coordinator
+//! call per disagreement, the merged text in every copy, the planners that disagreed asked
+//! again with it settled, and exactly the subtrees that read an old text re-planned. A
+//! second run is all cache hits.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use serde_json::{Value, json};
 use specc_ir::FileId;
 use specc_llm::{
     BoxFuture, Client, LlmConfig, LlmError, Provider, Request, Response, Scripted, ToolCall, Usage,
 };
-use specc_runtime::plan_tree::{Cache, Limits, plan_tree};
+use specc_runtime::plan_tree::{Cache, Limits, PlannedTree, plan_tree};
+use specc_runtime::planner::PlanError;
 use specc_runtime::{coordinator, planner};
 
 const SPEC: &str = "# Store\n\n## A {#a}\n\nA.\n\n### Inner {#a/inner}\n\n- [R-1] It MUST do a.\n\n\
 ## B {#b}\n\nB.\n\n### Inner {#b/inner}\n\n- [R-2] It MUST do b.\n\n\
 ## C {#c}\n\nC.\n\n### Inner {#c/inner}\n\n- [R-3] It MUST do c.\n";
 
-/// Plans by node id; `b` insists on its own `store.format`. Logs what it was asked.
-struct Planner {
+/// Answers from a script keyed by intent node id (`id@settled` when the request carries
+/// settled decisions; `coordinator` for merges), each list served in order, its last answer
+/// repeated. Logs what it was asked.
+struct ByNode {
+    script: HashMap<String, Vec<Value>>,
     asked: Mutex<Vec<String>>,
+    seen: Mutex<HashMap<String, usize>>,
 }
 
-fn call(tool: &str, arguments: serde_json::Value) -> Response {
-    let mut r = Scripted::text("", Usage::default());
-    r.tool_calls = vec![ToolCall {
-        id: "c".into(),
-        name: tool.into(),
-        arguments,
-    }];
-    r
+impl ByNode {
+    fn new(script: &[(&str, Vec<Value>)]) -> Arc<ByNode> {
+        Arc::new(ByNode {
+            script: script
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            asked: Mutex::new(Vec::new()),
+            seen: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn take_asked(&self) -> Vec<String> {
+        std::mem::take(&mut *self.asked.lock().expect("lock"))
+    }
 }
 
-impl Provider for Planner {
+impl Provider for ByNode {
     fn name(&self) -> &str {
         "p"
     }
 
     fn complete<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, LlmError>> {
-        let user: serde_json::Value =
-            serde_json::from_str(&request.messages[1].text).unwrap_or_default();
-        if request.tools[0].name == coordinator::TOOL {
-            self.asked.lock().expect("lock").push("coordinator".into());
-            assert_eq!(user["first"]["decision"], "JSON lines");
-            assert_eq!(user["second"]["decision"], "CBOR");
-            let r = call(
-                coordinator::TOOL,
-                serde_json::json!({"decision": "JSON lines, CBOR for blobs", "rationale": "both"}),
-            );
-            return Box::pin(async move { Ok(r) });
-        }
-        let id = user["node"]["id"].as_str().unwrap_or_default().to_owned();
-        self.asked.lock().expect("lock").push(id.clone());
-        let plan = |c: &str| {
-            serde_json::json!({"key": c.replace('/', "-"), "kind": "plan", "title": c,
-                               "covers_nodes": [c], "instructions": "plan it"})
+        let user: Value = serde_json::from_str(&request.messages[1].text).unwrap_or_default();
+        let (key, tool) = if request.tools[0].name == coordinator::TOOL {
+            ("coordinator".to_owned(), coordinator::TOOL)
+        } else {
+            let id = user["node"]["id"].as_str().unwrap_or_default().to_owned();
+            let settled = user["settled_decisions"]
+                .as_array()
+                .is_some_and(|s| !s.is_empty());
+            let key = if settled && self.script.contains_key(&format!("{id}@settled")) {
+                format!("{id}@settled")
+            } else {
+                id
+            };
+            (key, planner::TOOL)
         };
-        let work = |r: &str| {
-            serde_json::json!({"key": r, "kind": "work", "title": r, "covers_requirements": [r],
-                               "instructions": "do it", "write_scope": [format!("src/{r}.rs")]})
+        self.asked.lock().expect("lock").push(key.clone());
+        let n = {
+            let mut seen = self.seen.lock().expect("lock");
+            let n = seen.entry(key.clone()).or_default();
+            *n += 1;
+            *n
         };
-        let decision = |id: &str, text: &str| serde_json::json!({"id": id, "decision": text, "rationale": "r"});
-        let answer = match id.as_str() {
-            "" => {
-                serde_json::json!({"decisions": [], "children": [plan("a"), plan("b"), plan("c")]})
-            }
-            "a" => serde_json::json!({"decisions": [decision("store.format", "JSON lines")],
-                                       "children": [plan("a/inner")]}),
-            "b" => serde_json::json!({"decisions": [decision("store.format", "CBOR")],
-                                       "children": [plan("b/inner")]}),
-            "c" => serde_json::json!({"decisions": [], "children": [plan("c/inner")]}),
-            inner => {
-                let r = match inner {
-                    "a/inner" => "R-1",
-                    "b/inner" => "R-2",
-                    _ => "R-3",
-                };
-                serde_json::json!({"decisions": [], "children": [work(r)]})
-            }
-        };
-        let r = call(planner::TOOL, answer);
+        let answer = self
+            .script
+            .get(&key)
+            .and_then(|list| list.get(n - 1).or(list.last()))
+            .cloned()
+            .unwrap_or_else(|| json!({"decisions": [], "children": []}));
+        let mut r = Scripted::text("", Usage::default());
+        r.tool_calls = vec![ToolCall {
+            id: "c".into(),
+            name: tool.into(),
+            arguments: answer,
+        }];
         Box::pin(async move { Ok(r) })
     }
 }
 
-#[tokio::test]
-async fn a_conflict_is_merged_once_and_only_the_readers_are_replanned() {
-    let tree = specc_passes::parse_spec(FileId(0), SPEC).tree;
-    let provider = Arc::new(Planner {
-        asked: Mutex::new(Vec::new()),
-    });
+fn client(provider: Arc<ByNode>) -> Client {
     let config = LlmConfig::parse(
         "[providers.p]\nkind = \"replay\"\nrecording = \"/nonexistent/none.jsonl\"\n[roles.planner]\nprovider = \"p\"\nmodel = \"m\"\n",
     )
     .expect("config");
-    let client =
-        Client::from_config(config, &|_| None, None).with_provider("p", provider.clone(), 1);
+    Client::from_config(config, &|_| None, None).with_provider("p", provider, 1)
+}
+
+fn plan(c: &str) -> Value {
+    json!({"key": c.replace('/', "-"), "kind": "plan", "title": c, "covers_nodes": [c],
+           "instructions": "plan it"})
+}
+
+fn work(r: &str) -> Value {
+    json!({"key": r, "kind": "work", "title": r, "covers_requirements": [r],
+           "instructions": "do it", "write_scope": [format!("src/{r}.rs")]})
+}
+
+fn decision(id: &str, text: &str) -> Value {
+    json!({"id": id, "decision": text, "rationale": "r"})
+}
+
+fn answer(decisions: Vec<Value>, children: Vec<Value>) -> Value {
+    json!({"decisions": decisions, "children": children})
+}
+
+async fn run(client: &Client, cache: &mut Cache) -> Result<PlannedTree, PlanError> {
+    let tree = specc_passes::parse_spec(FileId(0), SPEC).tree;
+    plan_tree(client, &tree, Limits::default(), "", cache).await
+}
+
+fn texts_of(planned: &PlannedTree, id: &str) -> Vec<String> {
+    planned
+        .answers
+        .values()
+        .flat_map(|a| a.decisions.iter())
+        .filter(|d| d.id == id)
+        .map(|d| d.decision.clone())
+        .collect()
+}
+
+/// The common part of the script: the root plans a, b, c; each inner node one leaf.
+fn base() -> Vec<(&'static str, Vec<Value>)> {
+    vec![
+        (
+            "",
+            vec![answer(vec![], vec![plan("a"), plan("b"), plan("c")])],
+        ),
+        ("a/inner", vec![answer(vec![], vec![work("R-1")])]),
+        ("b/inner", vec![answer(vec![], vec![work("R-2")])]),
+        ("c", vec![answer(vec![], vec![plan("c/inner")])]),
+        ("c/inner", vec![answer(vec![], vec![work("R-3")])]),
+    ]
+}
+
+#[tokio::test]
+async fn a_conflict_is_merged_once_and_only_the_readers_are_replanned() {
+    let mut script = base();
+    script.extend([
+        (
+            "a",
+            vec![answer(
+                vec![decision("store.format", "JSON lines")],
+                vec![plan("a/inner")],
+            )],
+        ),
+        (
+            "b",
+            vec![answer(
+                vec![decision("store.format", "CBOR")],
+                vec![plan("b/inner")],
+            )],
+        ),
+        // Given the settlement, `b` follows it and decides nothing.
+        ("b@settled", vec![answer(vec![], vec![plan("b/inner")])]),
+        (
+            "coordinator",
+            vec![json!({"decision": "JSON lines, CBOR for blobs", "rationale": "both"})],
+        ),
+    ]);
+    let provider = ByNode::new(&script);
+    let client = client(provider.clone());
     let mut cache = Cache::new();
-    let planned = plan_tree(&client, &tree, Limits::default(), "", &mut cache)
-        .await
-        .expect("planned");
-    let asked = provider.asked.lock().expect("lock").clone();
+    let planned = run(&client, &mut cache).await.expect("planned");
+    let asked = provider.take_asked();
     assert_eq!(
         asked,
         [
@@ -109,39 +184,130 @@ async fn a_conflict_is_merged_once_and_only_the_readers_are_replanned() {
             "b",
             "b", // `b` is asked to yield twice, and does not
             "coordinator",
+            // Both parties are asked again with the settlement (`a` repeats its old text,
+            // which is replaced); the readers of an old text below them are re-planned.
+            "a",
             "a/inner",
-            "b/inner", // both readers of an old text, re-planned with the merge
+            "b@settled",
+            "b/inner",
             "c",
-            "c/inner", // `c` was never reached before the merge: planned once
+            "c/inner", // never reached before the merge: planned once
         ],
     );
     assert_eq!(planned.calls, asked.len());
-    let merged: Vec<_> = planned
-        .answers
-        .values()
-        .flat_map(|a| a.decisions.iter())
-        .filter(|d| d.id == "store.format")
-        .collect();
-    assert_eq!(merged.len(), 2, "the owner's and the repetition in `b`");
-    assert!(
-        merged
-            .iter()
-            .all(|d| d.decision == "JSON lines, CBOR for blobs")
+    assert_eq!(
+        texts_of(&planned, "store.format"),
+        ["JSON lines, CBOR for blobs"]
     );
-    let warnings: Vec<_> = planned.diagnostics.iter().map(|d| d.code).collect();
-    assert_eq!(warnings, ["W0310"]);
+    let codes: Vec<_> = planned.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["W0310"]);
+    let message = &planned.diagnostics[0].message;
     assert!(
-        planned.diagnostics[0]
-            .message
-            .contains("`a` and `b` decided `store.format`")
+        message.contains("`a` and `b` decided `store.format` differently"),
+        "{message}"
     );
 
     // Again, with the cache: no call, the same merge, the same plan.
-    provider.asked.lock().expect("lock").clear();
-    let again = plan_tree(&client, &tree, Limits::default(), "", &mut cache)
-        .await
-        .expect("planned");
-    assert_eq!(again.calls, 0, "{:?}", provider.asked.lock().expect("lock"));
+    let again = run(&client, &mut cache).await.expect("planned");
+    assert_eq!(again.calls, 0, "{:?}", provider.take_asked());
     assert_eq!(again.answers, planned.answers);
     assert_eq!(again.diagnostics.len(), 1);
+}
+
+#[tokio::test]
+async fn an_owner_above_a_twice_deciding_answer_and_a_later_third_text() {
+    let mut script = base();
+    script.retain(|(k, _)| !k.is_empty());
+    script.extend([
+        // The root owns the question; `a` below it decides it differently, twice over.
+        (
+            "",
+            vec![answer(
+                vec![decision("net.port", "7000")],
+                vec![plan("a"), plan("b"), plan("c")],
+            )],
+        ),
+        (
+            "a",
+            vec![answer(
+                vec![decision("net.port", "7001"), decision("net.port", "7002")],
+                vec![plan("a/inner")],
+            )],
+        ),
+        ("a@settled", vec![answer(vec![], vec![plan("a/inner")])]),
+        // After the merge, `b` (not a party) brings a text nobody merged: a new conflict.
+        (
+            "b",
+            vec![answer(
+                vec![decision("net.port", "8080")],
+                vec![plan("b/inner")],
+            )],
+        ),
+        ("b@settled", vec![answer(vec![], vec![plan("b/inner")])]),
+        (
+            "coordinator",
+            vec![
+                json!({"decision": "7000, 7001 for admin", "rationale": "first"}),
+                json!({"decision": "7000, 7001 for admin, 8080 for metrics", "rationale": "second"}),
+            ],
+        ),
+    ]);
+    let provider = ByNode::new(&script);
+    let client = client(provider.clone());
+    let mut cache = Cache::new();
+    let planned = run(&client, &mut cache).await.expect("planned");
+    let asked = provider.take_asked();
+    assert_eq!(
+        asked.iter().filter(|a| *a == "coordinator").count(),
+        2,
+        "one call per disagreement: {asked:?}"
+    );
+    // One coordinator call saw all three texts of the first disagreement.
+    let w = &planned.diagnostics;
+    assert_eq!(w.len(), 2, "{w:?} {asked:?}");
+    assert!(
+        w[0].message.contains("\"7000\" / \"7001\" / \"7002\""),
+        "{}",
+        w[0].message
+    );
+    assert!(w[1].message.contains("\"8080\""), "{}", w[1].message);
+    assert_eq!(
+        texts_of(&planned, "net.port"),
+        ["7000, 7001 for admin, 8080 for metrics"],
+        "every copy carries the last merge"
+    );
+    let again = run(&client, &mut cache).await.expect("planned");
+    assert_eq!(again.calls, 0, "{:?}", provider.take_asked());
+    assert_eq!(again.answers, planned.answers);
+}
+
+#[tokio::test]
+async fn a_plan_child_that_covers_its_own_node_stops_at_the_depth_limit() {
+    // Every planner hands its whole node to one plan child: the same node, ever deeper.
+    let script = vec![(
+        "",
+        vec![
+            json!({"decisions": [], "children": [{"key": "again", "kind": "plan",
+            "title": "again", "covers_nodes": [""], "instructions": "plan it all"}]}),
+        ],
+    )];
+    let provider = ByNode::new(&script);
+    let client = client(provider.clone());
+    let tree = specc_passes::parse_spec(FileId(0), SPEC).tree;
+    let limits = Limits {
+        max_depth: 3,
+        ..Limits::default()
+    };
+    match plan_tree(&client, &tree, limits, "", &mut Cache::new()).await {
+        Err(PlanError::Invalid { task, problems }) => {
+            assert_eq!(
+                task, "again/again",
+                "the task at depth 2 may not plan at depth 3"
+            );
+            assert_eq!(problems[0].code, "E0305");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Depth 0 and 1 once each, then depth 2 with its two repairs.
+    assert_eq!(provider.take_asked().len(), 5);
 }

@@ -118,3 +118,54 @@ async fn an_edit_replans_only_its_sections_subtree() {
     );
     assert_eq!(third.calls, asked.len());
 }
+
+#[tokio::test]
+async fn another_model_or_other_limits_do_not_reuse_cached_answers() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/specs/valid/job-queue.md"
+    );
+    let text = std::fs::read_to_string(path).expect("fixture");
+    let tree = specc_passes::parse_spec(FileId(0), &text).tree;
+    let provider = Arc::new(Counting {
+        inner: OutlinePlanner::new("p"),
+        asked: Mutex::new(Vec::new()),
+    });
+    let mut cache = Cache::new();
+    let nodes = tree.nodes().count();
+    let first = plan_tree(
+        &client(provider.clone()),
+        &tree,
+        Limits::default(),
+        "",
+        &mut cache,
+    )
+    .await
+    .expect("planned");
+    assert_eq!(first.calls, nodes);
+    // The same provider under another model name: its answers are not the first model's.
+    let config = LlmConfig::parse(
+        "[providers.p]\nkind = \"replay\"\nrecording = \"/nonexistent/none.jsonl\"\n[roles.planner]\nprovider = \"p\"\nmodel = \"m2\"\n",
+    )
+    .expect("config");
+    let other =
+        Client::from_config(config, &|_| None, None).with_provider("p", provider.clone(), 1);
+    let second = plan_tree(&other, &tree, Limits::default(), "", &mut cache)
+        .await
+        .expect("planned");
+    assert_eq!(second.calls, nodes, "another model plans afresh");
+    // Other limits are part of what a planner is told: asked again.
+    let wider = Limits {
+        max_width: 30,
+        ..Limits::default()
+    };
+    let third = plan_tree(&client(provider.clone()), &tree, wider, "", &mut cache)
+        .await
+        .expect("planned");
+    assert_eq!(third.calls, nodes);
+    // And back to the first model and limits: all cached.
+    let fourth = plan_tree(&client(provider), &tree, Limits::default(), "", &mut cache)
+        .await
+        .expect("planned");
+    assert_eq!(fourth.calls, 0);
+}

@@ -121,7 +121,7 @@ async fn after_two_repairs_the_errors_are_reported() {
     match ask(&client, "storage", req, checks).await {
         Err(PlanError::Invalid { task, problems }) => {
             assert_eq!(task, "storage");
-            assert!(problems[0].starts_with("E0307"), "{problems:?}")
+            assert_eq!(problems[0].code, "E0307", "{problems:?}")
         }
         other => panic!("{other:?}"),
     }
@@ -143,8 +143,18 @@ async fn an_owned_id_that_survives_the_repairs_is_accepted_for_the_coordinator()
         tool_answer(owned.clone()),
         tool_answer(owned),
     ]);
-    let owners: std::collections::HashMap<String, String> =
-        [("net.port".to_owned(), "net".to_owned())].into();
+    let owners: std::collections::BTreeMap<String, specc_passes::plan::Owned> = [(
+        "net.port".to_owned(),
+        specc_passes::plan::Owned {
+            owner: "net".to_owned(),
+            decision: specc_ir::plan::PlannedDecision {
+                id: "net.port".into(),
+                decision: "7000".into(),
+                rationale: "r".into(),
+            },
+        },
+    )]
+    .into();
     let req = request(&node(), &Context::default(), 4096);
     let asked = ask(&client, "storage", req, |a| {
         specc_passes::plan::check_ownership("storage", a, &owners)

@@ -13,7 +13,7 @@ pub use coverage::uncovered;
 pub use lower::{LowerOptions, design_docs, lower};
 pub use ownership::{Conflict, Owned, check_ownership, check_spec_decisions, claim_decisions};
 pub use scope::{scopes_may_overlap, serialise_overlapping_writes};
-pub use shape::{check_cycles, check_limits};
+pub use shape::{check_cycles, check_keys, check_limits};
 
 /// How a task is named in messages: the root task's id is empty.
 pub fn task_name(task: &str) -> String {

@@ -7,40 +7,52 @@ use specc_ir::{Diagnostic, IntentTree, codes};
 
 use crate::front_end::text::normalize_ws;
 
-/// Decisions of `answer` (made at `node`) whose id another node already owns; `owners` maps
-/// each owned id to the node that decided it.
+/// Decisions of `answer` (made at `node`) that take a question from its owner: an id that
+/// `owned` records with another text, or an id the answer itself decides twice, differently.
+/// Repeating an owned decision with its owner's text (whitespace aside) is allowed.
 pub fn check_ownership(
     node: &str,
     answer: &PlannerAnswer,
-    owners: &HashMap<String, String>,
+    owned: &BTreeMap<String, Owned>,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let mut seen: Vec<&str> = Vec::new();
+    let mut mine: HashMap<&str, &str> = HashMap::new();
     for d in &answer.decisions {
-        let other = owners
-            .get(&d.id)
-            .filter(|o| o.as_str() != node)
-            .map(String::as_str);
-        let twice = seen.contains(&d.id.as_str()).then_some(node);
-        if let Some(owner) = other.or(twice) {
+        let text = normalize_ws(&d.decision);
+        if let Some(o) = owned.get(&d.id)
+            && normalize_ws(&o.decision.decision) != text
+        {
+            let owner = super::task_name(&o.owner);
             out.push(
                 Diagnostic::new(
                     codes::DECISION_OWNED_ELSEWHERE,
                     format!(
-                        "{} decides `{}`, which {} owns",
+                        "{} decides `{}`, which {owner} owns",
                         super::task_name(node),
-                        d.id,
-                        super::task_name(owner)
+                        d.id
                     ),
                 )
                 .with_help(format!(
-                    "one question has one owner: read `{}` as decided by {}, or ask it to change",
-                    d.id,
-                    super::task_name(owner)
+                    "one question has one owner: leave `{}` out of this answer, it is {owner}'s to decide",
+                    d.id
                 )),
             );
+        } else if let Some(first) = mine.get(d.id.as_str())
+            && normalize_ws(first) != text
+        {
+            out.push(
+                Diagnostic::new(
+                    codes::DECISION_OWNED_ELSEWHERE,
+                    format!(
+                        "{} decides `{}` twice, differently",
+                        super::task_name(node),
+                        d.id
+                    ),
+                )
+                .with_help("decide each question once"),
+            );
         }
-        seen.push(&d.id);
+        mine.entry(&d.id).or_insert(&d.decision);
     }
     out
 }
@@ -76,47 +88,58 @@ pub struct Owned {
     pub decision: PlannedDecision,
 }
 
-/// One question two tasks decided differently, both answers accepted: the repairs did not
-/// make the second planner yield. It goes to one coordinator call.
+/// One question decided differently by two or more accepted answers: the repairs did not
+/// make the later planners yield. It goes to one coordinator call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Conflict {
-    pub first: Owned,
-    pub second: Owned,
+    pub id: String,
+    /// The owner first, then each other decision of the id, in the order met.
+    pub sides: Vec<Owned>,
 }
 
 /// Registers the decisions of `answer`, made at `task`, in `owned`, in order. A decision of
 /// an id already owned with the owner's text (whitespace aside) is a repetition: it stays in
-/// the answer (the task's subtree reads it) but the owner keeps the id. With another text it
-/// is a conflict, returned for the coordinator.
+/// the answer (the task's subtree reads it) but the owner keeps the id. Other texts are a
+/// conflict, one per id, returned for the coordinator.
 /// design: passes.plan-checks
 pub fn claim_decisions(
     task: &str,
     answer: &PlannerAnswer,
     owned: &mut BTreeMap<String, Owned>,
 ) -> Vec<Conflict> {
-    let mut conflicts = Vec::new();
+    let mut conflicts: Vec<Conflict> = Vec::new();
     for d in &answer.decisions {
-        match owned.get(&d.id) {
-            None => {
-                owned.insert(
-                    d.id.clone(),
-                    Owned {
-                        owner: task.to_owned(),
-                        decision: d.clone(),
-                    },
-                );
-            }
-            Some(first) => {
-                if normalize_ws(&first.decision.decision) != normalize_ws(&d.decision) {
-                    conflicts.push(Conflict {
-                        first: first.clone(),
-                        second: Owned {
-                            owner: task.to_owned(),
-                            decision: d.clone(),
-                        },
-                    });
+        let Some(first) = owned.get(&d.id) else {
+            owned.insert(
+                d.id.clone(),
+                Owned {
+                    owner: task.to_owned(),
+                    decision: d.clone(),
+                },
+            );
+            continue;
+        };
+        if normalize_ws(&first.decision.decision) == normalize_ws(&d.decision) {
+            continue;
+        }
+        let side = Owned {
+            owner: task.to_owned(),
+            decision: d.clone(),
+        };
+        match conflicts.iter_mut().find(|c| c.id == d.id) {
+            Some(c) => {
+                if !c
+                    .sides
+                    .iter()
+                    .any(|s| normalize_ws(&s.decision.decision) == normalize_ws(&d.decision))
+                {
+                    c.sides.push(side);
                 }
             }
+            None => conflicts.push(Conflict {
+                id: d.id.clone(),
+                sides: vec![first.clone(), side],
+            }),
         }
     }
     conflicts

@@ -2,10 +2,12 @@
 
 use std::collections::HashMap;
 
-use specc_ir::plan::PlannerAnswer;
+use specc_ir::plan::{ChildKind, PlannerAnswer};
 use specc_ir::{Diagnostic, codes};
 
-/// `depth` is the depth of the node that gave `answer` (the root is 0).
+/// `depth` is the depth of the task that gave `answer` (the root is 0); its children are at
+/// `depth + 1`. No task may be deeper than `max_depth`, so a `plan` child at `max_depth` is
+/// refused here, at its parent, which can make it a work leaf: the child could not.
 pub fn check_limits(
     node: &str,
     depth: usize,
@@ -14,32 +16,76 @@ pub fn check_limits(
     max_width: usize,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    if depth + 1 > max_depth {
+    let name = super::task_name(node);
+    if depth + 1 > max_depth && !answer.children.is_empty() {
         out.push(
             Diagnostic::new(
                 codes::PLAN_TOO_DEEP,
-                format!(
-                    "{} at depth {depth} plans children past the depth limit {max_depth}",
-                    super::task_name(node)
-                ),
+                format!("{name} at depth {depth} has children past the depth limit {max_depth}"),
             )
-            .with_help("make these children work leaves, or raise limits.depth in specc.toml"),
+            .with_help("carry this task out as one piece, or raise [limits] depth in specc.toml"),
         );
+    } else if depth + 1 == max_depth {
+        for c in answer.children.iter().filter(|c| c.kind == ChildKind::Plan) {
+            out.push(
+                Diagnostic::new(
+                    codes::PLAN_TOO_DEEP,
+                    format!(
+                        "`{}` under {name} is a plan child at depth {max_depth}, the depth limit: what it plans would be deeper",
+                        c.key
+                    ),
+                )
+                .with_help("make it a work leaf, or raise [limits] depth in specc.toml"),
+            );
+        }
     }
     if answer.children.len() > max_width {
         out.push(
             Diagnostic::new(
                 codes::PLAN_TOO_WIDE,
                 format!(
-                    "{} has {} children; the width limit is {max_width}",
-                    super::task_name(node),
+                    "{name} has {} children; the width limit is {max_width}",
                     answer.children.len()
                 ),
             )
             .with_help(
-                "group the children under fewer planned nodes, or raise limits.width in specc.toml",
+                "group the children under fewer planned nodes, or raise [limits] width in specc.toml",
             ),
         );
+    }
+    out
+}
+
+/// Child keys name tasks (`parent/key`): each must be non-empty, hold no `/`, and be unique
+/// among its siblings.
+pub fn check_keys(node: &str, answer: &PlannerAnswer) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for c in &answer.children {
+        let problem = if c.key.trim().is_empty() {
+            Some("is empty")
+        } else if c.key.contains('/') {
+            Some("contains `/`")
+        } else if !seen.insert(c.key.as_str()) {
+            Some("is used by another sibling")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            out.push(
+                Diagnostic::new(
+                    codes::INVALID_CHILD_KEY,
+                    format!(
+                        "the key `{}` of a child under {} {problem}",
+                        c.key,
+                        super::task_name(node)
+                    ),
+                )
+                .with_help(
+                    "give each child a short key of its own, without `/`: it names the task",
+                ),
+            );
+        }
     }
     out
 }

@@ -1,4 +1,4 @@
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use specc_ir::plan::{ChildKind, PlannedChild, PlannedDecision, PlannerAnswer};
 use specc_ir::{FileId, codes};
@@ -38,10 +38,28 @@ fn codes_of(d: &[specc_ir::Diagnostic]) -> Vec<&str> {
     d.iter().map(|d| d.code).collect()
 }
 
+fn owned_by(entries: &[(&str, &str, &str)]) -> BTreeMap<String, Owned> {
+    entries
+        .iter()
+        .map(|(id, owner, text)| {
+            (
+                id.to_string(),
+                Owned {
+                    owner: owner.to_string(),
+                    decision: PlannedDecision {
+                        id: id.to_string(),
+                        decision: text.to_string(),
+                        rationale: "r".into(),
+                    },
+                },
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn an_id_is_decided_once() {
-    let owners: HashMap<String, String> =
-        [("storage.pages".to_owned(), "storage".to_owned())].into();
+    let owned = owned_by(&[("storage.pages", "storage", "4 KiB")]);
     let a = answer(
         vec![],
         &[
@@ -50,7 +68,7 @@ fn an_id_is_decided_once() {
             ("net.framing", "again"),
         ],
     );
-    let d = check_ownership("net", &a, &owners);
+    let d = check_ownership("net", &a, &owned);
     assert_eq!(
         codes_of(&d),
         [
@@ -60,38 +78,46 @@ fn an_id_is_decided_once() {
     );
     assert!(d[0].message.contains("`storage` owns"), "{}", d[0].message);
     assert!(
-        check_ownership(
-            "storage",
-            &answer(vec![], &[("storage.pages", "x")]),
-            &owners
-        )
-        .is_empty()
+        d[1].message.contains("twice, differently"),
+        "{}",
+        d[1].message
     );
+    // Repeating the owner's text, or one's own, is no taking.
+    let same = answer(
+        vec![],
+        &[("storage.pages", "4  KiB"), ("a.b", "x"), ("a.b", "x")],
+    );
+    assert!(check_ownership("net", &same, &owned).is_empty());
 }
 
 #[test]
 fn a_second_decision_of_an_owned_id_is_a_repetition_or_a_conflict() {
-    let mut owned = std::collections::BTreeMap::new();
+    let mut owned = BTreeMap::new();
     let root = answer(
         vec![],
         &[("store.pages", "4 KiB pages"), ("net.port", "7000")],
     );
     assert!(claim_decisions("", &root, &mut owned).is_empty());
-    // The same text (whitespace aside) is a repetition, dropped; another text is a conflict.
+    // The same text (whitespace aside) is a repetition, kept in the answer but not owned;
+    // another text is a conflict.
     let below = answer(
         vec![],
         &[
             ("store.pages", "4 KiB   pages"),
             ("net.port", "7001"),
+            ("net.port", "7002"),
+            ("net.port", "7001"),
             ("net.framing", "length-prefixed"),
         ],
     );
     let conflicts = claim_decisions("net", &below, &mut owned);
-    assert_eq!(conflicts.len(), 1);
-    assert_eq!(conflicts[0].first.owner, "");
-    assert_eq!(conflicts[0].first.decision.decision, "7000");
-    assert_eq!(conflicts[0].second.owner, "net");
-    assert_eq!(conflicts[0].second.decision.decision, "7001");
+    assert_eq!(conflicts.len(), 1, "one conflict per id");
+    let sides: Vec<(&str, &str)> = conflicts[0]
+        .sides
+        .iter()
+        .map(|s| (s.owner.as_str(), s.decision.decision.as_str()))
+        .collect();
+    assert_eq!(sides, [("", "7000"), ("net", "7001"), ("net", "7002")]);
     assert_eq!(
         owned["store.pages"].owner, "",
         "a repetition does not move the owner"
@@ -102,7 +128,7 @@ fn a_second_decision_of_an_owned_id_is_a_repetition_or_a_conflict() {
     let twice = answer(vec![], &[("a.b", "x"), ("a.b", "y")]);
     let conflicts = claim_decisions("t", &twice, &mut owned);
     assert_eq!(conflicts.len(), 1);
-    assert_eq!(conflicts[0].first.owner, "t");
+    assert_eq!(conflicts[0].sides[0].owner, "t");
 }
 
 #[test]
@@ -179,6 +205,32 @@ fn limits_and_cycles() {
         [codes::PLAN_TOO_DEEP]
     );
     assert!(check_limits("n", 1, &wide, 3, 8).is_empty());
+    // A plan child at the depth limit is refused at its parent, which can change it.
+    let mut planned = wide.clone();
+    planned.children[2].kind = ChildKind::Plan;
+    let d = check_limits("n", 2, &planned, 3, 8);
+    assert_eq!(codes_of(&d), [codes::PLAN_TOO_DEEP]);
+    assert!(d[0].message.contains("`c2` under `n`"), "{}", d[0].message);
+    assert!(check_limits("n", 1, &planned, 3, 8).is_empty());
+    // A leaf's answer with no children is fine at any depth.
+    assert!(check_limits("n", 3, &answer(vec![], &[]), 3, 8).is_empty());
+    let keys = answer(
+        vec![
+            child("a", &[], &[]),
+            child("a", &[], &[]),
+            child("", &[], &[]),
+            child("x/y", &[], &[]),
+        ],
+        &[],
+    );
+    let d = check_keys("", &keys);
+    assert_eq!(codes_of(&d), [codes::INVALID_CHILD_KEY; 3]);
+    assert!(
+        d[0].message
+            .contains("under the root is used by another sibling"),
+        "{}",
+        d[0].message
+    );
     let cyclic = answer(
         vec![
             child("a", &[], &["c"]),

@@ -48,6 +48,7 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0309", include_str!("../explain/E0309.md")),
     ("W0310", include_str!("../explain/W0310.md")),
     ("W0311", include_str!("../explain/W0311.md")),
+    ("E0312", include_str!("../explain/E0312.md")),
 ];
 
 /// The explanation of `code` (case-insensitive), if it has one.

@@ -130,15 +130,35 @@ pub(crate) fn run(
             );
         }
         Err(PlanError::Invalid { task, problems }) => {
+            // The problems as the planner last read them, each under its own code.
+            for d in &problems {
+                reporter.report(files, d, err);
+            }
             return fail(
                 reporter,
                 err,
                 format!(
-                    "the planner's answer for {} stayed invalid after two repairs: {}",
+                    "the planner's answer for {} stayed invalid after two repairs ({} above)",
                     specc_passes::plan::task_name(&task),
-                    problems.join("; ")
+                    if problems.len() == 1 {
+                        "the problem".to_owned()
+                    } else {
+                        format!("{} problems", problems.len())
+                    }
                 ),
                 "a stronger planner model usually helps; `specc cost` shows the calls made",
+            );
+        }
+        Err(PlanError::Unsettled(ids)) => {
+            return fail(
+                reporter,
+                err,
+                format!(
+                    "the planners kept deciding questions differently: {} coordinator merges ({}) did not settle the plan",
+                    ids.len(),
+                    ids.join(", ")
+                ),
+                "settle the contested questions in the spec with `Decision:` lines that carry their ids",
             );
         }
     };
