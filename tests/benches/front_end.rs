@@ -90,6 +90,27 @@ fn medians<A, B>(n: usize, a: impl Fn() -> A, b: impl Fn() -> B) -> (Duration, D
     (ta[n / 2], tb[n / 2])
 }
 
+/// This process's CPU time (user + system, all threads), from /proc on Linux.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    let ticks = |i: usize| fields.get(i)?.parse::<f64>().ok();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name; Linux
+    // counts them in 1/100 s.
+    Some((ticks(11)? + ticks(12)?) / 100.0)
+}
+
+/// CPU time per run of `f` over `n` runs.
+fn cpu_per_run<T>(n: usize, f: impl Fn() -> T) -> Option<f64> {
+    let start = cpu_seconds()?;
+    for _ in 0..n {
+        std::hint::black_box(f());
+    }
+    Some((cpu_seconds()? - start) / n as f64)
+}
+
 fn ratio(name: &str, text: &str) {
     let requirements = specc_passes::parse_spec(FileId(0), text)
         .tree
@@ -115,6 +136,19 @@ fn ratio(name: &str, text: &str) {
             ms(bare_k),
             fe_k.as_secs_f64() / bare_k.as_secs_f64()
         );
+        // The front end uses a second and third thread on a large spec: say what it costs
+        // in CPU time too, not only in wall time.
+        if let (Some(fe_c), Some(bare_c)) = (
+            cpu_per_run(100, || front_end(text)),
+            cpu_per_run(100, || bare(text)),
+        ) {
+            println!(
+                "  cpu time:     front end {:.2} ms / bare pulldown-cmark {:.2} ms = {:.2}x (all threads; not the bar)",
+                fe_c * 1e3,
+                bare_c * 1e3,
+                fe_c / bare_c
+            );
+        }
     }
 }
 

@@ -91,3 +91,43 @@ fn whitespace_only_edits_change_nothing() {
     assert_ne!(before, after);
     assert_eq!(changed(&before, &after), BTreeSet::new());
 }
+
+/// A spec large enough for the front end's second threads (pulldown-cmark and the content
+/// digests) gets exactly the fingerprints the one-thread path computes, node by node; and an
+/// edit there still changes only its path to the root.
+#[test]
+fn the_threaded_front_end_fingerprints_like_the_single_threaded_one() {
+    let big = specc_tests::repeat_spec(&kvstore(), 600 * 1024);
+    let parsed = specc_passes::parse_spec(specc_ir::FileId(0), &big);
+    let mut checked = 0;
+    for node in parsed.tree.nodes() {
+        assert_eq!(
+            node.fingerprint,
+            specc_passes::front_end::fingerprint_node(node),
+            "{}",
+            node.id.as_str()
+        );
+        checked += 1;
+    }
+    assert!(checked > 300, "{checked} nodes");
+    // The same sections at the start of a small spec (one thread) and of a large one.
+    let small = specc_passes::parse_spec(specc_ir::FileId(0), &kvstore());
+    let filler =
+        specc_tests::repeat_spec(&kvstore(), 400 * 1024).replacen("# Repeated spec", "", 1);
+    let large = specc_passes::parse_spec(specc_ir::FileId(0), &format!("{}\n{filler}", kvstore()));
+    for (a, b) in small
+        .tree
+        .root
+        .children
+        .iter()
+        .zip(&large.tree.root.children)
+    {
+        assert_eq!((&a.id, a.fingerprint), (&b.id, b.fingerprint));
+    }
+    let edited = big.replacen("MUST", "MUST NOT", 1);
+    assert_eq!(
+        changed(&big, &edited).len(),
+        3,
+        "a section, its parent, the root"
+    );
+}

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, Options, Tag, TagEnd};
 use specc_ir::{
     Diagnostic, FileId, Fingerprint, IntentNode, NodeId, NonGoal, Requirement, RequirementId, Span,
 };
@@ -19,7 +19,7 @@ use super::diagnostics::{
 };
 use super::fx::Fx;
 use super::text::{TextBuf, normalize_ws};
-use super::{decision, fingerprint, requirements, sentences, slug};
+use super::{decision, events, fingerprint, requirements, sentences, slug};
 
 pub(crate) fn build(
     file: FileId,
@@ -27,28 +27,36 @@ pub(crate) fn build(
     body_start: usize,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> IntentNode {
-    let mut b = Builder {
-        file,
-        src,
-        open: vec![OpenNode::new(NodeId::default(), String::new(), 0, 0)],
-        sinks: Vec::new(),
-        bufs: Vec::new(),
-        scratch: Vec::new(),
-        code: None,
-        // Sized for a section or a tag every few hundred bytes, so the maps rarely regrow.
-        ids: HashMap::with_capacity_and_hasher(src.len() / 512, Fx::default()),
-        tags: HashMap::with_capacity_and_hasher(src.len() / 1024, Fx::default()),
-        sentences: Vec::new(),
-        non_goals: None,
-        seen_heading: false,
-        diagnostics,
+    let body = &src[body_start..];
+    let walk = |hashing: Option<fingerprint::Hashing>, diagnostics: &mut Vec<Diagnostic>| {
+        let mut b = Builder {
+            file,
+            src,
+            open: vec![OpenNode::new(NodeId::default(), String::new(), 0, 0)],
+            sinks: Vec::new(),
+            bufs: Vec::new(),
+            scratch: Vec::new(),
+            hashing,
+            code: None,
+            // Sized for a section or a tag every few hundred bytes, so the maps rarely regrow.
+            ids: HashMap::with_capacity_and_hasher(src.len() / 512, Fx::default()),
+            tags: HashMap::with_capacity_and_hasher(src.len() / 1024, Fx::default()),
+            sentences: Vec::new(),
+            non_goals: None,
+            seen_heading: false,
+            diagnostics,
+        };
+        let options = Options::ENABLE_TABLES | Options::ENABLE_HEADING_ATTRIBUTES;
+        events::for_each(body, options, |event, range| {
+            b.event(event, body_start + range.start..body_start + range.end);
+        });
+        b.finish()
     };
-    let options = Options::ENABLE_TABLES | Options::ENABLE_HEADING_ATTRIBUTES;
-    let parser = Parser::new_ext(&src[body_start..], options).into_offset_iter();
-    for (event, range) in parser {
-        b.event(event, body_start + range.start..body_start + range.end);
+    if events::pipelined(body) {
+        fingerprint::on_a_thread(|hashing| walk(hashing, diagnostics))
+    } else {
+        walk(None, diagnostics)
     }
-    b.finish()
 }
 
 struct Builder<'s, 'd> {
@@ -61,6 +69,8 @@ struct Builder<'s, 'd> {
     bufs: Vec<TextBuf>,
     /// Reused by fingerprinting.
     scratch: Vec<u8>,
+    /// Content digests on another thread, for a large spec; otherwise computed here.
+    hashing: Option<fingerprint::Hashing>,
     code: Option<Code<'s>>,
     /// Every node id given out, with the span of the heading that took it first and the
     /// next suffix to try when it is taken again (so a thousand duplicates stay linear).
@@ -328,7 +338,7 @@ impl<'s> Builder<'s, '_> {
             return;
         };
         open.node.span = Span::new(self.file, open.node.span.start as usize..at);
-        open.node.fingerprint = fingerprint::fingerprint_with(&open.node, &mut self.scratch);
+        self.fingerprint(&mut open.node);
         self.node().node.children.push(open.node);
     }
 
@@ -339,8 +349,22 @@ impl<'s> Builder<'s, '_> {
         }
         let mut root = self.open.pop().expect("the root is never popped").node;
         root.span = Span::new(self.file, 0..end);
-        root.fingerprint = fingerprint::fingerprint_with(&root, &mut self.scratch);
+        self.fingerprint(&mut root);
+        // Dropping the sender tells the hashing thread that every job is in.
+        self.hashing = None;
         root
+    }
+
+    /// Sets a closed node's fingerprint (its children's are set), or sends its content to
+    /// the hashing thread.
+    fn fingerprint(&mut self, node: &mut IntentNode) {
+        match &mut self.hashing {
+            Some(h) => h.submit(node),
+            None => {
+                let content = fingerprint::content_digest(node, &mut self.scratch);
+                node.fingerprint = fingerprint::combine(&content, &node.children);
+            }
+        }
     }
 
     fn node_id(&mut self, explicit: Option<String>, title: &str, heading: Span) -> NodeId {

@@ -13,6 +13,7 @@ mod blocks;
 mod builder;
 mod decision;
 mod diagnostics;
+mod events;
 mod fingerprint;
 mod front_matter;
 mod fx;

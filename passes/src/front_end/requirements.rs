@@ -32,9 +32,17 @@ pub fn find_keyword(text: &str) -> Option<(Level, std::ops::Range<usize>)> {
             (Some(m), Some(s)) => m.min(s),
         };
         if !ends_word(&text[..i]) {
-            for (word, level, negated) in KEYWORDS {
+            // The second letter tells the keywords apart; comparing a handful of bytes
+            // inline is much cheaper than a `memcmp` call per keyword.
+            let candidates: &[_] = match bytes.get(i + 1) {
+                Some(b'U') => &KEYWORDS[0..1],
+                Some(b'H') => &KEYWORDS[1..3],
+                Some(b'A') => &KEYWORDS[3..4],
+                _ => &[],
+            };
+            for (word, level, negated) in candidates {
                 let end = i + word.len();
-                if bytes[i..].starts_with(word.as_bytes()) && !starts_word(&text[end..]) {
+                if bytes.get(i..end) == Some(word.as_bytes()) && !starts_word(&text[end..]) {
                     if let Some(negated) = negated
                         && let Some(not_end) = not_after(text, end)
                     {
