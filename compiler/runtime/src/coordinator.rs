@@ -88,8 +88,12 @@ pub async fn merge(
 /// The warning that tells the user a merge happened and what it decided.
 pub fn merged_warning(conflict: &Conflict, merged: &PlannedDecision) -> Diagnostic {
     let mut tasks: Vec<String> = Vec::new();
-    for s in &conflict.sides {
-        let name = specc_passes::plan::task_name(&s.owner);
+    for (i, s) in conflict.sides.iter().enumerate() {
+        let name = if i == 0 && conflict.settled_first {
+            "an earlier merge".to_owned()
+        } else {
+            specc_passes::plan::task_name(&s.owner)
+        };
         if !tasks.contains(&name) {
             tasks.push(name);
         }

@@ -93,6 +93,7 @@ pub async fn plan_tree(
         calls += made;
         for conflict in conflicts {
             if merges.len() == MAX_MERGES {
+                merges.dedup();
                 return Err(PlanError::Unsettled(merges));
             }
             merges.push(conflict.id.clone());
@@ -114,9 +115,10 @@ pub async fn plan_tree(
                 parties: Vec::new(),
             });
             entry.decision = decision;
-            for side in &conflict.sides {
+            for (i, side) in conflict.sides.iter().enumerate() {
                 entry.replaced.push(normalize(&side.decision.decision));
-                if !entry.parties.contains(&side.owner) {
+                let earlier_merge = i == 0 && conflict.settled_first;
+                if !earlier_merge && !entry.parties.contains(&side.owner) {
                     entry.parties.push(side.owner.clone());
                 }
             }
@@ -176,27 +178,36 @@ impl Walk<'_> {
         let mut owned: BTreeMap<String, Owned> = BTreeMap::new();
         let mut stack: Vec<Pending<'_>> = vec![(String::new(), &tree.root, 0, Vec::new(), None)];
         while let Some((task, node, depth, above, assignment)) = stack.pop() {
+            // What the coordinator settled for this task: given to it, not owned elsewhere.
+            let settled: Vec<PlannedDecision> = self
+                .settled
+                .values()
+                .filter(|s| s.parties.contains(&task))
+                .map(|s| s.decision.clone())
+                .collect();
             let ctx = Context {
                 task: task.clone(),
                 depth,
                 assignment,
                 limits: (self.limits.max_depth, self.limits.max_width),
                 ancestors: above.clone(),
-                settled: self
-                    .settled
-                    .values()
-                    .filter(|s| s.parties.contains(&task))
-                    .map(|s| s.decision.clone())
+                owned_elsewhere: owned
+                    .keys()
+                    .filter(|id| !settled.iter().any(|s| &s.id == *id))
+                    .cloned()
                     .collect(),
+                settled: settled.clone(),
                 spec_decisions: spec_decisions.clone(),
-                owned_elsewhere: owned.keys().cloned().collect(),
                 field_guide: self.field_guide.to_owned(),
             };
             let request = planner::request(node, &ctx, self.limits.max_tokens);
             let key = cache_key(self.client, request.clone());
             let limits = self.limits;
             let check = |a: &PlannerAnswer| {
-                let mut d = plan::check_ownership(&task, a, &owned);
+                // A text a merge replaced counts as the merged one: no repair for it.
+                let mut seen = a.clone();
+                self.replace_settled_texts(&mut seen);
+                let mut d = plan::check_ownership(&task, &seen, &owned);
                 d.extend(plan::check_spec_decisions(a, tree));
                 d.extend(plan::check_keys(&task, a));
                 d.extend(plan::check_cycles(&task, a));
@@ -226,6 +237,13 @@ impl Walk<'_> {
                 }
             };
             let mut conflicts = self.apply_settled(&task, &mut answer);
+            // A party restates what was settled for it, so its subtree reads it; if its
+            // planner left one out, it is added.
+            for s in settled {
+                if !answer.decisions.iter().any(|d| d.id == s.id) {
+                    answer.decisions.push(s);
+                }
+            }
             for c in plan::claim_decisions(&task, &answer, &mut owned) {
                 // A new text for a settled id is already a conflict with the settlement.
                 if !conflicts.iter().any(|known| known.id == c.id) {
@@ -270,6 +288,17 @@ impl Walk<'_> {
         Ok(Ok(out))
     }
 
+    /// Replaces each decision of a settled id that holds a text the settlement replaced.
+    fn replace_settled_texts(&self, answer: &mut PlannerAnswer) {
+        for d in &mut answer.decisions {
+            if let Some(s) = self.settled.get(&d.id)
+                && s.replaced.contains(&normalize(&d.decision))
+            {
+                d.clone_from(&s.decision);
+            }
+        }
+    }
+
     /// Replaces each decision of a settled id with the settled one. A text the settlement
     /// did not see is a new disagreement: a conflict with the settled decision.
     fn apply_settled(&self, task: &str, answer: &mut PlannerAnswer) -> Vec<Conflict> {
@@ -283,20 +312,30 @@ impl Walk<'_> {
                 d.clone_from(&s.decision);
                 continue;
             }
-            if conflicts.iter().any(|c| c.id == d.id) {
+            let side = Owned {
+                owner: task.to_owned(),
+                decision: d.clone(),
+            };
+            if let Some(c) = conflicts.iter_mut().find(|c| c.id == d.id) {
+                // Every new text of the id goes to the same merge.
+                if !c
+                    .sides
+                    .iter()
+                    .any(|s| normalize(&s.decision.decision) == text)
+                {
+                    c.sides.push(side);
+                }
                 continue;
             }
             conflicts.push(Conflict {
                 id: d.id.clone(),
+                settled_first: true,
                 sides: vec![
                     Owned {
                         owner: s.parties.first().cloned().unwrap_or_default(),
                         decision: s.decision.clone(),
                     },
-                    Owned {
-                        owner: task.to_owned(),
-                        decision: d.clone(),
-                    },
+                    side,
                 ],
             });
         }

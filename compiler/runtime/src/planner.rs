@@ -69,9 +69,11 @@ pub fn request(node: &IntentNode, ctx: &Context, max_tokens: u32) -> Request {
         `plan` children are planned further, `work` children are carried out by a cheaper model \
         that only follows instructions, so write those explicitly. Make every design decision \
         the children need, with an id naming the question (`area.question`), and never decide an \
-        id listed as owned elsewhere or contradict a spec decision. Give siblings disjoint write \
-        scopes where you can, and cover every MUST, MUST NOT and SHALL requirement with a work \
-        child. Answer only by calling submit_plan.";
+        id listed as owned elsewhere or contradict a spec decision. Restate every decision under \
+        settled_decisions word for word among your decisions: the coordinator settled them after \
+        planners disagreed. Give siblings disjoint write scopes where you can, and cover every \
+        MUST, MUST NOT and SHALL requirement with a work child. Answer only by calling \
+        submit_plan.";
     let requirements: Vec<serde_json::Value> = node
         .requirements
         .iter()

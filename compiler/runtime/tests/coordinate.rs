@@ -25,6 +25,8 @@ const SPEC: &str = "# Store\n\n## A {#a}\n\nA.\n\n### Inner {#a/inner}\n\n- [R-1
 struct ByNode {
     script: HashMap<String, Vec<Value>>,
     asked: Mutex<Vec<String>>,
+    /// The user message of every request, by script key.
+    users: Mutex<Vec<(String, Value)>>,
     seen: Mutex<HashMap<String, usize>>,
 }
 
@@ -36,8 +38,20 @@ impl ByNode {
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect(),
             asked: Mutex::new(Vec::new()),
+            users: Mutex::new(Vec::new()),
             seen: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The user message of the last request under `key`.
+    fn last_user(&self, key: &str) -> Value {
+        let users = self.users.lock().expect("lock");
+        users
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, u)| u.clone())
+            .unwrap_or_default()
     }
 
     fn take_asked(&self) -> Vec<String> {
@@ -67,6 +81,10 @@ impl Provider for ByNode {
             (key, planner::TOOL)
         };
         self.asked.lock().expect("lock").push(key.clone());
+        self.users
+            .lock()
+            .expect("lock")
+            .push((key.clone(), user.clone()));
         let n = {
             let mut seen = self.seen.lock().expect("lock");
             let n = seen.entry(key.clone()).or_default();
@@ -197,7 +215,23 @@ async fn a_conflict_is_merged_once_and_only_the_readers_are_replanned() {
     assert_eq!(planned.calls, asked.len());
     assert_eq!(
         texts_of(&planned, "store.format"),
-        ["JSON lines, CBOR for blobs"]
+        ["JSON lines, CBOR for blobs"; 2],
+        "the owner's copy, and the one `b` is given back though its planner left it out"
+    );
+    // `b`'s subtree reads the merged decision; `b` was given it as settled, not as owned
+    // elsewhere.
+    let inner = provider.last_user("b/inner");
+    assert!(
+        inner["ancestor_decisions"]
+            .to_string()
+            .contains("CBOR for blobs"),
+        "{inner}"
+    );
+    let b = provider.last_user("b@settled");
+    assert_eq!(b["settled_decisions"][0]["id"], "store.format");
+    assert!(
+        !b["owned_elsewhere"].to_string().contains("store.format"),
+        "{b}"
     );
     let codes: Vec<_> = planned.diagnostics.iter().map(|d| d.code).collect();
     assert_eq!(codes, ["W0310"]);
@@ -271,10 +305,15 @@ async fn an_owner_above_a_twice_deciding_answer_and_a_later_third_text() {
         w[0].message
     );
     assert!(w[1].message.contains("\"8080\""), "{}", w[1].message);
+    assert!(
+        w[1].message.contains("an earlier merge and `b`"),
+        "{}",
+        w[1].message
+    );
     assert_eq!(
         texts_of(&planned, "net.port"),
-        ["7000, 7001 for admin, 8080 for metrics"],
-        "every copy carries the last merge"
+        ["7000, 7001 for admin, 8080 for metrics"; 3],
+        "every copy (the root's, and the parties' `a` and `b`) carries the last merge"
     );
     let again = run(&client, &mut cache).await.expect("planned");
     assert_eq!(again.calls, 0, "{:?}", provider.take_asked());
@@ -310,4 +349,63 @@ async fn a_plan_child_that_covers_its_own_node_stops_at_the_depth_limit() {
     }
     // Depth 0 and 1 once each, then depth 2 with its two repairs.
     assert_eq!(provider.take_asked().len(), 5);
+}
+
+#[tokio::test]
+async fn planners_that_never_agree_stop_after_the_merge_limit() {
+    let mut script = base();
+    // Every answer brings a text nobody has seen.
+    let texts = |node: &str, tag: &str| -> Vec<Value> {
+        (0..400)
+            .map(|i| {
+                answer(
+                    vec![decision("store.format", &format!("{tag} {i}"))],
+                    vec![plan(&format!("{node}/inner"))],
+                )
+            })
+            .collect()
+    };
+    script.extend([
+        ("a", texts("a", "a")),
+        ("a@settled", texts("a", "a again")),
+        ("b", texts("b", "b")),
+        ("b@settled", texts("b", "b again")),
+        (
+            "coordinator",
+            (0..100)
+                .map(|i| json!({"decision": format!("merge {i}"), "rationale": "r"}))
+                .collect(),
+        ),
+    ]);
+    let provider = ByNode::new(&script);
+    let client = client(provider.clone());
+    match run(&client, &mut Cache::new()).await {
+        Err(PlanError::Unsettled(ids)) => assert_eq!(ids, ["store.format"]),
+        other => panic!("{other:?}"),
+    }
+    let asked = provider.take_asked();
+    assert_eq!(asked.iter().filter(|a| *a == "coordinator").count(), 32);
+}
+
+#[tokio::test]
+async fn a_cached_answer_the_checks_refuse_is_asked_again() {
+    let provider = ByNode::new(&base());
+    let client = client(provider.clone());
+    let mut cache = Cache::new();
+    run(&client, &mut cache).await.expect("planned");
+    provider.take_asked();
+    // Spoil the root's cached answer, as an older specc's or a hand edit might: a cycle.
+    let root_key = cache
+        .answers
+        .iter()
+        .find(|(_, a)| a.children.len() == 3)
+        .map(|(k, _)| k.clone())
+        .expect("the root's answer");
+    let spoilt = cache.answers.get_mut(&root_key).expect("cached");
+    spoilt.children[0].depends_on = vec!["b".into()];
+    spoilt.children[1].depends_on = vec!["a".into()];
+    let again = run(&client, &mut cache).await.expect("planned");
+    assert_eq!(provider.take_asked(), [""], "only the root is asked again");
+    assert_eq!(again.calls, 1);
+    assert!(cache.answers[&root_key].children[0].depends_on.is_empty());
 }

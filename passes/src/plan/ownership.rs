@@ -93,6 +93,8 @@ pub struct Owned {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Conflict {
     pub id: String,
+    /// Whether the first side is an earlier merge rather than an owner's own text.
+    pub settled_first: bool,
     /// The owner first, then each other decision of the id, in the order met.
     pub sides: Vec<Owned>,
 }
@@ -138,6 +140,7 @@ pub fn claim_decisions(
             }
             None => conflicts.push(Conflict {
                 id: d.id.clone(),
+                settled_first: false,
                 sides: vec![first.clone(), side],
             }),
         }
