@@ -8,10 +8,10 @@
 use serde::Deserialize;
 use specc_ir::plan::PlannedDecision;
 use specc_ir::{Diagnostic, codes};
-use specc_llm::{Client, Message, Request, Tool, ToolChoice};
+use specc_llm::{Client, Request, Tool};
 use specc_passes::plan::Conflict;
 
-use crate::planner::{PlanError, ask_tool};
+use crate::planner::{self, PlanError, ask_tool};
 
 /// The tool the coordinator must call.
 pub const TOOL: &str = "merge_decisions";
@@ -38,21 +38,19 @@ pub fn request(conflict: &Conflict, max_tokens: u32) -> Request {
         })
         .collect();
     let user = serde_json::json!({"id": conflict.id, "decisions": sides});
-    let mut r = Request::new(
-        String::new(),
-        vec![Message::system(system), Message::user(user.to_string())],
+    planner::forced_tool_request(
+        system,
+        &user,
+        Tool {
+            name: TOOL.to_owned(),
+            description: "Submit the merged decision.".to_owned(),
+            parameters: serde_json::json!({
+                "type": "object", "required": ["decision", "rationale"],
+                "properties": {"decision": {"type": "string"}, "rationale": {"type": "string"}}
+            }),
+        },
         max_tokens,
-    );
-    r.tools = vec![Tool {
-        name: TOOL.to_owned(),
-        description: "Submit the merged decision.".to_owned(),
-        parameters: serde_json::json!({
-            "type": "object", "required": ["decision", "rationale"],
-            "properties": {"decision": {"type": "string"}, "rationale": {"type": "string"}}
-        }),
-    }];
-    r.tool_choice = ToolChoice::Named(TOOL.to_owned());
-    r
+    )
 }
 
 /// Asks for the merge (with the planner protocol's repairs); returns the merged decision

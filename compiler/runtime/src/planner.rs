@@ -97,17 +97,33 @@ pub fn request(node: &IntentNode, ctx: &Context, max_tokens: u32) -> Request {
         "owned_elsewhere": ctx.owned_elsewhere,
         "field_guide": ctx.field_guide,
     });
+    forced_tool_request(
+        system,
+        &user,
+        Tool {
+            name: TOOL.to_owned(),
+            description: "Submit the plan for this node.".to_owned(),
+            parameters: answer_schema(),
+        },
+        max_tokens,
+    )
+}
+
+/// A request of a system prompt and a JSON user message, answered by calling `tool`,
+/// forced by name (what makes even small models answer in structure).
+pub fn forced_tool_request(
+    system: &str,
+    user: &serde_json::Value,
+    tool: Tool,
+    max_tokens: u32,
+) -> Request {
     let mut r = Request::new(
         String::new(),
         vec![Message::system(system), Message::user(user.to_string())],
         max_tokens,
     );
-    r.tools = vec![Tool {
-        name: TOOL.to_owned(),
-        description: "Submit the plan for this node.".to_owned(),
-        parameters: answer_schema(),
-    }];
-    r.tool_choice = ToolChoice::Named(TOOL.to_owned());
+    r.tool_choice = ToolChoice::Named(tool.name.clone());
+    r.tools = vec![tool];
     r
 }
 
