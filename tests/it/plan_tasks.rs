@@ -193,3 +193,18 @@ fn the_field_guide_reaches_every_planner_under_its_line_budget() {
         out.stdout
     );
 }
+
+#[test]
+fn a_misspelt_limit_is_refused_with_the_file_named() {
+    let (dir, spec) = copy("job-queue");
+    std::fs::write(dir.path().join("specc.toml"), "[limits]\ndepht = 3\n").expect("write");
+    let out = specc(&["plan", &spec, "--emit", "tasks", "--provider", "outline"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("E0309")
+            && out.stderr.contains("specc.toml")
+            && out.stderr.contains("depht"),
+        "{}",
+        out.stderr
+    );
+}
