@@ -44,6 +44,9 @@ pub(crate) fn for_each<'s>(
         let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Batch<'s>>();
         let parser = std::thread::Builder::new()
             .name("specc-markdown".to_owned())
+            // The stack a main thread gets, not a spawned thread's 2 MiB: pulldown-cmark
+            // should see the same room on either path.
+            .stack_size(8 << 20)
             .spawn_scoped(scope, move || {
                 let mut batch = Vec::with_capacity(BATCH);
                 for item in Parser::new_ext(text, options).into_offset_iter() {
@@ -59,15 +62,19 @@ pub(crate) fn for_each<'s>(
                 }
                 let _ = full_tx.send(batch);
             });
-        if parser.is_err() {
+        let Ok(parser) = parser else {
             return false;
-        }
+        };
         for mut batch in full_rx {
             for (event, range) in batch.drain(..) {
                 f(event, range);
             }
             // The builder's side is done with it: give the allocation back.
             let _ = empty_tx.send(batch);
+        }
+        // A panic in pulldown-cmark reaches the caller as itself.
+        if let Err(panic) = parser.join() {
+            std::panic::resume_unwind(panic);
         }
         true
     });

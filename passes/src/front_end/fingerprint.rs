@@ -186,12 +186,12 @@ impl Hashing {
         node.fingerprint = Fingerprint(marker);
         if b.bytes.len() >= BATCH_BYTES {
             self.flush();
+            self.batch.bytes.reserve(BATCH_BYTES + BATCH_BYTES / 4);
         }
     }
 
     fn flush(&mut self) {
         let full = std::mem::take(&mut self.batch);
-        self.batch.bytes.reserve(BATCH_BYTES + BATCH_BYTES / 4);
         // The receiver lives until the builder is done; a send cannot fail before then.
         let _ = self.jobs.send(full);
     }
@@ -214,9 +214,14 @@ fn settle(node: &mut IntentNode, digests: &[[u8; 32]]) {
     }
     let mut job = [0u8; 4];
     job.copy_from_slice(&node.fingerprint.0[..4]);
-    let content = digests
-        .get(u32::from_le_bytes(job) as usize)
-        .copied()
-        .unwrap_or_default();
+    // Every node was submitted; were one not, its digest is computed here rather than
+    // leaving a wrong fingerprint.
+    let content = match digests.get(u32::from_le_bytes(job) as usize) {
+        Some(d) => *d,
+        None => {
+            debug_assert!(false, "node `{}` has no digest", node.id.as_str());
+            content_digest(node, &mut Vec::new())
+        }
+    };
     node.fingerprint = combine(&content, &node.children);
 }

@@ -263,3 +263,31 @@ node (root) "T"
 "#,
     );
 }
+
+/// `find_keyword` picks candidates by a keyword's second letter, which leans on the order of
+/// its keyword table: every keyword, negated or not, is found with its level.
+#[test]
+fn every_keyword_is_found_with_its_level() {
+    use specc_ir::Level;
+    let cases = [
+        ("It MUST x.", Level::Must, "MUST"),
+        ("It MUST NOT x.", Level::MustNot, "MUST NOT"),
+        ("It SHALL x.", Level::Shall, "SHALL"),
+        ("It SHALL  NOT x.", Level::ShallNot, "SHALL  NOT"),
+        ("It SHOULD x.", Level::Should, "SHOULD"),
+        ("It SHOULD NOT x.", Level::ShouldNot, "SHOULD NOT"),
+        ("It MAY x.", Level::May, "MAY"),
+    ];
+    for (text, level, found) in cases {
+        let (l, range) = super::requirements::find_keyword(text).expect(text);
+        assert_eq!((l, &text[range]), (level, found), "{text}");
+    }
+    for none in [
+        "MUSTARD MAYBE SHALLOW SHOULDER",
+        "SUCH SHAPE MAX",
+        "É MUST_",
+        "xMUST",
+    ] {
+        assert!(super::requirements::find_keyword(none).is_none(), "{none}");
+    }
+}
