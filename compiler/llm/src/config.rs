@@ -170,7 +170,13 @@ impl LlmConfig {
     pub fn load(path: &std::path::Path) -> Result<LlmConfig, LlmError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| LlmError::Config(format!("{}: {e}", path.display())))?;
-        let mut config = LlmConfig::parse(&text)?;
+        LlmConfig::parse_at(&text, path)
+    }
+
+    /// [`LlmConfig::parse`] for the text of the file at `path`, already read: a relative
+    /// `recording` path is taken relative to the file's directory.
+    pub fn parse_at(text: &str, path: &std::path::Path) -> Result<LlmConfig, LlmError> {
+        let mut config = LlmConfig::parse(text)?;
         let dir = path.parent().unwrap_or(std::path::Path::new("."));
         for p in config.providers.values_mut() {
             if let Some(rec) = &p.recording

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 use specc_ir::plan::{ChildKind, PlannedChild, PlannedDecision, PlannerAnswer};
-use specc_ir::{Diagnostic, IntentNode, IntentTree, codes};
+use specc_ir::{Diagnostic, IntentNode, IntentTree};
 use specc_llm::{Client, Role};
 use specc_passes::plan::{self, Conflict, Owned};
 
@@ -116,7 +116,9 @@ pub async fn plan_tree(
             });
             entry.decision = decision;
             for (i, side) in conflict.sides.iter().enumerate() {
-                entry.replaced.push(normalize(&side.decision.decision));
+                entry
+                    .replaced
+                    .push(plan::decision_key(&side.decision.decision));
                 let earlier_merge = i == 0 && conflict.settled_first;
                 if !earlier_merge && !entry.parties.contains(&side.owner) {
                     entry.parties.push(side.owner.clone());
@@ -137,10 +139,6 @@ fn cache_key(client: &Client, mut request: specc_llm::Request) -> String {
         None => String::new(),
     };
     format!("{provider}:{}", specc_llm::fingerprint(&request))
-}
-
-fn normalize(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// One walk over the tree, with the decisions settled so far.
@@ -225,7 +223,7 @@ impl Walk<'_> {
             let cached = cache.answers.get(&key).filter(|a| {
                 check(a)
                     .iter()
-                    .all(|d| !d.is_error() || d.code == codes::DECISION_OWNED_ELSEWHERE)
+                    .all(|d| !d.is_error() || planner::survives_repairs(d))
             });
             let mut answer = match cached {
                 Some(a) => a.clone(),
@@ -292,7 +290,7 @@ impl Walk<'_> {
     fn replace_settled_texts(&self, answer: &mut PlannerAnswer) {
         for d in &mut answer.decisions {
             if let Some(s) = self.settled.get(&d.id)
-                && s.replaced.contains(&normalize(&d.decision))
+                && s.replaced.contains(&plan::decision_key(&d.decision))
             {
                 d.clone_from(&s.decision);
             }
@@ -307,8 +305,8 @@ impl Walk<'_> {
             let Some(s) = self.settled.get(&d.id) else {
                 continue;
             };
-            let text = normalize(&d.decision);
-            if text == normalize(&s.decision.decision) || s.replaced.contains(&text) {
+            let text = plan::decision_key(&d.decision);
+            if text == plan::decision_key(&s.decision.decision) || s.replaced.contains(&text) {
                 d.clone_from(&s.decision);
                 continue;
             }
@@ -321,7 +319,7 @@ impl Walk<'_> {
                 if !c
                     .sides
                     .iter()
-                    .any(|s| normalize(&s.decision.decision) == text)
+                    .any(|s| plan::decision_key(&s.decision.decision) == text)
                 {
                     c.sides.push(side);
                 }

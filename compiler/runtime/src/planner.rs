@@ -160,10 +160,13 @@ pub async fn ask(
     req: Request,
     check: impl Fn(&PlannerAnswer) -> Vec<Diagnostic>,
 ) -> Result<Asked<PlannerAnswer>, PlanError> {
-    ask_tool(client, task, req, TOOL, check, |d| {
-        d.code == specc_ir::codes::DECISION_OWNED_ELSEWHERE
-    })
-    .await
+    ask_tool(client, task, req, TOOL, check, survives_repairs).await
+}
+
+/// The one error a plan may keep after its repairs: deciding an id owned elsewhere, which
+/// the coordinator resolves.
+pub fn survives_repairs(d: &Diagnostic) -> bool {
+    d.code == specc_ir::codes::DECISION_OWNED_ELSEWHERE
 }
 
 /// Asks the planner role, parses the call of `tool` (or a JSON text answer) into a `T`,

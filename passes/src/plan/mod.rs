@@ -11,7 +11,9 @@ mod shape;
 
 pub use coverage::uncovered;
 pub use lower::{LowerOptions, design_docs, lower};
-pub use ownership::{Conflict, Owned, check_ownership, check_spec_decisions, claim_decisions};
+pub use ownership::{
+    Conflict, Owned, check_ownership, check_spec_decisions, claim_decisions, decision_key,
+};
 pub use scope::{scopes_may_overlap, serialise_overlapping_writes};
 pub use shape::{check_cycles, check_keys, check_limits};
 

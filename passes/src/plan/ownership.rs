@@ -80,6 +80,12 @@ pub fn check_spec_decisions(answer: &PlannerAnswer, spec: &IntentTree) -> Vec<Di
         .collect()
 }
 
+/// A decision's text as compared with another's: white space runs collapsed, ends trimmed.
+/// Every check of "the same decision" goes through this, so they cannot disagree.
+pub fn decision_key(text: &str) -> String {
+    normalize_ws(text)
+}
+
 /// Who decided an id, and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Owned {

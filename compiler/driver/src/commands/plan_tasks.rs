@@ -228,7 +228,10 @@ fn load_config(args: &PlanArgs, dir: &Path, state: &Path) -> Result<(LlmConfig, 
         let text =
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let limits = Limits::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        (LlmConfig::load(&path).map_err(|e| e.to_string())?, limits)
+        (
+            LlmConfig::parse_at(&text, &path).map_err(|e| e.to_string())?,
+            limits,
+        )
     } else if args.provider == ProviderChoice::Config {
         return Err(format!("no {} to say which model plans", path.display()));
     } else {
