@@ -1,4 +1,7 @@
-//! Support shared by specc's integration tests and benchmarks: generated inputs.
+//! Support shared by specc's integration tests and benchmarks: generated inputs, and the
+//! answer book (`answers`), a scripted provider for `specc build`.
+
+pub mod answers;
 
 /// A realistic spec of about `bytes` bytes: unique nested sections with prose, list-item and
 /// paragraph requirements (some tagged, some EARS), examples, checks and decisions. Each

@@ -69,6 +69,14 @@ codes! {
     DECISIONS_MERGED = "W0310", Warning, "planners decided one question differently; the coordinator merged their decisions and they were asked again";
     INVALID_CHILD_KEY = "E0312", Error, "a child's key is empty, contains `/`, or repeats a sibling's";
     FIELD_GUIDE_TRIMMED = "W0311", Warning, "the field guide could not be given to planners in full (over its line budget, or unreadable)";
+    // E04xx: building (`specc build`).
+    TASK_FAILED = "E0401", Error, "a work task failed (acceptance, a limit, a give-up, a refusal) and its dependents were skipped";
+    BUILD_STOPPED = "E0402", Error, "the build stopped early (the budget cap, or the journal could not be written)";
+    OUT_DIR_CHANGED = "E0403", Error, "the output repository holds changes made outside specc; nothing was overwritten";
+    WEAKER_SANDBOX = "E0404", Error, "live models would run commands without the full sandbox";
+    CHECK_NOT_RUN = "W0405", Warning, "a spec test block's runner cannot be run by specc build yet";
+    WEAKER_SANDBOX_ALLOWED = "W0407", Warning, "models' commands run with partial confinement, as specc.toml allows";
+    BUILD_SETUP = "E0406", Error, "specc build could not start (configuration, state, VCS or output directory)";
 }
 
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {

@@ -19,6 +19,9 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Parse a spec and print one of its intermediate representations.
     Plan(PlanArgs),
+    /// Build a spec: plan it, run every work task with worker models, integrate their
+    /// commits, check the result and export it to `out/` (a git repository).
+    Build(BuildArgs),
     /// Check code references to design decisions: unknown ids, stale pins, superseded and
     /// conflicting decisions, decisions that contradict the spec.
     Check(CheckArgs),
@@ -101,6 +104,40 @@ pub(crate) struct PlanArgs {
     pub(crate) config: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) messages: MessageArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct BuildArgs {
+    /// The spec to build (Markdown).
+    pub(crate) spec: PathBuf,
+    /// The configuration [default: specc.toml beside the spec].
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// Where the built repository goes [default: `[build] out`, or out/ beside the spec].
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    /// Work tasks run at once [default: `[build] jobs`, or 4].
+    #[arg(long)]
+    pub(crate) jobs: Option<usize>,
+    /// Who answers the models' requests.
+    #[arg(long, value_enum, default_value_t = BuildProvider::Config)]
+    pub(crate) provider: BuildProvider,
+    /// With `--provider replay`: the recording [default: .specc/recordings/build.jsonl beside the spec].
+    #[arg(long)]
+    pub(crate) recording: Option<PathBuf>,
+    /// Append every model exchange to this recording (for `--provider replay` later).
+    #[arg(long)]
+    pub(crate) record: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) messages: MessageArgs,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BuildProvider {
+    /// The providers specc.toml configures for each role.
+    Config,
+    /// Recorded answers only: offline, and a request never recorded is an error.
+    Replay,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

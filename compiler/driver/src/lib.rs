@@ -28,6 +28,20 @@ pub struct Env {
     pub stderr_is_terminal: bool,
     /// A fixed render width (snapshots); `None` lets the renderer decide.
     pub width: Option<usize>,
+    /// A provider that answers every role's requests instead of specc.toml's providers:
+    /// how the tests and the example recorder (`cargo run -p specc-tests --example
+    /// record-example`) drive `specc build` with scripted answers. `None` in the binary.
+    pub models: Option<Models>,
+}
+
+/// See [`Env::models`].
+#[derive(Clone)]
+pub struct Models(pub std::sync::Arc<dyn specc_llm::Provider>);
+
+impl std::fmt::Debug for Models {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Models({})", self.0.name())
+    }
 }
 
 /// Exit statuses, as the design fixes them.

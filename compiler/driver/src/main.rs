@@ -12,6 +12,7 @@ fn main() {
         stdout_is_terminal: std::io::stdout().is_terminal(),
         stderr_is_terminal: std::io::stderr().is_terminal(),
         width: None,
+        models: None,
     };
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();

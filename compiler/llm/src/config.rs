@@ -31,17 +31,25 @@ use crate::error::LlmError;
 use crate::ledger::Price;
 use crate::retry::RetryPolicy;
 
-/// The four roles a call is made for.
+/// The roles a call is made for. `escalation` is the stronger model a failed work task gets
+/// last (design: runtime.escalation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Role {
     Planner,
     Worker,
     Reviewer,
     Merger,
+    Escalation,
 }
 
 impl Role {
-    pub const ALL: [Role; 4] = [Role::Planner, Role::Worker, Role::Reviewer, Role::Merger];
+    pub const ALL: [Role; 5] = [
+        Role::Planner,
+        Role::Worker,
+        Role::Reviewer,
+        Role::Merger,
+        Role::Escalation,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -49,6 +57,7 @@ impl Role {
             Role::Worker => "worker",
             Role::Reviewer => "reviewer",
             Role::Merger => "merger",
+            Role::Escalation => "escalation",
         }
     }
 }
@@ -152,7 +161,7 @@ impl LlmConfig {
         for (role, r) in &config.roles {
             if !Role::ALL.iter().any(|known| known.as_str() == role) {
                 return Err(LlmError::Config(format!(
-                    "unknown role `{role}`: the roles are planner, worker, reviewer and merger"
+                    "unknown role `{role}`: the roles are planner, worker, reviewer, merger and escalation"
                 )));
             }
             if !config.providers.contains_key(&r.provider) {

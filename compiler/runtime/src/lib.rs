@@ -1,11 +1,36 @@
-//! specc-runtime: driving models through the compiler's work. So far: the planner protocol
-//! (one request per intent node, a schema-checked answer, at most two repairs), planning a
-//! whole tree with answers cached by request fingerprint, the coordinator that merges two
-//! planners' decisions of one question, the field guide and the `[limits]` of specc.toml.
+//! specc-runtime: driving models through the compiler's work.
+//!
+//! Planning: the planner protocol (`planner`), planning a whole tree with answers cached by
+//! request fingerprint (`plan_tree`), the coordinator that merges two planners' decisions
+//! of one question, the field guide and the `[limits]` of specc.toml, and the outline
+//! planner that needs no model.
+//!
+//! Execution, read top-down: `build` (seed, schedule the leaves over their DAG, report) →
+//! `attempt` (one leaf up its escalation ladder; one attempt: checkout → agent loop →
+//! acceptance → submit) → `agent` (the model/tool loop and its enforced limits, `stuck`) →
+//! `tools` (read, list, search, edit, write, run, note, flag_big_file, done, give_up) over a
+//! `workspace` checkout, within a write `scope`. Commands go through a `runner`; `journal`
+//! writes every step to the state database; `context` is what a worker is told and
+//! `orders` gathers it; `replan` asks the planner to rewrite a failed leaf.
 
+pub mod acceptance;
+pub mod agent;
+pub mod attempt;
+pub mod build;
+pub mod context;
 pub mod coordinator;
 pub mod field_guide;
+pub mod journal;
 pub mod limits;
+pub mod orders;
 pub mod outline;
 pub mod plan_tree;
 pub mod planner;
+pub mod replan;
+pub mod runner;
+pub mod scope;
+pub mod stuck;
+pub mod tools;
+pub mod workspace;
+
+pub use build::Event;

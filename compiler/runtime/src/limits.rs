@@ -14,6 +14,16 @@ pub struct Limits {
     pub max_tokens: u32,
     /// Lines of the field guide given to each agent.
     pub field_guide_lines: usize,
+    /// Model calls one work attempt may make.
+    pub steps: u32,
+    /// Input and output tokens one work attempt may use.
+    pub attempt_tokens: u64,
+    /// Wall-clock seconds of one work attempt.
+    pub attempt_seconds: u64,
+    /// Seconds one command (`run`, an acceptance check) may take.
+    pub command_seconds: u64,
+    /// Bytes of a command's output a model sees (head and tail).
+    pub output_bytes: usize,
 }
 
 impl Default for Limits {
@@ -23,6 +33,11 @@ impl Default for Limits {
             max_width: 24,
             max_tokens: 8192,
             field_guide_lines: 200,
+            steps: 40,
+            attempt_tokens: 400_000,
+            attempt_seconds: 900,
+            command_seconds: 300,
+            output_bytes: 16 << 10,
         }
     }
 }
@@ -33,6 +48,11 @@ struct Table {
     depth: Option<usize>,
     width: Option<usize>,
     field_guide_lines: Option<usize>,
+    steps: Option<u32>,
+    attempt_tokens: Option<u64>,
+    attempt_seconds: Option<u64>,
+    command_seconds: Option<u64>,
+    output_bytes: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -54,6 +74,15 @@ impl Limits {
             limits.max_depth = positive(t.depth, "depth", limits.max_depth)?;
             limits.max_width = positive(t.width, "width", limits.max_width)?;
             limits.field_guide_lines = t.field_guide_lines.unwrap_or(limits.field_guide_lines);
+            let d = Limits::default();
+            limits.steps = positive(t.steps.map(|v| v as usize), "steps", d.steps as usize)? as u32;
+            limits.attempt_tokens =
+                positive(t.attempt_tokens.map(|v| v as usize), "attempt_tokens", d.attempt_tokens as usize)? as u64;
+            limits.attempt_seconds =
+                positive(t.attempt_seconds.map(|v| v as usize), "attempt_seconds", d.attempt_seconds as usize)? as u64;
+            limits.command_seconds =
+                positive(t.command_seconds.map(|v| v as usize), "command_seconds", d.command_seconds as usize)? as u64;
+            limits.output_bytes = positive(t.output_bytes, "output_bytes", d.output_bytes)?;
         }
         Ok(limits)
     }

@@ -69,10 +69,10 @@ async fn run(repo: &Repo, agents: usize, seconds: f64, contention: f64) -> Run {
                     HOT + a * own.max(1) % (FILES - HOT) + (rng.next() as usize) % own.max(1)
                 };
                 let p = path(file.min(FILES - 1));
-                let Some((head, Some((blob, bytes)))) = repo.read_head(&p).await else {
+                let Some((head, Some(current))) = repo.read_head(&p).await else {
                     continue;
                 };
-                let mut lines: Vec<String> = String::from_utf8_lossy(&bytes)
+                let mut lines: Vec<String> = String::from_utf8_lossy(&current.bytes)
                     .lines()
                     .map(str::to_owned)
                     .collect();
@@ -85,8 +85,9 @@ async fn run(repo: &Repo, agents: usize, seconds: f64, contention: f64) -> Run {
                     base: head,
                     changes: vec![Change {
                         path: p,
-                        expected: Some(blob),
+                        expected: Some(current.blob),
                         new: Some(text.into_bytes()),
+                        executable: current.executable,
                     }],
                     message: format!("agent {a} edit {k}"),
                     task: format!("agent-{a}"),
@@ -196,6 +197,7 @@ fn main() {
                     path: path(i),
                     expected: None,
                     new: Some(initial(i).into_bytes()),
+                    executable: false,
                 })
                 .collect(),
             message: "initial".into(),

@@ -1,5 +1,5 @@
 //! Export to a real git repository through `git fast-import`: every commit after the last
-//! one exported, with its message and task id, as one stream. Times are derived from the
+//! one exported, with its message and task id, as one stream; executables get mode 100755. Times are derived from the
 //! sequence number, so the export is deterministic. Incremental: each exported commit carries
 //! a `Specc-Id` trailer, and the next export starts after the one `main` ends with.
 //! design: vcs.git-export
@@ -60,13 +60,14 @@ pub(crate) fn stream(state: &State, since: Option<ObjectId>) -> Option<(Vec<u8>,
         } else if i > 0 {
             let _ = writeln!(out, "from :{i}");
         }
-        for (path, blob) in read::diff(state, parent_tree, c.tree)? {
-            match blob {
-                Some(id) => {
+        for (path, file) in read::diff(state, parent_tree, c.tree)? {
+            match file {
+                Some((id, executable)) => {
                     let bytes = state.object(id)?;
+                    let mode = if executable { "100755" } else { "100644" };
                     let _ = write!(
                         out,
-                        "M 100644 inline {}\ndata {}\n",
+                        "M {mode} inline {}\ndata {}\n",
                         quote(&path),
                         bytes.len()
                     );

@@ -6,9 +6,11 @@
 //!   with [`merge::merge3`], the megafile guard, idempotency).
 //! * [`Repo`]: the integrator thread and the async handle writers use. Submissions that
 //!   arrive while a batch is being made durable form the next batch: group commit.
+//! * `checkout`: writing a commit into a directory (modes, stale files, symlinks).
 //!
 //! design: vcs.store
 
+mod checkout;
 mod export;
 mod log;
 pub mod merge;
@@ -33,6 +35,10 @@ pub struct Change {
     pub expected: Option<ObjectId>,
     /// The new content; `None` deletes the path.
     pub new: Option<Vec<u8>>,
+    /// Whether the file is executable (mode 755, else 644); ignored when `new` is `None`.
+    /// Against a moved head, a mode that differs from the base's wins; one equal to the
+    /// base's keeps the head's mode. Changing only the mode is a change like any other.
+    pub executable: bool,
 }
 
 /// A commit request.
@@ -58,6 +64,9 @@ pub struct Conflict {
     pub submitted: Option<Vec<u8>>,
     /// The message of the commit that last changed the path (the other side's intent).
     pub head_intent: Option<String>,
+    /// The executable bit the writer set when it differs from its base's (a mode change,
+    /// which wins over the head's mode); `None` when the writer kept the base's mode.
+    pub executable_change: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,11 +136,25 @@ pub struct Stats {
     pub batches: u64,
 }
 
-/// Every file of a commit: (path, content).
-pub type FileList = Vec<(String, Vec<u8>)>;
+/// One file of a commit.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FileEntry {
+    pub path: String,
+    pub bytes: Vec<u8>,
+    /// Mode 755 (git's 100755) rather than 644.
+    pub executable: bool,
+}
 
-/// A file at the head: its blob and content.
-pub type HeadFile = (ObjectId, std::sync::Arc<Vec<u8>>);
+/// Every file of a commit, sorted by path.
+pub type FileList = Vec<FileEntry>;
+
+/// A file at the head: its blob, content and mode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeadFile {
+    pub blob: ObjectId,
+    pub bytes: std::sync::Arc<Vec<u8>>,
+    pub executable: bool,
+}
 
 enum Request {
     Submit(Box<Submission>, oneshot::Sender<Outcome>),
@@ -238,16 +261,29 @@ impl Repo {
         let mut q = self.queue.lock().ok()?.pop()?;
         // The branch may have moved since the conflict: the resolver sees today's head.
         let (head, file) = self.read_head(&q.conflict.path).await?;
-        q.conflict.head = file.as_ref().map(|(_, b)| b.to_vec());
+        q.conflict.head = file.as_ref().map(|f| f.bytes.to_vec());
         let Some(content) = resolver.resolve(&q) else {
             return Some((q, None));
         };
+        // The writer's mode change wins; else today's head keeps its mode.
+        let submitted = q
+            .submission
+            .changes
+            .iter()
+            .find(|c| c.path == q.conflict.path)
+            .is_some_and(|c| c.executable);
+        let executable = q
+            .conflict
+            .executable_change
+            .or(file.as_ref().map(|f| f.executable))
+            .unwrap_or(submitted);
         let s = Submission {
             base: head,
             changes: vec![Change {
                 path: q.conflict.path.clone(),
-                expected: file.map(|(id, _)| id),
+                expected: file.map(|f| f.blob),
                 new: Some(content),
+                executable,
             }],
             message: format!("resolve: {}", q.submission.message),
             task: q.submission.task.clone(),
@@ -261,7 +297,7 @@ impl Repo {
         Some((q, Some(outcome)))
     }
 
-    /// The head commit and the blob and content at `path` there (durable state only).
+    /// The head commit and the file at `path` there (durable state only).
     pub async fn read_head(&self, path: &str) -> Option<(ObjectId, Option<HeadFile>)> {
         let (tx, rx) = oneshot::channel();
         self.send(Request::ReadHead(path.to_owned(), tx)).ok()?;
@@ -287,33 +323,36 @@ impl Repo {
         rx.await.ok().flatten()
     }
 
-    /// Every file of `commit`, with its content.
+    /// Every file of `commit`, with its content and mode, sorted by path.
     pub async fn files(&self, commit: ObjectId) -> Option<FileList> {
         let (tx, rx) = oneshot::channel();
         self.send(Request::Files(commit, tx)).ok()?;
         rx.await.ok().flatten()
     }
 
-    /// Writes the files of `commit` into `dir`, for a worker that must run a build. Returns
-    /// how many files were written.
-    pub async fn checkout(&self, commit: ObjectId, dir: &Path) -> std::io::Result<usize> {
+    /// Makes `dir` (created if needed) hold exactly the files of `commit`, for a worker that
+    /// must run a build: every file is written with mode 755 if executable, else 644; every
+    /// other file and symlink is removed, and directories left empty with them. Anything
+    /// under a top-level entry of `dir` named in `keep` (e.g. `.git`, `target`) is left
+    /// alone, unless the commit itself has a file there. Symlinks are never followed: one in
+    /// the way is removed, not written through. Anything else in `dir` is deleted, so the
+    /// store's own log must not be there (outside `keep`). Returns how many files were
+    /// written.
+    pub async fn checkout(
+        &self,
+        commit: ObjectId,
+        dir: &Path,
+        keep: &[&str],
+    ) -> std::io::Result<usize> {
         let files = self
             .files(commit)
             .await
             .ok_or_else(|| std::io::Error::other("no such commit"))?;
         let dir = dir.to_owned();
-        tokio::task::spawn_blocking(move || {
-            for (path, bytes) in &files {
-                let p = dir.join(path);
-                if let Some(parent) = p.parent() {
-                    std::fs::create_dir_all(parent)?;
-                }
-                std::fs::write(p, bytes)?;
-            }
-            Ok(files.len())
-        })
-        .await
-        .map_err(std::io::Error::other)?
+        let keep: Vec<std::ffi::OsString> = keep.iter().map(Into::into).collect();
+        tokio::task::spawn_blocking(move || checkout::run(&dir, &files, &keep))
+            .await
+            .map_err(std::io::Error::other)?
     }
 
     /// Exports the commits not yet exported into the git repository at `dir` (created if
@@ -433,7 +472,13 @@ fn answer(state: &state::State, r: Request, batches: u64) {
                 .and_then(|files| {
                     files
                         .into_iter()
-                        .map(|(p, id)| state.object(id).map(|b| (p, b)))
+                        .map(|(path, id, executable)| {
+                            state.object(id).map(|bytes| FileEntry {
+                                path,
+                                bytes,
+                                executable,
+                            })
+                        })
                         .collect::<Option<Vec<_>>>()
                 });
             let _ = tx.send(files);

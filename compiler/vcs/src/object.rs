@@ -59,20 +59,53 @@ impl Kind {
     }
 }
 
-/// A tree entry: a file (blob) or a directory (tree).
+/// A tree entry: a regular file (blob), an executable file, or a directory (tree).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Entry {
     Blob(ObjectId),
     Tree(ObjectId),
+    /// A file with the executable bit (git's mode 100755).
+    Executable(ObjectId),
 }
 
-/// Tree payload: entries sorted by name, each `kind u8, name_len u16, name, id`.
+impl Entry {
+    /// The entry of a file: its blob, executable or not.
+    pub fn file(blob: ObjectId, executable: bool) -> Entry {
+        if executable {
+            Entry::Executable(blob)
+        } else {
+            Entry::Blob(blob)
+        }
+    }
+
+    /// A file's blob and whether it is executable; `None` for a directory.
+    pub fn as_file(self) -> Option<(ObjectId, bool)> {
+        match self {
+            Entry::Blob(id) => Some((id, false)),
+            Entry::Executable(id) => Some((id, true)),
+            Entry::Tree(_) => None,
+        }
+    }
+
+    /// A directory's tree; `None` for a file.
+    pub fn as_tree(self) -> Option<ObjectId> {
+        match self {
+            Entry::Tree(id) => Some(id),
+            Entry::Blob(_) | Entry::Executable(_) => None,
+        }
+    }
+}
+
+/// Tree payload: entries sorted by name, each `kind u8, name_len u16, name, id`, where kind
+/// is 1 for a file, 2 for a directory and 3 for an executable file (kind 3 came later: a tree
+/// without executables encodes, and is named, as before).
 pub fn encode_tree<'a>(entries: impl Iterator<Item = (&'a str, Entry)>) -> Vec<u8> {
     let mut out = Vec::new();
     for (name, entry) in entries {
         let (kind, id) = match entry {
             Entry::Blob(id) => (1u8, id),
             Entry::Tree(id) => (2u8, id),
+            Entry::Executable(id) => (3u8, id),
         };
         out.push(kind);
         out.extend_from_slice(&(name.len() as u16).to_le_bytes());
@@ -89,14 +122,13 @@ pub fn decode_tree(mut p: &[u8]) -> Option<Vec<(String, Entry)>> {
         let len = u16::from_le_bytes([*p.get(1)?, *p.get(2)?]) as usize;
         let name = std::str::from_utf8(p.get(3..3 + len)?).ok()?.to_owned();
         let id = ObjectId(p.get(3 + len..3 + len + 32)?.try_into().ok()?);
-        out.push((
-            name,
-            if kind == 2 {
-                Entry::Tree(id)
-            } else {
-                Entry::Blob(id)
-            },
-        ));
+        let entry = match kind {
+            1 => Entry::Blob(id),
+            2 => Entry::Tree(id),
+            3 => Entry::Executable(id),
+            _ => return None, // never written: not a tree
+        };
+        out.push((name, entry));
         p = &p[3 + len + 32..];
     }
     Some(out)
@@ -158,5 +190,34 @@ impl Commit {
             idempotency_key,
             message,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Entry, ObjectId, decode_tree, encode_tree};
+
+    #[test]
+    fn trees_without_executables_encode_as_before_and_kind_3_is_executable() {
+        let (a, b, c) = (ObjectId([1; 32]), ObjectId([2; 32]), ObjectId([3; 32]));
+        let old = encode_tree([("f", Entry::Blob(a)), ("d", Entry::Tree(b))].into_iter());
+        let mut expected = vec![1u8, 1, 0, b'f'];
+        expected.extend_from_slice(&a.0);
+        expected.extend_from_slice(&[2, 1, 0, b'd']);
+        expected.extend_from_slice(&b.0);
+        assert_eq!(old, expected, "kinds 1 and 2 are unchanged");
+        let entries = vec![
+            ("d".to_owned(), Entry::Tree(b)),
+            ("f".to_owned(), Entry::Blob(a)),
+            ("x".to_owned(), Entry::Executable(c)),
+        ];
+        let bytes = encode_tree(entries.iter().map(|(n, e)| (n.as_str(), *e)));
+        assert_eq!(bytes[2 * (3 + 1 + 32)], 3, "an executable is kind 3");
+        assert_eq!(decode_tree(&bytes), Some(entries));
+        let mut unknown = vec![9u8, 1, 0, b'f'];
+        unknown.extend_from_slice(&a.0);
+        assert_eq!(decode_tree(&unknown), None, "an unknown kind is not a tree");
+        assert_eq!(Entry::file(c, true).as_file(), Some((c, true)));
+        assert_eq!(Entry::Tree(b).as_file(), None);
     }
 }

@@ -14,17 +14,17 @@ pub(crate) fn file_at(state: &State, commit_id: ObjectId, path: &str) -> Option<
     for (i, part) in parts.iter().enumerate() {
         let entries = decode_tree(&state.object(tree)?)?;
         let (_, entry) = entries.into_iter().find(|(n, _)| n == part)?;
-        match (entry, i + 1 == parts.len()) {
-            (Entry::Blob(id), true) => return state.object(id),
-            (Entry::Tree(id), false) => tree = id,
+        match (entry.as_file(), entry.as_tree(), i + 1 == parts.len()) {
+            (Some((id, _)), _, true) => return state.object(id),
+            (_, Some(id), false) => tree = id,
             _ => return None,
         }
     }
     None
 }
 
-/// Every file of a tree: (path, blob).
-pub(crate) fn files(state: &State, tree: ObjectId) -> Option<Vec<(String, ObjectId)>> {
+/// Every file of a tree: (path, blob, executable), sorted by path.
+pub(crate) fn files(state: &State, tree: ObjectId) -> Option<Vec<(String, ObjectId, bool)>> {
     let mut out = Vec::new();
     let mut stack = vec![(String::new(), tree)];
     while let Some((dir, tree)) = stack.pop() {
@@ -34,9 +34,10 @@ pub(crate) fn files(state: &State, tree: ObjectId) -> Option<Vec<(String, Object
             } else {
                 format!("{dir}/{name}")
             };
-            match e {
-                Entry::Blob(id) => out.push((path, id)),
-                Entry::Tree(id) => stack.push((path, id)),
+            match (e.as_file(), e.as_tree()) {
+                (Some((id, executable)), _) => out.push((path, id, executable)),
+                (_, Some(id)) => stack.push((path, id)),
+                (None, None) => {}
             }
         }
     }
@@ -44,13 +45,13 @@ pub(crate) fn files(state: &State, tree: ObjectId) -> Option<Vec<(String, Object
     Some(out)
 }
 
-/// The paths whose blob differs between trees `a` and `b`, with `b`'s blob (`None`: gone).
-/// Equal subtrees are skipped whole.
-pub(crate) fn diff(
-    state: &State,
-    a: Option<ObjectId>,
-    b: ObjectId,
-) -> Option<Vec<(String, Option<ObjectId>)>> {
+/// Paths that differ between two trees, with the second tree's blob and whether it is
+/// executable (`None`: gone).
+pub(crate) type Diff = Vec<(String, Option<(ObjectId, bool)>)>;
+
+/// The paths whose blob or mode differs between trees `a` and `b`. Equal subtrees are
+/// skipped whole.
+pub(crate) fn diff(state: &State, a: Option<ObjectId>, b: ObjectId) -> Option<Diff> {
     let mut out = Vec::new();
     let mut stack = vec![(String::new(), a, Some(b))];
     while let Some((dir, a, b)) = stack.pop() {
@@ -75,27 +76,31 @@ pub(crate) fn diff(
             };
             let x = ea.iter().find(|(n, _)| n == name).map(|(_, e)| *e);
             let y = eb.iter().find(|(n, _)| n == name).map(|(_, e)| *e);
-            match (x, y) {
-                (Some(Entry::Blob(p)), Some(Entry::Blob(q))) if p == q => {}
-                (_, Some(Entry::Blob(q))) => {
-                    if let Some(Entry::Tree(t)) = x {
-                        stack.push((path.clone(), Some(t), None));
+            if x == y {
+                continue; // the same blob with the same mode, or the same subtree
+            }
+            let (old_file, old_tree) = (x.and_then(Entry::as_file), x.and_then(Entry::as_tree));
+            match (y.and_then(Entry::as_file), y.and_then(Entry::as_tree)) {
+                (Some(file), _) => {
+                    // A file (new, changed, or only its mode), perhaps where a directory was.
+                    if old_tree.is_some() {
+                        stack.push((path.clone(), old_tree, None));
                     }
-                    out.push((path, Some(q)));
+                    out.push((path, Some(file)));
                 }
-                (Some(Entry::Blob(_)), None) => out.push((path, None)),
-                (x, Some(Entry::Tree(t))) => {
-                    if let Some(Entry::Blob(_)) = x {
+                (_, Some(t)) => {
+                    if old_file.is_some() {
                         out.push((path.clone(), None));
                     }
-                    let old = match x {
-                        Some(Entry::Tree(o)) => Some(o),
-                        _ => None,
-                    };
-                    stack.push((path, old, Some(t)));
+                    stack.push((path, old_tree, Some(t)));
                 }
-                (Some(Entry::Tree(t)), None) => stack.push((path, Some(t), None)),
-                (None, None) => {}
+                (None, None) => {
+                    if old_file.is_some() {
+                        out.push((path, None));
+                    } else if old_tree.is_some() {
+                        stack.push((path, old_tree, None));
+                    }
+                }
             }
         }
     }

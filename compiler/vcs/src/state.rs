@@ -9,18 +9,24 @@ use std::sync::Arc;
 use crate::log::{Location, Log};
 use crate::merge::merge3;
 use crate::object::{Commit, Entry, Kind, ObjectId, encode_tree};
-use crate::{Change, Conflict, Outcome, Refusal, Submission};
+use crate::{Change, Conflict, HeadFile, Outcome, Refusal, Submission};
 
 /// A decoded tree.
 type TreeEntries = Vec<(String, Entry)>;
+
+/// A file as a tree holds it: its blob and whether it is executable.
+type File = (ObjectId, bool);
+
+/// What a change leaves at its path: content and whether it is executable, or nothing.
+type Content = Option<(Vec<u8>, bool)>;
 
 pub(crate) struct State {
     pub(crate) log: Log,
     pub(crate) index: HashMap<ObjectId, Location>,
     pub(crate) head: ObjectId,
     pub(crate) seq: u64,
-    /// path → (blob, content) at the head.
-    pub(crate) files: HashMap<String, (ObjectId, Arc<Vec<u8>>)>,
+    /// path → its file at the head.
+    pub(crate) files: HashMap<String, HeadFile>,
     /// directory ("" is the root) → its entries.
     dirs: BTreeMap<String, BTreeMap<String, Entry>>,
     /// Commits on the branch, by id → seq (a base must be one of them).
@@ -32,9 +38,9 @@ pub(crate) struct State {
     /// path → message of the commit that last changed it (this process's memory only).
     last_intent: HashMap<String, String>,
     tree_cache: std::cell::RefCell<HashMap<ObjectId, Arc<TreeEntries>>>,
-    /// path → its last changes (seq, blob), oldest first; the first entry is the path's
+    /// path → its last changes (seq, file), oldest first; the first entry is the path's
     /// state as of its seq. Paths without an entry have not existed since `loaded_at`.
-    history: HashMap<String, std::collections::VecDeque<(u64, Option<ObjectId>)>>,
+    history: HashMap<String, std::collections::VecDeque<(u64, Option<File>)>>,
     /// The head's seq when this process loaded the branch.
     loaded_at: u64,
 }
@@ -88,14 +94,14 @@ impl State {
     }
 
     /// Sets one file in the head's trees (None deletes it).
-    fn set_file(&mut self, path: &str, blob: Option<ObjectId>) {
+    fn set_file(&mut self, path: &str, file: Option<File>) {
         let (dir, name) = parent_dir(path);
-        match blob {
-            Some(id) => {
+        match file {
+            Some((id, executable)) => {
                 self.dirs
                     .entry(dir.to_owned())
                     .or_default()
-                    .insert(name.to_owned(), Entry::Blob(id));
+                    .insert(name.to_owned(), Entry::file(id, executable));
                 // Make sure every ancestor lists its child directory.
                 let mut d = dir;
                 while !d.is_empty() {
@@ -182,7 +188,7 @@ impl State {
             return Outcome::Refused(refusal);
         }
         // Decide every path first; commit only if all of them go through.
-        let mut decided: Vec<(String, Option<Vec<u8>>)> = Vec::with_capacity(s.changes.len());
+        let mut decided: Vec<(String, Content)> = Vec::with_capacity(s.changes.len());
         let mut merged = Vec::new();
         for c in &s.changes {
             // What the writer says it saw must be what its base has: the base, not the
@@ -191,16 +197,12 @@ impl State {
                 Some(b) => b,
                 None => return Outcome::Refused(Refusal::Unavailable),
             };
-            if at_base != c.expected {
+            if at_base.map(|(id, _)| id) != c.expected {
                 return Outcome::Refused(Refusal::ExpectedMismatch {
                     path: c.path.clone(),
                 });
             }
-            let head = self
-                .files
-                .get(&c.path)
-                .map(|(id, bytes)| (*id, bytes.clone()));
-            match self.decide(c, head) {
+            match self.decide(c, at_base, self.files.get(&c.path)) {
                 Ok((content, was_merged)) => {
                     if was_merged {
                         merged.push(c.path.clone());
@@ -209,14 +211,14 @@ impl State {
                 }
                 Err(conflict) => {
                     *self.conflicts.entry(c.path.clone()).or_default() += 1;
-                    return Outcome::Conflict(conflict);
+                    return Outcome::Conflict(*conflict);
                 }
             }
         }
         // The megafile guard.
         for (path, content) in &decided {
-            let new_lines = content.as_deref().map_or(0, lines);
-            let old_lines = self.files.get(path).map_or(0, |(_, b)| lines(b));
+            let new_lines = content.as_ref().map_or(0, |(b, _)| lines(b));
+            let old_lines = self.files.get(path).map_or(0, |f| lines(&f.bytes));
             if new_lines > self.budget && new_lines > old_lines {
                 // A file that does not exist yet is refused but not flagged.
                 let exists = self.files.contains_key(path);
@@ -245,20 +247,30 @@ impl State {
             self.last_intent.insert(path.clone(), s.message.clone());
         }
         for (path, content) in decided {
-            let blob = content.as_ref().map(|b| self.put(Kind::Blob, b));
-            self.set_file(&path, blob);
+            let file = content
+                .as_ref()
+                .map(|(b, executable)| (self.put(Kind::Blob, b), *executable));
+            self.set_file(&path, file);
             let recent = self.history.entry(path.clone()).or_default();
-            recent.push_back((self.seq + 1, blob));
+            recent.push_back((self.seq + 1, file));
             if recent.len() > HISTORY {
                 recent.pop_front();
             }
             dirty.insert(parent_dir(&path).0.to_owned());
-            match (blob, content) {
-                (Some(id), Some(bytes)) => {
+            match (file, content) {
+                (Some((blob, executable)), Some((bytes, _))) => {
                     if lines(&bytes) <= self.budget {
                         self.flagged.remove(&path);
                     }
-                    self.files.insert(path, (id, Arc::new(bytes)));
+                    let bytes = Arc::new(bytes);
+                    self.files.insert(
+                        path,
+                        HeadFile {
+                            blob,
+                            bytes,
+                            executable,
+                        },
+                    );
                 }
                 _ => {
                     self.flagged.remove(&path);
@@ -286,12 +298,12 @@ impl State {
         }
     }
 
-    /// The blob at `path` in the base commit. Recent changes of each path are kept in
+    /// The file at `path` in the base commit. Recent changes of each path are kept in
     /// memory, so a base a few commits behind the head is answered without reading trees;
     /// an older one walks its trees.
-    fn blob_at_base(&self, base: ObjectId, path: &str) -> Option<Option<ObjectId>> {
+    fn blob_at_base(&self, base: ObjectId, path: &str) -> Option<Option<File>> {
         if base == self.head {
-            return Some(self.files.get(path).map(|(id, _)| *id));
+            return Some(self.files.get(path).map(|f| (f.blob, f.executable)));
         }
         let seq = *self.commits.get(&base)?;
         match self.history.get(path) {
@@ -311,9 +323,9 @@ impl State {
         self.blob_at(base, path)
     }
 
-    /// The blob at `path` in `commit`: `Some(None)` when absent, `None` when the store
+    /// The file at `path` in `commit`: `Some(None)` when absent, `None` when the store
     /// cannot be read. Trees read here are cached.
-    fn blob_at(&self, commit: ObjectId, path: &str) -> Option<Option<ObjectId>> {
+    fn blob_at(&self, commit: ObjectId, path: &str) -> Option<Option<File>> {
         let mut tree = crate::object::Commit::decode(&self.object(commit)?)?.tree;
         let parts: Vec<&str> = path.split('/').collect();
         for (i, part) in parts.iter().enumerate() {
@@ -321,9 +333,9 @@ impl State {
             let Some((_, entry)) = entries.iter().find(|(n, _)| n == part) else {
                 return Some(None);
             };
-            match (*entry, i + 1 == parts.len()) {
-                (Entry::Blob(id), true) => return Some(Some(id)),
-                (Entry::Tree(id), false) => tree = id,
+            match (entry.as_file(), entry.as_tree(), i + 1 == parts.len()) {
+                (Some(file), _, true) => return Some(Some(file)),
+                (_, Some(id), false) => tree = id,
                 _ => return Some(None),
             }
         }
@@ -387,34 +399,51 @@ impl State {
         None
     }
 
-    /// The content a change leaves at its path, and whether it took a merge.
+    /// The content and mode a change leaves at its path, and whether it took a merge.
+    /// `base` is the file at the writer's base (its blob is `c.expected`). The mode: the
+    /// writer's when it differs from the base's, else the head's.
     fn decide(
         &self,
         c: &Change,
-        head: Option<(ObjectId, Arc<Vec<u8>>)>,
-    ) -> Result<(Option<Vec<u8>>, bool), Conflict> {
-        let head_id = head.as_ref().map(|(id, _)| *id);
-        if head_id == c.expected {
-            return Ok((c.new.clone(), false)); // untouched since the writer's base: rebase
+        base: Option<File>,
+        head: Option<&HeadFile>,
+    ) -> Result<(Content, bool), Box<Conflict>> {
+        let mode_change = match base {
+            Some((_, was)) if was == c.executable => None,
+            _ => c.new.as_ref().map(|_| c.executable),
+        };
+        let mode = mode_change
+            .or(head.map(|h| h.executable))
+            .unwrap_or(c.executable);
+        if head.map(|h| h.blob) == c.expected {
+            // Untouched since the writer's base: rebase.
+            return Ok((c.new.clone().map(|b| (b, mode)), false));
         }
-        let conflict = |base: Option<Vec<u8>>| Conflict {
-            path: c.path.clone(),
-            base,
-            head: head.as_ref().map(|(_, b)| b.to_vec()),
-            submitted: c.new.clone(),
-            head_intent: self.last_intent.get(&c.path).cloned(),
+        let conflict = |base: Option<Vec<u8>>| {
+            Box::new(Conflict {
+                path: c.path.clone(),
+                base,
+                head: head.map(|h| h.bytes.to_vec()),
+                submitted: c.new.clone(),
+                head_intent: self.last_intent.get(&c.path).cloned(),
+                executable_change: mode_change,
+            })
         };
         let base = c.expected.and_then(|id| self.object(id));
-        let (Some(base), Some((_, ours)), Some(theirs)) = (&base, &head, &c.new) else {
+        let (Some(base), Some(ours), Some(theirs)) = (&base, head, &c.new) else {
             return Err(conflict(base));
         };
+        if theirs == base {
+            // The writer changed only the mode: the head's content stands.
+            return Ok((Some((ours.bytes.to_vec(), mode)), true));
+        }
         match (
             std::str::from_utf8(base),
-            std::str::from_utf8(ours),
+            std::str::from_utf8(&ours.bytes),
             std::str::from_utf8(theirs),
         ) {
             (Ok(b), Ok(o), Ok(t)) => match merge3(b, o, t) {
-                Some(m) => Ok((Some(m.into_bytes()), true)),
+                Some(m) => Ok((Some((m.into_bytes(), mode)), true)),
                 None => Err(conflict(Some(base.clone()))),
             },
             _ => Err(conflict(Some(base.clone()))),
@@ -474,19 +503,25 @@ impl State {
                 } else {
                     format!("{dir}/{name}")
                 };
-                match e {
-                    Entry::Tree(id) => stack.push((path, id)),
-                    Entry::Blob(id) => {
-                        let bytes = self.object(id)?;
+                match (e.as_file(), e.as_tree()) {
+                    (_, Some(id)) => stack.push((path, id)),
+                    (Some((blob, executable)), _) => {
+                        let bytes = Arc::new(self.object(blob)?);
                         if lines(&bytes) > self.budget {
                             self.flagged.insert(path.clone());
                         }
                         self.history
                             .entry(path.clone())
                             .or_default()
-                            .push_back((seq, Some(id)));
-                        self.files.insert(path, (id, Arc::new(bytes)));
+                            .push_back((seq, Some((blob, executable))));
+                        let file = HeadFile {
+                            blob,
+                            bytes,
+                            executable,
+                        };
+                        self.files.insert(path, file);
                     }
+                    (None, None) => {}
                 }
             }
         }

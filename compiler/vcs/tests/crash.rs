@@ -44,7 +44,7 @@ fn child() {
                     };
                     let mut text = file
                         .as_ref()
-                        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+                        .map(|f| String::from_utf8_lossy(&f.bytes).into_owned())
                         .unwrap_or_default();
                     text.push_str(&format!("task {t} edit {k}\n"));
                     if text.lines().count() > 50 {
@@ -54,8 +54,9 @@ fn child() {
                         base: head,
                         changes: vec![Change {
                             path,
-                            expected: file.map(|(id, _)| id),
+                            expected: file.map(|f| f.blob),
                             new: Some(text.into_bytes()),
+                            executable: false,
                         }],
                         message: format!("task {t} edit {k}"),
                         task: format!("t{t}"),

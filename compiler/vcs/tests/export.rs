@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use specc_vcs::object::ObjectId;
-use specc_vcs::{Change, Options, Outcome, Repo, Submission};
+use specc_vcs::{Change, FileEntry, Options, Outcome, Repo, Submission};
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let o = Command::new("git")
@@ -28,8 +28,9 @@ async fn commit(repo: &Repo, path: &str, new: Option<&str>, task: &str) -> Objec
         base: head,
         changes: vec![Change {
             path: path.to_owned(),
-            expected: file.map(|(id, _)| id),
+            expected: file.map(|f| f.blob),
             new: new.map(|t| t.as_bytes().to_vec()),
+            executable: false,
         }],
         message: format!("{task}: write {path}"),
         task: task.to_owned(),
@@ -41,19 +42,24 @@ async fn commit(repo: &Repo, path: &str, new: Option<&str>, task: &str) -> Objec
     }
 }
 
-/// The tree of `main` as (path, bytes), from git itself.
-fn git_tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files: Vec<(String, Vec<u8>)> = git(dir, &["ls-tree", "-r", "main"])
+/// The tree of `main` (path, bytes, mode), from git itself.
+fn git_tree(dir: &Path) -> Vec<FileEntry> {
+    let mut files: Vec<FileEntry> = git(dir, &["ls-tree", "-r", "main"])
         .lines()
         .map(|l| {
             let (meta, path) = l.split_once('\t').expect("ls-tree line");
-            let blob = meta.split_whitespace().nth(2).expect("blob id");
+            let meta: Vec<&str> = meta.split_whitespace().collect();
+            assert!(meta[0] == "100644" || meta[0] == "100755", "{l}");
             let o = Command::new("git")
-                .args(["cat-file", "blob", blob])
+                .args(["cat-file", "blob", meta[2]])
                 .current_dir(dir)
                 .output()
                 .expect("cat-file");
-            (path.to_owned(), o.stdout)
+            FileEntry {
+                path: path.to_owned(),
+                bytes: o.stdout,
+                executable: meta[0] == "100755",
+            }
         })
         .collect();
     files.sort();
@@ -78,11 +84,14 @@ async fn export_is_fsck_clean_equal_to_the_store_and_incremental() {
     let head = commit(&repo, "README.md", Some("# exported\n"), "task-readme").await;
 
     let work = dir.path().join("work");
-    let written = repo.checkout(head, &work).await.expect("checkout");
+    let written = repo.checkout(head, &work, &[]).await.expect("checkout");
     let store_files = repo.files(head).await.expect("files");
     assert_eq!(written, store_files.len());
-    for (path, bytes) in &store_files {
-        assert_eq!(&std::fs::read(work.join(path)).expect("checked out"), bytes);
+    for f in &store_files {
+        assert_eq!(
+            std::fs::read(work.join(&f.path)).expect("checked out"),
+            f.bytes
+        );
     }
     assert!(
         !work.join("src/m0/f0.rs").exists(),

@@ -11,6 +11,7 @@ fn sub(base: ObjectId, path: &str, expected: Option<ObjectId>, new: &str, key: &
             path: path.to_owned(),
             expected,
             new: Some(new.as_bytes().to_vec()),
+            executable: false,
         }],
         message: format!("edit {path}"),
         task: "task-1".to_owned(),
@@ -27,7 +28,7 @@ fn committed(o: &Outcome) -> (ObjectId, u64) {
 
 async fn head_of(repo: &Repo, path: &str) -> (ObjectId, Option<ObjectId>) {
     let (head, file) = repo.read_head(path).await.expect("read");
-    (head, file.map(|(id, _)| id))
+    (head, file.map(|f| f.blob))
 }
 
 #[tokio::test]
@@ -173,11 +174,13 @@ async fn the_megafile_guard_refuses_growth_until_a_split_lands() {
                 path: "big.rs".into(),
                 expected: blob,
                 new: Some(lines(5).into_bytes()),
+                executable: false,
             },
             Change {
                 path: "big_part2.rs".into(),
                 expected: None,
                 new: Some(lines(4).into_bytes()),
+                executable: false,
             },
         ],
         message: "split big.rs".into(),

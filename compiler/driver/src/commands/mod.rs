@@ -1,5 +1,6 @@
 //! One module per command; `dispatch` picks one.
 
+mod build;
 mod check;
 mod cost;
 mod explain;
@@ -20,6 +21,7 @@ use crate::{Env, exit};
 pub(crate) fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     match cli.command {
         Command::Plan(args) => plan::run(&args, env, out, err),
+        Command::Build(args) => build::run(&args, env, out, err),
         Command::Check(args) => check::run(&args, env, out, err),
         Command::Pin(args) => pin::run(&args, env, out, err),
         Command::Cost(args) => cost::run(&args, env, out, err),

@@ -44,6 +44,31 @@ pub(crate) fn run(args: &PlanArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
     reporter.status()
 }
 
+/// Reads and parses the spec at `path`, reporting its diagnostics; `Err` holds the exit
+/// status when it could not be read.
+pub(crate) fn parse(
+    path: &std::path::Path,
+    files: &mut Files,
+    reporter: &mut Reporter,
+    err: &mut dyn Write,
+) -> Result<IntentTree, i32> {
+    let name = path.display().to_string();
+    let text = match read_source(path) {
+        Ok(text) => text,
+        Err(e) => {
+            reporter.report(files, &e.0, err);
+            return Err(exit::USAGE);
+        }
+    };
+    let text: Arc<str> = text.into();
+    let file_id = files.add(name, text.clone());
+    let parsed = specc_passes::parse_spec(file_id, &text);
+    for d in &parsed.diagnostics {
+        reporter.report(files, d, err);
+    }
+    Ok(parsed.tree)
+}
+
 fn write_json(tree: &IntentTree, name: &str, out: &mut dyn Write) -> std::io::Result<()> {
     let value = serde_json::json!({
         "spec": name,

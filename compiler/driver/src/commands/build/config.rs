@@ -1,0 +1,102 @@
+//! specc.toml as `specc build` reads it: the model part (`specc_llm::config`), `[limits]`
+//! (`specc_runtime::limits`), and its own tables, `[build]` (`out`, `jobs`) and `[sandbox]`
+//! (`allow_weaker`). Unknown keys in its tables are refused. With `--provider replay` every
+//! role is answered by one recording; the roles keep their models, so a recording made live
+//! replays.
+//! design: driver.build
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use specc_llm::LlmConfig;
+use specc_llm::config::{ProviderConfig, ProviderKind};
+use specc_runtime::limits::Limits;
+
+use crate::cli::{BuildArgs, BuildProvider};
+
+pub(super) struct BuildConfig {
+    pub(super) llm: LlmConfig,
+    pub(super) limits: Limits,
+    pub(super) out: Option<PathBuf>,
+    pub(super) jobs: Option<usize>,
+    pub(super) allow_weaker: bool,
+    /// The environment variables that hold keys: never given to a command.
+    pub(super) key_vars: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct File {
+    build: Option<BuildTable>,
+    sandbox: Option<SandboxTable>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BuildTable {
+    out: Option<PathBuf>,
+    jobs: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SandboxTable {
+    allow_weaker: Option<bool>,
+}
+
+pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildConfig, String> {
+    let path = args
+        .config
+        .clone()
+        .unwrap_or_else(|| dir.join("specc.toml"));
+    if !path.is_file() {
+        return Err(format!(
+            "no {} to say which models plan and work",
+            path.display()
+        ));
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let at = |e: String| format!("{}: {e}", path.display());
+    let limits = Limits::from_toml(&text).map_err(at)?;
+    let mut llm = LlmConfig::parse_at(&text, &path).map_err(|e| at(e.to_string()))?;
+    let file: File = toml::from_str(&text).map_err(|e| at(e.to_string()))?;
+    let key_vars = llm
+        .providers
+        .values()
+        .filter_map(|p| p.api_key_env.clone())
+        .collect();
+    if args.provider == BuildProvider::Replay {
+        let recording = args
+            .recording
+            .clone()
+            .unwrap_or_else(|| state.join("recordings").join("build.jsonl"));
+        if !recording.is_file() {
+            return Err(format!("no recording at {}", recording.display()));
+        }
+        llm.providers.insert(
+            "replay".to_owned(),
+            ProviderConfig {
+                kind: ProviderKind::Replay,
+                base_url: None,
+                api_key_env: None,
+                concurrency: 8,
+                recording: Some(recording.display().to_string()),
+                timeouts: None,
+            },
+        );
+        for role in llm.roles.values_mut() {
+            role.provider = "replay".to_owned();
+        }
+    }
+    let build = file.build.unwrap_or(BuildTable {
+        out: None,
+        jobs: None,
+    });
+    Ok(BuildConfig {
+        llm,
+        limits,
+        out: build.out.map(|o| if o.is_relative() { dir.join(o) } else { o }),
+        jobs: build.jobs,
+        allow_weaker: file.sandbox.and_then(|s| s.allow_weaker).unwrap_or(false),
+        key_vars,
+    })
+}

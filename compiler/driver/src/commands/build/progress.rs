@@ -1,0 +1,172 @@
+//! What a build shows while it runs and when it ends: a progress bar on a terminal
+//! (indicatif: tasks, running attempts, dollars against the budget), one plain line per
+//! event elsewhere, or one JSON object per event on stdout with `--message-format json`.
+//! design: driver.build
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::time::Instant;
+
+use specc_runtime::Event;
+
+pub(super) enum Mode {
+    Plain,
+    Json,
+    Bar(indicatif::ProgressBar),
+}
+
+pub(super) struct Progress<'w> {
+    mode: Mode,
+    started: Instant,
+    /// Where plain lines go (stderr) and JSON events (stdout).
+    lines: RefCell<&'w mut dyn Write>,
+    counts: RefCell<Counts>,
+    total: usize,
+}
+
+#[derive(Default)]
+struct Counts {
+    done: usize,
+    running: usize,
+}
+
+impl<'w> Progress<'w> {
+    pub(super) fn new(mode: Mode, total: usize, lines: &'w mut dyn Write) -> Progress<'w> {
+        if let Mode::Bar(bar) = &mode {
+            bar.set_length(total as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks {msg}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+        }
+        Progress {
+            mode,
+            started: Instant::now(),
+            lines: RefCell::new(lines),
+            counts: RefCell::default(),
+            total,
+        }
+    }
+
+    /// Shows spending next to the bar.
+    pub(super) fn spent(&self, dollars: f64, cap: Option<f64>) {
+        if let Mode::Bar(bar) = &self.mode {
+            let running = self.counts.borrow().running;
+            let cap = cap.map_or(String::new(), |c| format!(" of ${c:.2}"));
+            bar.set_message(format!("· {running} running · ${dollars:.4}{cap}"));
+        }
+    }
+
+    pub(super) fn event(&self, e: &Event) {
+        {
+            let mut c = self.counts.borrow_mut();
+            match e {
+                Event::AttemptStarted { attempt: 1, .. } => c.running += 1,
+                Event::Landed { .. } | Event::Failed { .. } => {
+                    c.running = c.running.saturating_sub(1);
+                    c.done += 1;
+                }
+                Event::UpToDate { .. } | Event::Skipped { .. } => c.done += 1,
+                _ => {}
+            }
+        }
+        let secs = self.started.elapsed().as_secs_f64();
+        match &self.mode {
+            Mode::Json => {
+                let mut w = self.lines.borrow_mut();
+                let _ = writeln!(w, "{}", json(e, secs));
+            }
+            Mode::Plain => {
+                let mut w = self.lines.borrow_mut();
+                let _ = writeln!(w, "[{secs:>6.1}s] {}", line(e));
+            }
+            Mode::Bar(bar) => {
+                bar.set_position(self.counts.borrow().done.min(self.total) as u64);
+                bar.println(line(e));
+            }
+        }
+    }
+
+    pub(super) fn finish(&self) {
+        if let Mode::Bar(bar) = &self.mode {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+fn short(commit: &Option<String>) -> String {
+    commit
+        .as_deref()
+        .map_or_else(|| "no changes".to_owned(), |c| format!("commit {}", &c[..c.len().min(12)]))
+}
+
+/// One event in words.
+pub(super) fn line(e: &Event) -> String {
+    match e {
+        Event::Seeded { commit } => format!("seeded the repository with the plan ({})", short(commit)),
+        Event::UpToDate { task } => format!("up to date  {task}"),
+        Event::AttemptStarted { task, attempt, role } => {
+            format!("started     {task} (attempt {attempt}, {role})")
+        }
+        Event::AttemptFailed {
+            task,
+            attempt,
+            reason,
+        } => format!("attempt {attempt} of {task} failed: {reason}"),
+        Event::Conflict { task, path } => {
+            format!("conflict    {task} in {path}: re-running it on the new head")
+        }
+        Event::Landed {
+            task,
+            commit,
+            merged,
+        } => {
+            let merged = if merged.is_empty() {
+                String::new()
+            } else {
+                format!(", merged {}", merged.join(", "))
+            };
+            format!("landed      {task} ({}{merged})", short(commit))
+        }
+        Event::Failed { task, reason } => format!("FAILED      {task}: {reason}"),
+        Event::Skipped { task, because } => format!("skipped     {task}: {because}"),
+        Event::Stopped { reason } => format!("stopping: {reason}; running attempts end, nothing new starts"),
+    }
+}
+
+fn json(e: &Event, secs: f64) -> serde_json::Value {
+    use serde_json::json;
+    let (kind, mut v) = match e {
+        Event::Seeded { commit } => ("seeded", json!({"commit": commit})),
+        Event::UpToDate { task } => ("up_to_date", json!({"task": task})),
+        Event::AttemptStarted { task, attempt, role } => (
+            "attempt_started",
+            json!({"task": task, "attempt": attempt, "role": role}),
+        ),
+        Event::AttemptFailed {
+            task,
+            attempt,
+            reason,
+        } => (
+            "attempt_failed",
+            json!({"task": task, "attempt": attempt, "reason": reason}),
+        ),
+        Event::Conflict { task, path } => ("conflict", json!({"task": task, "path": path})),
+        Event::Landed {
+            task,
+            commit,
+            merged,
+        } => (
+            "landed",
+            json!({"task": task, "commit": commit, "merged": merged}),
+        ),
+        Event::Failed { task, reason } => ("failed", json!({"task": task, "reason": reason})),
+        Event::Skipped { task, because } => ("skipped", json!({"task": task, "because": because})),
+        Event::Stopped { reason } => ("stopped", json!({"reason": reason})),
+    };
+    v["event"] = json!(kind);
+    v["seconds"] = json!((secs * 1000.0).round() / 1000.0);
+    v
+}

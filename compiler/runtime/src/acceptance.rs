@@ -1,0 +1,117 @@
+//! Acceptance: after a worker's `done`, its task's acceptance commands and the spec's test
+//! blocks for the requirements it covers run on the checkout, through the runner. A check
+//! fails on a non-zero exit, a signal or its timeout.
+//! design: runtime.acceptance
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::runner::{CommandResult, CommandSpec, Runner};
+
+/// One check to run.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Check {
+    /// Where it comes from: `task acceptance #1`, or the spec node and line.
+    pub name: String,
+    /// A shell script.
+    pub script: String,
+}
+
+impl Check {
+    /// The shell script that runs a spec test block in `runner`'s language, or `None` for
+    /// a runner specc cannot run yet.
+    pub fn from_block(name: String, runner: &str, code: &str) -> Option<Check> {
+        let interpreter = match runner {
+            "sh" => return Some(Check { name, script: code.to_owned() }),
+            "bash" => "bash -s",
+            "python" | "python3" => "python3 -",
+            "node" | "js" | "javascript" => "node -",
+            _ => return None,
+        };
+        let mut delimiter = "SPECC_CHECK".to_owned();
+        while code.contains(&delimiter) {
+            delimiter.push('_');
+        }
+        Some(Check {
+            name,
+            script: format!("{interpreter} <<'{delimiter}'\n{code}\n{delimiter}\n"),
+        })
+    }
+}
+
+/// One check's outcome.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CheckResult {
+    pub name: String,
+    pub result: CommandResult,
+}
+
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Report {
+    pub results: Vec<CheckResult>,
+}
+
+impl Report {
+    pub fn passed(&self) -> bool {
+        self.results.iter().all(|r| r.result.success())
+    }
+
+    /// The failed checks with their (capped) output, for the worker and the summary.
+    pub fn failures(&self) -> String {
+        self.results
+            .iter()
+            .filter(|r| !r.result.success())
+            .map(|r| format!("check `{}`: {}", r.name, r.result.report()))
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    }
+
+    /// One line: which checks failed and how.
+    pub fn summary(&self) -> String {
+        let failed: Vec<String> = self
+            .results
+            .iter()
+            .filter(|r| !r.result.success())
+            .map(|r| format!("`{}` ({:?})", r.name, r.result.exit))
+            .collect();
+        format!("acceptance failed: {}", failed.join(", "))
+    }
+}
+
+/// What checks get.
+#[derive(Clone, Debug)]
+pub struct CheckLimits {
+    pub timeout: Duration,
+    pub output_cap: usize,
+}
+
+/// Runs every check in `dir`, in order (all of them, so the worker sees every failure).
+pub async fn run(
+    runner: &dyn Runner,
+    dir: &Path,
+    checks: &[Check],
+    limits: &CheckLimits,
+    logs: &Path,
+    env: &[(String, String)],
+    round: u32,
+) -> Report {
+    let mut report = Report::default();
+    for (i, c) in checks.iter().enumerate() {
+        let result = runner
+            .run(CommandSpec {
+                script: c.script.clone(),
+                dir: dir.to_path_buf(),
+                read_only: Vec::new(),
+                timeout: limits.timeout,
+                output_cap: limits.output_cap,
+                env: env.to_vec(),
+                log: logs.join(format!("acceptance-{round}-{}.log", i + 1)),
+            })
+            .await;
+        report.results.push(CheckResult {
+            name: c.name.clone(),
+            result,
+        });
+    }
+    report
+}

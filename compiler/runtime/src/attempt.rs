@@ -1,0 +1,358 @@
+//! One work task from start to landing: attempts (checkout → agent loop → acceptance →
+//! submit) up the escalation ladder. Acceptance fails → the worker sees it once (in the
+//! loop) → the planner re-plans the leaf with the failure → the `escalation` role's model,
+//! if configured → the task fails. A submission that conflicts with work landed meanwhile
+//! re-runs the task on the new head with the conflict shown (at most
+//! [`MAX_CONFLICT_RERUNS`] times).
+//! design: runtime.escalation
+//! design: runtime.workspace
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::json;
+use specc_llm::{Client, Role};
+use specc_vcs::object::ObjectId;
+use specc_vcs::{Outcome, Refusal, Repo, Submission};
+
+use crate::acceptance::CheckLimits;
+use crate::agent::{AgentLoop, AttemptId, AttemptLimits, LoopEnd};
+use crate::context::{self, Retry, WorkOrder};
+use crate::journal::{Journal, StepKind};
+use crate::runner::Runner;
+use crate::scope::Scope;
+use crate::tools::{CommandLimits, Toolbox};
+use crate::{replan, workspace};
+
+/// Conflicts one task may meet before it fails.
+pub const MAX_CONFLICT_RERUNS: u32 = 3;
+
+/// What the build lends a task.
+pub struct Services<'a> {
+    pub client: &'a Client,
+    pub journal: &'a Journal,
+    pub repo: &'a Repo,
+    pub runner: Arc<dyn Runner>,
+    pub run: &'a str,
+    /// `.specc/work/`: checkouts, and their logs beside them.
+    pub work: PathBuf,
+    pub settings: &'a Settings,
+    pub events: &'a dyn Fn(crate::Event),
+}
+
+/// Limits and switches of a build's attempts.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub attempt: AttemptLimits,
+    pub commands: CommandLimits,
+    pub checks: CheckLimits,
+    pub guide_lines: usize,
+    /// An `escalation` role is configured.
+    pub escalation: bool,
+    pub worker_max_tokens: u32,
+    /// Variables every command gets (never a key).
+    pub env: Vec<(String, String)>,
+}
+
+/// How a task ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TaskEnd {
+    /// Landed (`None`: the task changed nothing).
+    Landed {
+        commit: Option<ObjectId>,
+        merged: Vec<String>,
+        attempts: u32,
+    },
+    Failed {
+        reason: String,
+    },
+    /// The budget cap stopped it.
+    Budget,
+    /// The journal failed: the build must stop.
+    Journal(String),
+}
+
+/// The rungs of the escalation ladder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rung {
+    Worker,
+    Replanned,
+    Escalation,
+}
+
+/// Carries out one work leaf.
+pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
+    let mut attempt = 0u32;
+    let mut rung = Rung::Worker;
+    let mut retry: Option<Retry> = None;
+    let mut conflicts = 0u32;
+    loop {
+        attempt += 1;
+        let role = if rung == Rung::Escalation {
+            Role::Escalation
+        } else {
+            Role::Worker
+        };
+        let failure = match one_attempt(s, &order, attempt, role, retry.as_ref()).await {
+            Attempted::Landed { commit, merged } => {
+                return TaskEnd::Landed {
+                    commit,
+                    merged,
+                    attempts: attempt,
+                };
+            }
+            Attempted::Conflict { path, theirs } => {
+                conflicts += 1;
+                (s.events)(crate::Event::Conflict {
+                    task: order.task.id.clone(),
+                    path: path.clone(),
+                });
+                if conflicts > MAX_CONFLICT_RERUNS {
+                    return TaskEnd::Failed {
+                        reason: format!("{conflicts} conflicts in a row, the last in {path}"),
+                    };
+                }
+                retry = Some(Retry::Conflict { path, theirs });
+                continue;
+            }
+            Attempted::Refused(reason) => return TaskEnd::Failed { reason },
+            Attempted::Budget => return TaskEnd::Budget,
+            Attempted::Journal(e) => return TaskEnd::Journal(e),
+            Attempted::Failed(f) => f,
+        };
+        (s.events)(crate::Event::AttemptFailed {
+            task: order.task.id.clone(),
+            attempt,
+            reason: failure.clone(),
+        });
+        match rung {
+            Rung::Worker => {
+                rung = Rung::Replanned;
+                match replan::replan(s.client, &order, &failure).await {
+                    Ok(instructions) => {
+                        // Step 0 of the next attempt: the instructions it starts from.
+                        let step = json!({"replanned": instructions, "after": failure});
+                        if let Err(e) = s.journal.step(
+                            s.run,
+                            &order.task.id,
+                            attempt + 1,
+                            0,
+                            StepKind::Replan,
+                            &step,
+                        ) {
+                            return TaskEnd::Journal(e.to_string());
+                        }
+                        order.task.instructions = instructions;
+                        retry = Some(Retry::Replanned { failure });
+                    }
+                    Err(e) if e.is_budget() => return TaskEnd::Budget,
+                    Err(e) => {
+                        tracing::warn!(task = %order.task.id, error = %e, "re-planning failed");
+                        if !s.settings.escalation {
+                            return TaskEnd::Failed {
+                                reason: format!("{failure}; re-planning failed: {e}"),
+                            };
+                        }
+                        rung = Rung::Escalation;
+                        retry = Some(Retry::Replanned { failure });
+                    }
+                }
+            }
+            Rung::Replanned if s.settings.escalation => {
+                rung = Rung::Escalation;
+                retry = Some(Retry::Replanned { failure });
+            }
+            Rung::Replanned | Rung::Escalation => return TaskEnd::Failed { reason: failure },
+        }
+    }
+}
+
+/// How one attempt ended.
+enum Attempted {
+    Landed {
+        commit: Option<ObjectId>,
+        merged: Vec<String>,
+    },
+    Conflict {
+        path: String,
+        theirs: String,
+    },
+    Refused(String),
+    Failed(String),
+    Budget,
+    Journal(String),
+}
+
+async fn one_attempt(
+    s: &Services<'_>,
+    order: &WorkOrder,
+    attempt: u32,
+    role: Role,
+    retry: Option<&Retry>,
+) -> Attempted {
+    let task = order.task.id.as_str();
+    let Some((base, _)) = s.repo.read_head("").await else {
+        return Attempted::Failed("the VCS is unavailable".to_owned());
+    };
+    if let Err(e) = s
+        .journal
+        .start_attempt(s.run, task, attempt, role.as_str(), &base.hex())
+    {
+        return Attempted::Journal(e.to_string());
+    }
+    (s.events)(crate::Event::AttemptStarted {
+        task: task.to_owned(),
+        attempt,
+        role: role.as_str().to_owned(),
+    });
+    let dir = workspace::dir_for(&s.work, task);
+    let logs = workspace::logs_for(&dir, attempt);
+    let base_files = match workspace::prepare(s.repo, base, &dir).await {
+        Ok(f) => f,
+        Err(e) => return end(s, task, attempt, Attempted::Failed(format!("checkout: {e}"))),
+    };
+    let guide = crate::field_guide::load(&dir, s.settings.guide_lines).text;
+    let scope = Scope::new(&order.task.write_scope);
+    let tools = Toolbox {
+        root: dir.clone(),
+        scope: scope.clone(),
+        runner: s.runner.clone(),
+        limits: s.settings.commands.clone(),
+        logs,
+        guide_lines: s.settings.guide_lines,
+        env: s.settings.env.clone(),
+    };
+    let agent = AgentLoop {
+        client: s.client,
+        journal: s.journal,
+        id: AttemptId {
+            run: s.run,
+            task,
+            attempt,
+            role,
+        },
+        tools: &tools,
+        checks: &order.checks,
+        check_limits: &s.settings.checks,
+        limits: s.settings.attempt,
+        max_tokens_per_call: s.settings.worker_max_tokens,
+    };
+    let ended = agent
+        .run(context::messages(order, &guide, retry))
+        .await;
+    let (summary, flagged, steps) = match ended {
+        LoopEnd::Done {
+            summary,
+            flagged,
+            steps,
+        } => (summary, flagged, steps),
+        LoopEnd::Failed {
+            reason, flagged, ..
+        } => {
+            flag(s.repo, &flagged);
+            return end(s, task, attempt, Attempted::Failed(reason));
+        }
+        LoopEnd::Budget(_) => return end(s, task, attempt, Attempted::Budget),
+        LoopEnd::Journal(e) => return Attempted::Journal(e),
+    };
+    flag(s.repo, &flagged);
+    let diff = match workspace::diff(&dir, &base_files, &scope) {
+        Ok(d) => d,
+        Err(e) => return end(s, task, attempt, Attempted::Failed(format!("diff: {e}"))),
+    };
+    if diff.changes.is_empty() {
+        let landed = Attempted::Landed {
+            commit: None,
+            merged: Vec::new(),
+        };
+        return end(s, task, attempt, landed);
+    }
+    let submission = Submission {
+        base,
+        message: format!("{}\n\n{}", order.task.title, summary.trim()),
+        task: task.to_owned(),
+        idempotency_key: format!("{}/{task}/{attempt}", s.run),
+        changes: diff.changes.clone(),
+    };
+    let outcome = s.repo.submit(submission).await;
+    let record = json!({"paths": diff.paths(), "left_out": diff.left_out, "outcome": describe(&outcome)});
+    if let Err(e) = s
+        .journal
+        .step(s.run, task, attempt, steps + 1, StepKind::Submit, &record)
+    {
+        return Attempted::Journal(e.to_string());
+    }
+    let attempted = match outcome {
+        Outcome::Committed { id, merged, .. } => Attempted::Landed {
+            commit: Some(id),
+            merged,
+        },
+        Outcome::Conflict(c) => Attempted::Conflict {
+            path: c.path,
+            theirs: c
+                .head_intent
+                .map(|m| m.lines().next().unwrap_or_default().to_owned())
+                .unwrap_or_else(|| "another task's change".to_owned()),
+        },
+        Outcome::Refused(r) => Attempted::Refused(refusal(&r)),
+    };
+    end(s, task, attempt, attempted)
+}
+
+/// Journals how the attempt ended and passes the result on.
+fn end(s: &Services<'_>, task: &str, attempt: u32, a: Attempted) -> Attempted {
+    let (state, reason) = match &a {
+        Attempted::Landed { .. } => ("landed", None),
+        Attempted::Conflict { path, .. } => ("conflict", Some(format!("conflict in {path}"))),
+        Attempted::Refused(r) => ("refused", Some(r.clone())),
+        Attempted::Failed(r) => ("failed", Some(r.clone())),
+        Attempted::Budget => ("stopped", Some("budget".to_owned())),
+        Attempted::Journal(_) => return a,
+    };
+    match s
+        .journal
+        .end_attempt(s.run, task, attempt, state, reason.as_deref())
+    {
+        Ok(()) => a,
+        Err(e) => Attempted::Journal(e.to_string()),
+    }
+}
+
+fn flag(repo: &Repo, paths: &[String]) {
+    for p in paths {
+        repo.flag(p);
+    }
+}
+
+fn describe(o: &Outcome) -> serde_json::Value {
+    match o {
+        Outcome::Committed { id, seq, merged } => {
+            json!({"committed": id.hex(), "seq": seq, "merged": merged})
+        }
+        Outcome::Conflict(c) => json!({"conflict": c.path}),
+        Outcome::Refused(r) => json!({"refused": refusal(r)}),
+    }
+}
+
+/// A refusal in words.
+fn refusal(r: &Refusal) -> String {
+    match r {
+        Refusal::Megafile {
+            path,
+            lines,
+            budget,
+            ..
+        } => format!(
+            "the VCS refused the commit: {path} would have {lines} lines, over the budget of {budget} (split it first)"
+        ),
+        Refusal::UnknownBase => "the VCS refused the commit: unknown base".to_owned(),
+        Refusal::Unavailable => "the VCS is unavailable".to_owned(),
+        Refusal::ExpectedMismatch { path } => {
+            format!("the VCS refused the commit: {path} is not what the base holds")
+        }
+        Refusal::InvalidPath { path } => format!("the VCS refused the path `{path}`"),
+        Refusal::PathCollision { path } => {
+            format!("the VCS refused `{path}`: a file and a directory collide")
+        }
+    }
+}

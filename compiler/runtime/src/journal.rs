@@ -1,0 +1,336 @@
+//! The execution journal in `.specc/state.db`: runs, tasks, attempts and their steps. Every
+//! model response and tool result is written here (WAL, synchronous=FULL) before the next
+//! step, so a resumed build can replay an attempt instead of paying for it again. The
+//! journal is the only writer of build state.
+//! design: runtime.journal
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// The journal could not be written or read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalError(pub String);
+
+impl std::fmt::Display for JournalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the build journal: {}", self.0)
+    }
+}
+
+fn db(e: rusqlite::Error) -> JournalError {
+    JournalError(e.to_string())
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// What a step of an attempt was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    /// The model's response (text and tool calls).
+    Model,
+    /// A tool's result.
+    Tool,
+    /// The model call failed (the error is the body).
+    ModelError,
+    /// An acceptance run.
+    Acceptance,
+    /// The submission to the VCS and its outcome.
+    Submit,
+    /// The planner's new instructions, before the attempt that uses them (step 0).
+    Replan,
+}
+
+impl StepKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            StepKind::Model => "model",
+            StepKind::Tool => "tool",
+            StepKind::ModelError => "model_error",
+            StepKind::Acceptance => "acceptance",
+            StepKind::Submit => "submit",
+            StepKind::Replan => "replan",
+        }
+    }
+}
+
+/// A task's state in a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    Pending,
+    Running,
+    Landed,
+    /// Landed in an earlier build with the same fingerprint.
+    UpToDate,
+    Failed,
+    Skipped,
+    /// Not started or not finished because the build stopped (budget).
+    Stopped,
+}
+
+impl TaskState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskState::Pending => "pending",
+            TaskState::Running => "running",
+            TaskState::Landed => "landed",
+            TaskState::UpToDate => "up_to_date",
+            TaskState::Failed => "failed",
+            TaskState::Skipped => "skipped",
+            TaskState::Stopped => "stopped",
+        }
+    }
+}
+
+/// One step as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepRow {
+    pub task: String,
+    pub attempt: u32,
+    pub step: u32,
+    pub kind: String,
+    pub body: String,
+}
+
+/// The task a record is about.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskRef<'a> {
+    pub id: &'a str,
+    pub title: &'a str,
+    pub fingerprint: &'a str,
+}
+
+/// One task as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskRow {
+    pub task: String,
+    pub state: String,
+    pub reason: Option<String>,
+}
+
+pub struct Journal {
+    conn: Mutex<Connection>,
+}
+
+impl Journal {
+    /// Opens (creating) the journal's tables in the state database at `path`.
+    pub fn open(path: &Path) -> Result<Journal, JournalError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| JournalError(e.to_string()))?;
+        }
+        let conn = Connection::open(path).map_err(db)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(db)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(db)?;
+        conn.pragma_update(None, "synchronous", "FULL").map_err(db)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS runs (
+                 run TEXT PRIMARY KEY, spec TEXT NOT NULL, started_unix INTEGER NOT NULL,
+                 finished_unix INTEGER, status TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS tasks (
+                 run TEXT NOT NULL, task TEXT NOT NULL, title TEXT NOT NULL,
+                 fingerprint TEXT NOT NULL, state TEXT NOT NULL, reason TEXT,
+                 commit_id TEXT, PRIMARY KEY (run, task));
+             CREATE TABLE IF NOT EXISTS attempts (
+                 run TEXT NOT NULL, task TEXT NOT NULL, attempt INTEGER NOT NULL,
+                 role TEXT NOT NULL, base TEXT NOT NULL, state TEXT NOT NULL, reason TEXT,
+                 started_unix INTEGER NOT NULL, finished_unix INTEGER,
+                 PRIMARY KEY (run, task, attempt));
+             CREATE TABLE IF NOT EXISTS steps (
+                 run TEXT NOT NULL, task TEXT NOT NULL, attempt INTEGER NOT NULL,
+                 step INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL,
+                 PRIMARY KEY (run, task, attempt, step));
+             CREATE TABLE IF NOT EXISTS landed (
+                 task TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, commit_id TEXT,
+                 run TEXT NOT NULL);",
+        )
+        .map_err(db)?;
+        Ok(Journal {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, JournalError> {
+        let conn = self
+            .conn
+            .lock()
+            .map_err(|_| JournalError("lock poisoned".into()))?;
+        f(&conn).map_err(db)
+    }
+
+    pub fn start_run(&self, run: &str, spec: &str) -> Result<(), JournalError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT OR REPLACE INTO runs (run, spec, started_unix, status) VALUES (?1, ?2, ?3, 'running')",
+                params![run, spec, now()],
+            )
+            .map(drop)
+        })
+    }
+
+    pub fn finish_run(&self, run: &str, status: &str) -> Result<(), JournalError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE runs SET finished_unix = ?2, status = ?3 WHERE run = ?1",
+                params![run, now(), status],
+            )
+            .map(drop)
+        })
+    }
+
+    pub fn set_task(
+        &self,
+        run: &str,
+        t: TaskRef<'_>,
+        state: TaskState,
+        reason: Option<&str>,
+        commit: Option<&str>,
+    ) -> Result<(), JournalError> {
+        let TaskRef {
+            id: task,
+            title,
+            fingerprint,
+        } = t;
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO tasks (run, task, title, fingerprint, state, reason, commit_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (run, task) DO UPDATE SET state = ?5, reason = ?6,
+                     commit_id = COALESCE(?7, commit_id), fingerprint = ?4",
+                params![run, task, title, fingerprint, state.as_str(), reason, commit],
+            )?;
+            if state == TaskState::Landed {
+                c.execute(
+                    "INSERT OR REPLACE INTO landed (task, fingerprint, commit_id, run) VALUES (?1, ?2, ?3, ?4)",
+                    params![task, fingerprint, commit, run],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The fingerprint task `task` last landed with, in any run.
+    pub fn landed_fingerprint(&self, task: &str) -> Result<Option<String>, JournalError> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT fingerprint FROM landed WHERE task = ?1",
+                params![task],
+                |r| r.get(0),
+            )
+            .optional()
+        })
+    }
+
+    pub fn start_attempt(
+        &self,
+        run: &str,
+        task: &str,
+        attempt: u32,
+        role: &str,
+        base: &str,
+    ) -> Result<(), JournalError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT OR REPLACE INTO attempts (run, task, attempt, role, base, state, started_unix)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6)",
+                params![run, task, attempt, role, base, now()],
+            )
+            .map(drop)
+        })
+    }
+
+    pub fn end_attempt(
+        &self,
+        run: &str,
+        task: &str,
+        attempt: u32,
+        state: &str,
+        reason: Option<&str>,
+    ) -> Result<(), JournalError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE attempts SET state = ?4, reason = ?5, finished_unix = ?6
+                 WHERE run = ?1 AND task = ?2 AND attempt = ?3",
+                params![run, task, attempt, state, reason, now()],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Appends a step; durable when this returns.
+    pub fn step(
+        &self,
+        run: &str,
+        task: &str,
+        attempt: u32,
+        step: u32,
+        kind: StepKind,
+        body: &serde_json::Value,
+    ) -> Result<(), JournalError> {
+        let body = body.to_string();
+        self.with(|c| {
+            c.execute(
+                "INSERT OR REPLACE INTO steps (run, task, attempt, step, kind, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![run, task, attempt, step, kind.as_str(), body],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Every step of `run`, in order.
+    pub fn steps(&self, run: &str) -> Result<Vec<StepRow>, JournalError> {
+        self.with(|c| {
+            let mut q = c.prepare(
+                "SELECT task, attempt, step, kind, body FROM steps WHERE run = ?1
+                 ORDER BY task, attempt, step",
+            )?;
+            let rows = q.query_map(params![run], |r| {
+                Ok(StepRow {
+                    task: r.get(0)?,
+                    attempt: r.get(1)?,
+                    step: r.get(2)?,
+                    kind: r.get(3)?,
+                    body: r.get(4)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// Every task of `run`, by id.
+    pub fn tasks(&self, run: &str) -> Result<Vec<TaskRow>, JournalError> {
+        self.with(|c| {
+            let mut q = c.prepare(
+                "SELECT task, state, reason FROM tasks WHERE run = ?1 ORDER BY task",
+            )?;
+            let rows = q.query_map(params![run], |r| {
+                Ok(TaskRow {
+                    task: r.get(0)?,
+                    state: r.get(1)?,
+                    reason: r.get(2)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// How many attempts `run` made.
+    pub fn attempt_count(&self, run: &str) -> Result<u64, JournalError> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT COUNT(*) FROM attempts WHERE run = ?1",
+                params![run],
+                |r| r.get(0),
+            )
+        })
+    }
+}

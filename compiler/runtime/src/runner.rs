@@ -1,0 +1,301 @@
+//! Running a command a model proposed (a worker's `run`, acceptance checks): the interface
+//! the runtime uses, and the interim runner behind it. The interim runner gives a command
+//! its own process group in the checkout, a scrubbed environment (an allow-list; no key
+//! variable ever), a private HOME and tmp, a wall clock after which the whole group is
+//! killed (and it is killed again when the command ends, so daemons in the group die with
+//! it), and output capped to head and tail with the full log kept on disk. It is *not* the
+//! sandbox of the design (namespaces, Landlock, seccomp): `level()` says so, and the build
+//! refuses live models on it unless the user allows a weaker sandbox.
+//! design: runtime.runner
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use specc_llm::BoxFuture;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+/// One command to run.
+#[derive(Clone, Debug)]
+pub struct CommandSpec {
+    /// Run by `sh -c`.
+    pub script: String,
+    /// The working directory: the writable root (a task's checkout).
+    pub dir: PathBuf,
+    /// Paths the command may read besides the system's (the sandbox enforces it).
+    pub read_only: Vec<PathBuf>,
+    pub timeout: Duration,
+    /// Bytes of each stream kept: half from the start, half from the end.
+    pub output_cap: usize,
+    /// Extra variables (after the allow-list): never a key.
+    pub env: Vec<(String, String)>,
+    /// Where the full output goes.
+    pub log: PathBuf,
+}
+
+/// How a command ended.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "value")]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    TimedOut,
+    /// It could not be started.
+    NotStarted(String),
+}
+
+/// One stream's output: the start and end, and how much there was.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Captured {
+    pub head: String,
+    pub tail: String,
+    pub total: u64,
+}
+
+impl Captured {
+    /// The output as a model reads it: head, a line saying how much was left out, tail.
+    pub fn text(&self) -> String {
+        let kept = (self.head.len() + self.tail.len()) as u64;
+        if self.total <= kept {
+            return format!("{}{}", self.head, self.tail);
+        }
+        format!(
+            "{}\n[… {} bytes left out …]\n{}",
+            self.head,
+            self.total - kept,
+            self.tail
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CommandResult {
+    pub exit: Exit,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub log: PathBuf,
+}
+
+impl CommandResult {
+    pub fn success(&self) -> bool {
+        self.exit == Exit::Code(0)
+    }
+
+    /// A short report for a model: how it ended, then stdout and stderr.
+    pub fn report(&self) -> String {
+        let how = match &self.exit {
+            Exit::Code(c) => format!("exit status {c}"),
+            Exit::Signal(s) => format!("killed by signal {s}"),
+            Exit::TimedOut => "timed out (the whole process group was killed)".to_owned(),
+            Exit::NotStarted(e) => format!("could not start: {e}"),
+        };
+        let mut out = how;
+        for (name, c) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
+            if c.total > 0 {
+                out.push_str(&format!("\n--- {name} ---\n{}", c.text().trim_end()));
+            }
+        }
+        out
+    }
+}
+
+/// What a runner enforces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Confinement {
+    /// The design's sandbox: namespaces, Landlock, seccomp, rlimits.
+    Full,
+    /// Process group, timeout, output cap, scrubbed environment only.
+    Weaker,
+}
+
+/// Runs commands for the runtime. Everything a model proposes goes through one of these.
+pub trait Runner: Send + Sync {
+    fn confinement(&self) -> Confinement;
+    fn run(&self, spec: CommandSpec) -> BoxFuture<'_, CommandResult>;
+}
+
+/// The interim runner (see the module comment).
+#[derive(Clone, Debug, Default)]
+pub struct ProcessRunner {
+    /// Variable names that must never reach a command (the API keys specc.toml names).
+    pub secret_vars: Vec<String>,
+}
+
+/// Variables a command may inherit.
+const ALLOWED: &[&str] = &[
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "TERM",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "CARGO_HOME",
+];
+
+impl ProcessRunner {
+    /// The environment a command gets: the allow-list, the toolchain homes (which default to
+    /// the real HOME's, so rustup's proxies still find their toolchain), HOME and TMPDIR in
+    /// private directories, and `extra`. Never a variable in `secret_vars`.
+    pub fn environment(&self, home: &Path, extra: &[(String, String)]) -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = ALLOWED
+            .iter()
+            .filter_map(|k| Some(((*k).to_owned(), std::env::var(k).ok()?)))
+            .collect();
+        if let Ok(real_home) = std::env::var("HOME") {
+            for (var, sub) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
+                let p = Path::new(&real_home).join(sub);
+                if !env.iter().any(|(k, _)| k == var) && p.is_dir() {
+                    env.push((var.to_owned(), p.display().to_string()));
+                }
+            }
+        }
+        env.push(("HOME".to_owned(), home.display().to_string()));
+        env.push(("TMPDIR".to_owned(), home.join("tmp").display().to_string()));
+        env.extend(extra.iter().cloned());
+        env.retain(|(k, _)| !self.secret_vars.contains(k) && !looks_secret(k));
+        env
+    }
+}
+
+/// Names that hold keys by convention never pass, whatever the allow-list says.
+fn looks_secret(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    ["KEY", "TOKEN", "SECRET", "PASSWORD"]
+        .iter()
+        .any(|w| n.contains(w))
+}
+
+impl Runner for ProcessRunner {
+    fn confinement(&self) -> Confinement {
+        Confinement::Weaker
+    }
+
+    fn run(&self, spec: CommandSpec) -> BoxFuture<'_, CommandResult> {
+        Box::pin(async move { run_process(self, spec).await })
+    }
+}
+
+async fn run_process(runner: &ProcessRunner, spec: CommandSpec) -> CommandResult {
+    let not_started = |e: String| CommandResult {
+        exit: Exit::NotStarted(e),
+        stdout: Captured::default(),
+        stderr: Captured::default(),
+        log: spec.log.clone(),
+    };
+    let home = spec.log.with_extension("home");
+    if let Err(e) = std::fs::create_dir_all(home.join("tmp")) {
+        return not_started(format!("private home {}: {e}", home.display()));
+    }
+    if let Some(parent) = spec.log.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(&spec.script)
+        .current_dir(&spec.dir)
+        .env_clear()
+        .envs(runner.environment(&home, &spec.env))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return not_started(e.to_string()),
+    };
+    let group = child.id().map(|id| nix::unistd::Pid::from_raw(id as i32));
+    let cap = spec.output_cap.max(2);
+    let out = child.stdout.take().map(|s| tokio::spawn(capture(s, cap)));
+    let err = child.stderr.take().map(|s| tokio::spawn(capture(s, cap)));
+    let exit = match tokio::time::timeout(spec.timeout, child.wait()).await {
+        Ok(Ok(status)) => {
+            use std::os::unix::process::ExitStatusExt;
+            match (status.code(), status.signal()) {
+                (Some(c), _) => Exit::Code(c),
+                (None, Some(s)) => Exit::Signal(s),
+                (None, None) => Exit::Code(-1),
+            }
+        }
+        Ok(Err(e)) => Exit::NotStarted(e.to_string()),
+        Err(_) => Exit::TimedOut,
+    };
+    // The group dies with the command: background children, daemons that kept the group.
+    if let Some(pgid) = group {
+        let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+    }
+    let _ = child.wait().await;
+    // A child that left the group may still hold the pipes: wait a moment, not forever.
+    let grace = Duration::from_secs(2);
+    let collect = |h: Option<tokio::task::JoinHandle<(Captured, Vec<u8>)>>| async move {
+        match h {
+            Some(h) => match tokio::time::timeout(grace, h).await {
+                Ok(Ok(c)) => c,
+                _ => (Captured::default(), Vec::new()),
+            },
+            None => (Captured::default(), Vec::new()),
+        }
+    };
+    let (stdout, out_log) = collect(out).await;
+    let (stderr, err_log) = collect(err).await;
+    if let Ok(mut f) = tokio::fs::File::create(&spec.log).await {
+        let _ = f.write_all(b"--- stdout ---\n").await;
+        let _ = f.write_all(&out_log).await;
+        let _ = f.write_all(b"\n--- stderr ---\n").await;
+        let _ = f.write_all(&err_log).await;
+    }
+    CommandResult {
+        exit,
+        stdout,
+        stderr,
+        log: spec.log,
+    }
+}
+
+/// Most bytes of one stream kept for the log file.
+const LOG_CAP: usize = 16 << 20;
+
+/// Reads a stream to its end, keeping `cap / 2` bytes from the start and from the end, and
+/// up to [`LOG_CAP`] bytes for the log.
+async fn capture(mut r: impl AsyncRead + Unpin, cap: usize) -> (Captured, Vec<u8>) {
+    let half = cap / 2;
+    let mut head = Vec::new();
+    let mut tail: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
+    let mut log = Vec::new();
+    let mut total = 0u64;
+    let mut buf = vec![0u8; 16 << 10];
+    loop {
+        let n = match r.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        total += n as u64;
+        let mut chunk = &buf[..n];
+        if log.len() < LOG_CAP {
+            let room = (LOG_CAP - log.len()).min(chunk.len());
+            log.extend_from_slice(&chunk[..room]);
+        }
+        if head.len() < half {
+            let room = (half - head.len()).min(chunk.len());
+            head.extend_from_slice(&chunk[..room]);
+            chunk = &chunk[room..];
+        }
+        if chunk.len() >= half {
+            tail.clear();
+            tail.extend(&chunk[chunk.len() - half..]);
+        } else {
+            tail.extend(chunk);
+            let excess = tail.len().saturating_sub(half);
+            tail.drain(..excess);
+        }
+    }
+    let tail: Vec<u8> = tail.into_iter().collect();
+    (
+        Captured {
+            head: String::from_utf8_lossy(&head).into_owned(),
+            tail: String::from_utf8_lossy(&tail).into_owned(),
+            total,
+        },
+        log,
+    )
+}

@@ -1,0 +1,120 @@
+//! Write scopes: the globs a task may write, matched for real (globset), and the paths no
+//! task may ever write (`.specc/`, `.git/`, anything that leaves the checkout).
+//! design: runtime.tools
+
+use globset::{GlobSet, GlobSetBuilder};
+
+/// A compiled write scope.
+#[derive(Clone, Debug)]
+pub struct Scope {
+    patterns: Vec<String>,
+    set: GlobSet,
+}
+
+/// Why a path may not be written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Denied {
+    /// Not a relative path inside the checkout (absolute, `..`, empty, backslashes).
+    NotRelative,
+    /// Under `.specc/` or `.git/`: specc's state and the export's metadata.
+    Reserved,
+    /// Outside the task's write scope.
+    OutsideScope,
+}
+
+impl Scope {
+    /// Compiles `patterns`. A pattern with no glob characters also covers everything below
+    /// it (`src/store` covers `src/store/page.rs`). Patterns that do not compile are left
+    /// out (the planner's checks report them); an empty scope allows nothing.
+    pub fn new(patterns: &[String]) -> Scope {
+        let mut builder = GlobSetBuilder::new();
+        for p in patterns {
+            let p = p.trim().trim_start_matches("./").trim_end_matches('/');
+            if p.is_empty() {
+                continue;
+            }
+            for candidate in [p.to_owned(), format!("{p}/**")] {
+                if let Ok(g) = globset::GlobBuilder::new(&candidate)
+                    .literal_separator(true)
+                    .build()
+                {
+                    builder.add(g);
+                }
+            }
+        }
+        let set = builder.build().unwrap_or_else(|_| GlobSet::empty());
+        Scope {
+            patterns: patterns.to_vec(),
+            set,
+        }
+    }
+
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
+    }
+
+    /// Whether the task may write `path` (relative to the checkout).
+    pub fn check(&self, path: &str) -> Result<(), Denied> {
+        let path = normalise(path).ok_or(Denied::NotRelative)?;
+        if reserved(&path) {
+            return Err(Denied::Reserved);
+        }
+        if self.set.is_match(&path) {
+            Ok(())
+        } else {
+            Err(Denied::OutsideScope)
+        }
+    }
+
+    pub fn allows(&self, path: &str) -> bool {
+        self.check(path).is_ok()
+    }
+
+    /// Whether two scopes could name one file. Conservative: two patterns overlap when one
+    /// matches the other's literal prefix or their literal prefixes are prefixes of each
+    /// other, so disjoint directories never overlap and anything unclear does.
+    pub fn overlaps(&self, other: &Scope) -> bool {
+        self.patterns.iter().any(|a| {
+            other.patterns.iter().any(|b| {
+                let (pa, pb) = (literal_prefix(a), literal_prefix(b));
+                pa.starts_with(&pb)
+                    || pb.starts_with(&pa)
+                    || self.set.is_match(&pb)
+                    || other.set.is_match(&pa)
+            })
+        })
+    }
+}
+
+/// A relative, normalised form of `path` (`./a//b` → `a/b`), or `None` if it is absolute,
+/// empty, climbs with `..`, or holds a backslash or a NUL.
+pub fn normalise(path: &str) -> Option<String> {
+    if path.starts_with('/') || path.contains('\\') || path.contains('\0') {
+        return None;
+    }
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    if parts.is_empty() || parts.contains(&"..") {
+        return None;
+    }
+    Some(parts.join("/"))
+}
+
+/// `.specc/` and `.git/` at any depth are never written by a task.
+pub fn reserved(path: &str) -> bool {
+    path.split('/').any(|p| p == ".specc" || p == ".git")
+}
+
+/// The part of a glob before its first glob character, without a trailing partial name.
+fn literal_prefix(pattern: &str) -> String {
+    let p = pattern.trim().trim_start_matches("./");
+    match p.find(['*', '?', '[', '{']) {
+        Some(i) => p[..i].to_owned(),
+        None => p.trim_end_matches('/').to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,99 @@
+//! `edit` (one exact, unique occurrence) and `write` (a whole file), inside the write scope.
+
+use std::os::unix::fs::PermissionsExt;
+
+use serde::Deserialize;
+
+use super::{ToolOutcome, Toolbox};
+
+#[derive(Deserialize)]
+pub(super) struct Edit {
+    path: String,
+    old: String,
+    new: String,
+}
+
+pub(super) fn edit(t: &Toolbox, a: Edit) -> ToolOutcome {
+    let (rel, path) = match t.writable(&a.path) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(s) => s,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return ToolOutcome::error(format!(
+                "`{rel}` does not exist; create it with `write`"
+            ));
+        }
+        Err(e) => return ToolOutcome::error(format!("`{rel}`: {e}")),
+    };
+    if a.old.is_empty() {
+        return ToolOutcome::error("`old` is empty; give the exact text to replace");
+    }
+    let n = text.matches(&a.old).count();
+    match n {
+        0 => ToolOutcome::error(format!(
+            "`old` was found 0 times in {rel}; `read` the file and copy the text exactly, whitespace included"
+        )),
+        1 => {
+            let updated = text.replacen(&a.old, &a.new, 1);
+            if let Some(e) = guide_budget(t, &rel, &updated) {
+                return e;
+            }
+            match std::fs::write(&path, updated) {
+                Ok(()) => ToolOutcome::ok(format!("edited {rel}")),
+                Err(e) => ToolOutcome::error(format!("`{rel}`: {e}")),
+            }
+        }
+        n => ToolOutcome::error(format!(
+            "`old` was found {n} times in {rel}; include more of the surrounding lines so it is unique"
+        )),
+    }
+}
+
+#[derive(Deserialize)]
+pub(super) struct Write {
+    path: String,
+    content: String,
+    #[serde(default)]
+    executable: bool,
+}
+
+pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
+    let (rel, path) = match t.writable(&a.path) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    if path.is_dir() {
+        return ToolOutcome::error(format!("`{rel}` is a directory"));
+    }
+    if let Some(e) = guide_budget(t, &rel, &a.content) {
+        return e;
+    }
+    let written = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&path, &a.content))
+        .and_then(|()| {
+            let mode = if a.executable { 0o755 } else { 0o644 };
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
+        });
+    match written {
+        Ok(()) => ToolOutcome::ok(format!(
+            "wrote {rel} ({} lines)",
+            a.content.lines().count()
+        )),
+        Err(e) => ToolOutcome::error(format!("`{rel}`: {e}")),
+    }
+}
+
+/// The field guide may not grow past its budget, however it is written.
+fn guide_budget(t: &Toolbox, rel: &str, content: &str) -> Option<ToolOutcome> {
+    let lines = content.lines().count();
+    (rel == super::GUIDE && lines > t.guide_lines).then(|| {
+        ToolOutcome::error(format!(
+            "the field guide would have {lines} lines, over its budget of {}: condense it first",
+            t.guide_lines
+        ))
+    })
+}

@@ -1,0 +1,305 @@
+//! The worker's tools: JSON-schema definitions the model sees, and their implementations
+//! over the task's checkout. A malformed call (unknown tool, arguments that do not fit the
+//! schema) is answered with an error the model can act on, never a crash. Writes outside
+//! the write scope, into `.specc/` or `.git/`, or through a symlink are refused.
+//! One file per family: `view` (read, list, search), `edit` (edit, write), `run`,
+//! `notes` (note, flag_big_file); `done` and `give_up` end the attempt.
+//! design: runtime.tools
+
+mod edit;
+mod notes;
+mod run;
+mod view;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use specc_llm::{Tool, ToolCall};
+
+use crate::runner::Runner;
+use crate::scope::Scope;
+
+pub use notes::GUIDE;
+pub use view::SKIPPED as SKIPPED_DIRS;
+
+/// Every file under `root` (relative paths), without build output or specc's state.
+pub fn walk_files(root: &Path, out: &mut Vec<String>) {
+    view::walk(root, root, out);
+}
+
+/// What `run` commands get.
+#[derive(Clone, Debug)]
+pub struct CommandLimits {
+    pub timeout: Duration,
+    pub output_cap: usize,
+}
+
+/// The tools of one attempt, bound to its checkout.
+pub struct Toolbox {
+    pub root: PathBuf,
+    pub scope: Scope,
+    pub runner: Arc<dyn Runner>,
+    pub limits: CommandLimits,
+    /// Where `run` logs go (one file per call).
+    pub logs: PathBuf,
+    /// The field guide's line budget.
+    pub guide_lines: usize,
+    /// Variables `run` commands get besides the runner's allow-list.
+    pub env: Vec<(String, String)>,
+}
+
+/// What a tool call means for the attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    /// The worker says it is finished.
+    Done(String),
+    GiveUp(String),
+}
+
+/// A tool's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolOutcome {
+    pub text: String,
+    pub failed: bool,
+    pub control: Control,
+    /// A file the worker flagged as too big.
+    pub flagged: Option<String>,
+}
+
+impl ToolOutcome {
+    fn ok(text: impl Into<String>) -> ToolOutcome {
+        ToolOutcome {
+            text: text.into(),
+            failed: false,
+            control: Control::Continue,
+            flagged: None,
+        }
+    }
+
+    fn error(text: impl Into<String>) -> ToolOutcome {
+        ToolOutcome {
+            text: format!("error: {}", text.into()),
+            failed: true,
+            control: Control::Continue,
+            flagged: None,
+        }
+    }
+}
+
+/// The tools' definitions, as the model sees them.
+pub fn definitions() -> Vec<Tool> {
+    let tool = |name: &str, description: &str, parameters: serde_json::Value| Tool {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        parameters,
+    };
+    let obj = |props: serde_json::Value, required: &[&str]| {
+        json!({"type": "object", "properties": props, "required": required})
+    };
+    vec![
+        tool(
+            "read",
+            "Read a file of the checkout with line numbers, a window at a time.",
+            obj(
+                json!({"path": {"type": "string"},
+                       "start_line": {"type": "integer", "description": "1-based, default 1"},
+                       "lines": {"type": "integer", "description": "default 200, at most 1000"}}),
+                &["path"],
+            ),
+        ),
+        tool(
+            "list",
+            "List the files under a directory of the checkout (default: all).",
+            obj(json!({"path": {"type": "string"}}), &[]),
+        ),
+        tool(
+            "search",
+            "Search the checkout with a regular expression; answers path:line: text.",
+            obj(
+                json!({"pattern": {"type": "string"}, "path": {"type": "string"}}),
+                &["pattern"],
+            ),
+        ),
+        tool(
+            "edit",
+            "Replace the one exact occurrence of `old` in a file with `new`.",
+            obj(
+                json!({"path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"}}),
+                &["path", "old", "new"],
+            ),
+        ),
+        tool(
+            "write",
+            "Write a whole file (created with its directories if missing).",
+            obj(
+                json!({"path": {"type": "string"}, "content": {"type": "string"},
+                       "executable": {"type": "boolean"}}),
+                &["path", "content"],
+            ),
+        ),
+        tool(
+            "run",
+            "Run a shell command in the checkout (sandboxed; output capped).",
+            obj(
+                json!({"command": {"type": "string"},
+                       "timeout_secs": {"type": "integer"}}),
+                &["command"],
+            ),
+        ),
+        tool(
+            "note",
+            "Add a line to the field guide (field-guide/index.md), the notes every agent reads, under a section.",
+            obj(
+                json!({"text": {"type": "string"}, "section": {"type": "string"}}),
+                &["text"],
+            ),
+        ),
+        tool(
+            "flag_big_file",
+            "Flag a file that is too big to work on: it gets split before it grows further.",
+            obj(
+                json!({"path": {"type": "string"}, "reason": {"type": "string"}}),
+                &["path", "reason"],
+            ),
+        ),
+        tool(
+            "done",
+            "Finish: the task is complete. Its acceptance checks run next.",
+            obj(json!({"summary": {"type": "string"}}), &["summary"]),
+        ),
+        tool(
+            "give_up",
+            "Stop: the task cannot be done as given. Say why.",
+            obj(json!({"reason": {"type": "string"}}), &["reason"]),
+        ),
+    ]
+}
+
+/// The text that names an action for the stuck detector: the tool and its arguments.
+pub fn action_key(call: &ToolCall) -> String {
+    format!("{} {}", call.name, call.arguments)
+}
+
+fn parse<T: DeserializeOwned>(call: &ToolCall) -> Result<T, ToolOutcome> {
+    serde_json::from_value(call.arguments.clone()).map_err(|e| {
+        let schema = definitions()
+            .into_iter()
+            .find(|t| t.name == call.name)
+            .map(|t| t.parameters.to_string())
+            .unwrap_or_default();
+        ToolOutcome::error(format!(
+            "the arguments of `{}` do not fit its schema ({e}); the schema is {schema}",
+            call.name
+        ))
+    })
+}
+
+#[derive(serde::Deserialize)]
+struct Finish {
+    #[serde(default, alias = "reason")]
+    summary: String,
+}
+
+impl Toolbox {
+    /// Carries out one call.
+    pub async fn call(&self, call: &ToolCall, seq: u32) -> ToolOutcome {
+        let outcome = match call.name.as_str() {
+            "read" => parse(call).map(|a| view::read(self, a)),
+            "list" => parse(call).map(|a| view::list(self, a)),
+            "search" => parse(call).map(|a| view::search(self, a)),
+            "edit" => parse(call).map(|a| edit::edit(self, a)),
+            "write" => parse(call).map(|a| edit::write(self, a)),
+            "run" => match parse(call) {
+                Ok(a) => Ok(run::run(self, a, seq).await),
+                Err(e) => Err(e),
+            },
+            "note" => parse(call).map(|a| notes::note(self, a)),
+            "flag_big_file" => parse(call).map(|a| notes::flag(self, a)),
+            "done" => parse::<Finish>(call).map(|a| ToolOutcome {
+                text: "finished; the acceptance checks run now".to_owned(),
+                failed: false,
+                control: Control::Done(a.summary),
+                flagged: None,
+            }),
+            "give_up" => parse::<Finish>(call).map(|a| ToolOutcome {
+                text: "stopped".to_owned(),
+                failed: false,
+                control: Control::GiveUp(a.summary),
+                flagged: None,
+            }),
+            other => Err(ToolOutcome::error(format!(
+                "there is no tool `{other}`; the tools are read, list, search, edit, write, run, note, flag_big_file, done and give_up"
+            ))),
+        };
+        outcome.unwrap_or_else(|e| e)
+    }
+
+    /// The checkout path of a relative `path` the task may read, or an error for the model.
+    fn readable(&self, path: &str) -> Result<(String, PathBuf), ToolOutcome> {
+        let rel = crate::scope::normalise(path).ok_or_else(|| {
+            ToolOutcome::error(format!(
+                "`{path}` is not a relative path inside the checkout"
+            ))
+        })?;
+        if crate::scope::reserved(&rel) {
+            return Err(ToolOutcome::error(format!(
+                "`{rel}` is specc's own state, not part of the code"
+            )));
+        }
+        if let Some(link) = symlink_on_path(&self.root, &rel) {
+            return Err(ToolOutcome::error(format!(
+                "`{link}` is a symbolic link; specc's tools do not follow links"
+            )));
+        }
+        Ok((rel.clone(), self.root.join(&rel)))
+    }
+
+    /// The checkout path of a relative `path` the task may write, or an error that says
+    /// what it may write instead.
+    fn writable(&self, path: &str) -> Result<(String, PathBuf), ToolOutcome> {
+        use crate::scope::Denied;
+        let rel = crate::scope::normalise(path);
+        let allowed = match &rel {
+            Some(r) if r == GUIDE => Ok(()),
+            Some(r) => self.scope.check(r),
+            None => Err(Denied::NotRelative),
+        };
+        match allowed {
+            Ok(()) => self.readable(path),
+            Err(Denied::NotRelative) => Err(ToolOutcome::error(format!(
+                "`{path}` is not a relative path inside the checkout"
+            ))),
+            Err(Denied::Reserved) => Err(ToolOutcome::error(format!(
+                "`{path}` is inside .specc/ or .git/, which no task writes"
+            ))),
+            Err(Denied::OutsideScope) => Err(ToolOutcome::error(format!(
+                "`{path}` is outside your write scope ({}). Write only there; if the task needs \
+                 a change elsewhere, finish with `done` or `give_up` and say what is needed",
+                self.scope.patterns().join(", ")
+            ))),
+        }
+    }
+}
+
+/// The first part of `rel` below `root` that is a symbolic link, if any.
+fn symlink_on_path(root: &Path, rel: &str) -> Option<String> {
+    let mut at = root.to_path_buf();
+    let mut seen = String::new();
+    for part in rel.split('/') {
+        at.push(part);
+        if !seen.is_empty() {
+            seen.push('/');
+        }
+        seen.push_str(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => return Some(seen),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
+}

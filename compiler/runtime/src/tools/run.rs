@@ -1,0 +1,50 @@
+//! `run`: a shell command in the checkout, through the runner (the sandbox interface).
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::{ToolOutcome, Toolbox};
+use crate::runner::CommandSpec;
+
+#[derive(Deserialize)]
+pub(super) struct Run {
+    command: String,
+    #[serde(default)]
+    timeout_secs: Option<u64>,
+}
+
+pub(super) async fn run(t: &Toolbox, a: Run, seq: u32) -> ToolOutcome {
+    if a.command.trim().is_empty() {
+        return ToolOutcome::error("the command is empty");
+    }
+    // A command may ask for less time than the limit, never more.
+    let timeout = a
+        .timeout_secs
+        .map(Duration::from_secs)
+        .map_or(t.limits.timeout, |d| d.min(t.limits.timeout))
+        .max(Duration::from_secs(1));
+    let result = t
+        .runner
+        .run(CommandSpec {
+            script: a.command,
+            dir: t.root.clone(),
+            read_only: Vec::new(),
+            timeout,
+            output_cap: t.limits.output_cap,
+            env: t.env.clone(),
+            log: t.logs.join(format!("run-{seq}.log")),
+        })
+        .await;
+    let text = result.report();
+    if result.success() {
+        ToolOutcome::ok(text)
+    } else {
+        ToolOutcome {
+            text,
+            failed: true,
+            control: super::Control::Continue,
+            flagged: None,
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! A book of hand-written answers, a scripted provider for `specc build`: the planner's
+//! answer for each planned task, the re-planner's, and each worker's tool calls, attempt by
+//! attempt and step by step. The tests use it, and so does the example recorder
+//! (`cargo run -p specc-tests --example record-example`), which turns a book into a
+//! recording. The answers are written by people, as a model would answer: they show the
+//! pipeline works, not that a model can do the task.
+//!
+//! The book is JSON:
+//! ```json
+//! {"planner": {"": <PlannerAnswer>, "replan:<task>": {"instructions": "…"}},
+//!  "workers": {"<task>": [[<step>, …], …]}}
+//! ```
+//! A step is a list of tool calls `{"name": …, "arguments": {…}}`, or
+//! `{"malformed": "<tool>"}` (arguments that are not JSON), or `{"text": "…"}` (no call).
+//! A worker's attempt is recognised by a request with no assistant message yet.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde_json::Value;
+use specc_llm::types::{Author, FinishReason};
+use specc_llm::{BoxFuture, LlmError, Provider, Request, Response, ToolCall, ToolChoice, Usage};
+
+pub struct AnswerBook {
+    book: Value,
+    /// Attempts started per worker task.
+    attempts: Mutex<HashMap<String, usize>>,
+    /// Requests answered, by task (the planner's as `plan:<task>`).
+    seen: Mutex<Vec<String>>,
+}
+
+impl AnswerBook {
+    pub fn new(book: Value) -> AnswerBook {
+        AnswerBook {
+            book,
+            attempts: Mutex::new(HashMap::new()),
+            seen: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The tasks of the requests answered so far, in order.
+    pub fn seen(&self) -> Vec<String> {
+        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    fn answer(&self, request: &Request) -> Result<Response, LlmError> {
+        let miss = |what: String| LlmError::Protocol(format!("the answer book has no {what}"));
+        if let ToolChoice::Named(tool) = &request.tool_choice {
+            let user: Value = request
+                .messages
+                .iter()
+                .find(|m| m.author == Author::User)
+                .and_then(|m| serde_json::from_str(&m.text).ok())
+                .unwrap_or(Value::Null);
+            let task = user["task"]["id"].as_str().unwrap_or_default().to_owned();
+            let key = if tool == "replan_task" {
+                format!("replan:{task}")
+            } else {
+                task.clone()
+            };
+            self.note(format!("plan:{key}"));
+            let args = self.book["planner"]
+                .get(&key)
+                .cloned()
+                .ok_or_else(|| miss(format!("planner answer for `{key}`")))?;
+            return Ok(respond(request, vec![call(tool, args, 0)], 300));
+        }
+        let task = worker_task(request).ok_or_else(|| miss("task in this request".into()))?;
+        let step = request
+            .messages
+            .iter()
+            .filter(|m| m.author == Author::Assistant)
+            .count();
+        let attempt = {
+            let mut a = self.attempts.lock().map_err(|_| miss("lock".into()))?;
+            let n = a.entry(task.clone()).or_insert(0);
+            if step == 0 {
+                *n += 1;
+            }
+            *n
+        };
+        self.note(format!("{task}#{attempt}.{step}"));
+        let entry = self.book["workers"][&task][attempt - 1][step].clone();
+        if entry.is_null() {
+            return Err(miss(format!(
+                "answer for `{task}` attempt {attempt} step {step}"
+            )));
+        }
+        if let Some(tool) = entry.get("malformed").and_then(Value::as_str) {
+            return Err(LlmError::MalformedToolCall {
+                name: tool.to_owned(),
+                arguments: "{\"path\": \"src/".to_owned(),
+                reason: "EOF while parsing a string".to_owned(),
+            });
+        }
+        if let Some(text) = entry.get("text").and_then(Value::as_str) {
+            let mut r = respond(request, Vec::new(), 50);
+            r.text = text.to_owned();
+            return Ok(r);
+        }
+        let calls = entry
+            .as_array()
+            .map(|calls| {
+                calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        call(
+                            c["name"].as_str().unwrap_or_default(),
+                            c["arguments"].clone(),
+                            step * 10 + i,
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(respond(request, calls, 200))
+    }
+
+    fn note(&self, what: String) {
+        if let Ok(mut s) = self.seen.lock() {
+            s.push(what);
+        }
+    }
+}
+
+/// The task of a worker request: its user message starts ``# Task `<id>` ``.
+fn worker_task(request: &Request) -> Option<String> {
+    let user = request.messages.iter().find(|m| m.author == Author::User)?;
+    let rest = user.text.strip_prefix("# Task `")?;
+    Some(rest[..rest.find('`')?].to_owned())
+}
+
+fn call(name: &str, arguments: Value, n: usize) -> ToolCall {
+    ToolCall {
+        id: format!("call_{n}"),
+        name: name.to_owned(),
+        arguments,
+    }
+}
+
+/// A response with usage derived from the request's size, so it is the same every run.
+fn respond(request: &Request, calls: Vec<ToolCall>, output: u64) -> Response {
+    let chars: usize = request.messages.iter().map(|m| m.text.len()).sum();
+    Response {
+        text: String::new(),
+        finish: if calls.is_empty() {
+            FinishReason::Stop
+        } else {
+            FinishReason::ToolCalls
+        },
+        tool_calls: calls,
+        usage: Usage {
+            input: (chars / 4) as u64 + 200,
+            cached_input: 0,
+            output,
+        },
+        model: request.model.clone(),
+        usage_estimated: false,
+    }
+}
+
+impl Provider for AnswerBook {
+    fn name(&self) -> &str {
+        "answer-book"
+    }
+
+    fn complete<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, LlmError>> {
+        let answer = self.answer(request);
+        Box::pin(async move { answer })
+    }
+}
