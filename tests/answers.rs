@@ -66,11 +66,7 @@ impl AnswerBook {
             return Ok(respond(request, vec![call(tool, args, 0)], 300));
         }
         let task = worker_task(request).ok_or_else(|| miss("task in this request".into()))?;
-        let step = request
-            .messages
-            .iter()
-            .filter(|m| m.author == Author::Assistant)
-            .count();
+        let step = turns(request);
         let attempt = {
             let mut a = self.attempts.lock().map_err(|_| miss("lock".into()))?;
             let n = a.entry(task.clone()).or_insert(0);
@@ -122,6 +118,21 @@ impl AnswerBook {
             s.push(what);
         }
     }
+}
+
+/// Model turns already taken in a worker's conversation: each assistant message, and each
+/// user message that follows no assistant message (the answer to a malformed call), after
+/// the first.
+fn turns(request: &Request) -> usize {
+    let mut n = 0usize;
+    let mut prev = Author::System;
+    for m in &request.messages {
+        if m.author == Author::Assistant || (m.author == Author::User && prev != Author::Assistant) {
+            n += 1;
+        }
+        prev = m.author;
+    }
+    n.saturating_sub(1)
 }
 
 /// The task of a worker request: its user message starts ``# Task `<id>` ``.

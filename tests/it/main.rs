@@ -1,6 +1,7 @@
 //! specc's integration tests: one binary, fixture-driven where it can be.
 
 mod adversarial;
+mod build;
 mod check_cli;
 mod check_fixtures;
 mod check_incremental;

@@ -1,0 +1,271 @@
+//! `specc build` end to end with scripted workers (the answer book): landing, conflicts
+//! re-run on the new head, acceptance → re-plan → failure with dependents skipped, scope
+//! refusals, malformed tool calls, the stuck detector and the budget cap. Commands run
+//! through the runtime's runner, in temporary directories.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use specc_tests::answers::AnswerBook;
+
+const SPEC: &str = "# Pair\n\n## Alpha\n\n- [R-1] Alpha MUST exist.\n\n## Beta\n\n- [R-2] Beta MUST exist.\n";
+
+const TOML: &str = r#"
+[providers.scripted]
+kind = "replay"
+recording = "none.jsonl"
+
+[roles.planner]
+provider = "scripted"
+model = "planner"
+
+[roles.worker]
+provider = "scripted"
+model = "worker"
+max_tokens = 1000
+
+[limits]
+steps = 12
+"#;
+
+struct Built {
+    code: i32,
+    out: String,
+    err: String,
+    dir: tempfile::TempDir,
+    book: Arc<AnswerBook>,
+}
+
+impl Built {
+    fn file(&self, path: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.path().join("out").join(path)).ok()
+    }
+
+    /// `(task, kind, body)` of every journaled step.
+    fn steps(&self) -> Vec<(String, String, String)> {
+        let journal =
+            specc_runtime::journal::Journal::open(&self.dir.path().join(".specc/state.db"))
+                .expect("journal");
+        let runs = run_ids(self.dir.path());
+        runs.iter()
+            .flat_map(|r| journal.steps(r).expect("steps"))
+            .map(|s| (s.task, s.kind, s.body))
+            .collect()
+    }
+}
+
+fn run_ids(dir: &Path) -> Vec<String> {
+    let text = std::fs::read_dir(dir.join(".specc/work")).map(|_| ());
+    let _ = text;
+    let ledger = specc_llm::Ledger::open_existing(&dir.join(".specc/state.db")).expect("ledger");
+    let mut runs: Vec<String> = ledger.rows().expect("rows").into_iter().map(|r| r.run).collect();
+    runs.sort();
+    runs.dedup();
+    runs
+}
+
+fn child(key: &str, req: &str, scope: &str, acceptance: &[&str], deps: &[&str]) -> Value {
+    json!({"key": key, "kind": "work", "title": format!("make {key}"), "covers_requirements": [req],
+           "instructions": format!("write {scope}"), "write_scope": [scope],
+           "acceptance": acceptance, "depends_on": deps})
+}
+
+fn write(path: &str, content: &str) -> Value {
+    json!({"name": "write", "arguments": {"path": path, "content": content}})
+}
+
+fn done() -> Value {
+    json!({"name": "done", "arguments": {"summary": "did it"}})
+}
+
+fn build_with(toml: &str, planner: Value, workers: Value) -> Built {
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(dir.path().join("spec.md"), SPEC).expect("spec");
+    std::fs::write(dir.path().join("specc.toml"), toml).expect("toml");
+    let book = Arc::new(AnswerBook::new(json!({"planner": planner, "workers": workers})));
+    let env = specc::Env {
+        no_color: true,
+        width: Some(100),
+        models: Some(specc::Models(book.clone())),
+        ..specc::Env::default()
+    };
+    let spec = dir.path().join("spec.md").display().to_string();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let code = specc::run(["specc", "build", spec.as_str()], &env, &mut out, &mut err);
+    Built {
+        code,
+        out: String::from_utf8_lossy(&out).into_owned(),
+        err: String::from_utf8_lossy(&err).into_owned(),
+        dir,
+        book,
+    }
+}
+
+fn two_leaves(b_deps: &[&str]) -> Value {
+    json!({"": {"decisions": [], "children": [
+        child("a", "R-1", "a.txt", &["test -f a.txt"], &[]),
+        child("b", "R-2", "b.txt", &["grep -q beta b.txt"], b_deps),
+    ]}})
+}
+
+fn git(dir: &Path, args: &[&str]) -> (bool, String) {
+    let o = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    (o.status.success(), String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+#[test]
+fn two_leaves_land_and_out_is_a_clean_git_repository() {
+    let b = build_with(
+        TOML,
+        two_leaves(&[]),
+        json!({"a": [[[write("a.txt", "alpha\n")], [done()]]],
+               "b": [[[write("b.txt", "beta\n")], [done()]]]}),
+    );
+    assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
+    assert!(b.out.contains("2 work tasks: 2 landed"), "{}", b.out);
+    assert_eq!(b.file("a.txt").as_deref(), Some("alpha\n"));
+    assert_eq!(b.file("b.txt").as_deref(), Some("beta\n"));
+    let out = b.dir.path().join("out");
+    assert!(git(&out, &["fsck", "--strict"]).0);
+    let (_, log) = git(&out, &["log", "--format=%s"]);
+    assert!(log.contains("make a") && log.contains("make b"), "{log}");
+    // A person's change in out/ makes the next build refuse and overwrite nothing.
+    std::fs::write(out.join("a.txt"), "mine\n").expect("edit");
+    let env = specc::Env {
+        no_color: true,
+        models: Some(specc::Models(b.book.clone())),
+        ..specc::Env::default()
+    };
+    let spec = b.dir.path().join("spec.md").display().to_string();
+    let (mut o, mut e) = (Vec::new(), Vec::new());
+    let code = specc::run(["specc", "build", spec.as_str()], &env, &mut o, &mut e);
+    let e = String::from_utf8_lossy(&e);
+    assert_eq!(code, 1, "{e}");
+    assert!(e.contains("E0403") && e.contains("a.txt"), "{e}");
+    assert_eq!(std::fs::read_to_string(out.join("a.txt")).expect("kept"), "mine\n");
+}
+
+#[test]
+fn a_conflict_on_a_shared_file_is_resolved_by_running_the_task_again() {
+    // Both leaves note under the same section of the field guide at once: their inserts
+    // touch, so the second to land conflicts and is re-run on the new head.
+    let note = |t: &str| json!({"name": "note", "arguments": {"section": "Notes", "text": t}});
+    let b = build_with(
+        TOML,
+        two_leaves(&[]),
+        json!({"a": [[[write("a.txt", "alpha\n"), note("a was here")], [done()]]],
+               "b": [[[write("b.txt", "beta\n"), note("b was here")], [done()]],
+                     [[write("b.txt", "beta\n"), note("b was here")], [done()]]]}),
+    );
+    // Which of the two lands first is up to the scheduler; each has a second attempt.
+    if b.code != 0 {
+        panic!("{}\n{}", b.err, b.out);
+    }
+    let guide = b.file("field-guide/index.md").expect("guide");
+    assert!(guide.contains("- a was here") && guide.contains("- b was here"), "{guide}");
+    assert!(b.out.contains("conflicts: 1"), "{}", b.out);
+    assert!(b.err.contains("conflict"), "{}", b.err);
+    let seen = b.book.seen();
+    assert!(seen.iter().any(|s| s.starts_with("b#2.") ), "{seen:?}");
+}
+
+#[test]
+fn acceptance_failure_is_shown_once_then_replanned_then_the_task_fails_and_dependents_skip() {
+    let planner = json!({
+        "": {"decisions": [], "children": [
+            child("a", "R-1", "a.txt", &["test -f never.txt"], &[]),
+            child("b", "R-2", "b.txt", &[], &["a"]),
+        ]},
+        "replan:a": {"instructions": "write a.txt, then check again"},
+    });
+    let attempt = json!([[write("a.txt", "alpha\n")], [done()], [done()]]);
+    let b = build_with(TOML, planner, json!({"a": [attempt.clone(), attempt]}));
+    assert_eq!(b.code, 1, "{}", b.out);
+    assert!(b.out.contains("1 failed, 1 skipped"), "{}", b.out);
+    assert!(b.err.contains("E0401") && b.err.contains("acceptance failed"), "{}", b.err);
+    let seen = b.book.seen();
+    assert_eq!(
+        seen.iter().filter(|s| s.starts_with("a#")).count(),
+        6,
+        "two attempts of three calls: {seen:?}"
+    );
+    assert!(seen.contains(&"plan:replan:a".to_owned()), "{seen:?}");
+    // The worker saw the failure once, inside the attempt.
+    let steps = b.steps();
+    assert!(steps.iter().any(|(t, k, body)| t == "a" && k == "tool" && body.contains("The acceptance checks failed")));
+    assert!(steps.iter().any(|(t, k, body)| t == "a" && k == "replan" && body.contains("check again")));
+    assert!(b.file("a.txt").is_none(), "nothing of a failed task lands");
+}
+
+#[test]
+fn writes_outside_the_scope_are_refused_and_malformed_calls_go_back_to_the_model() {
+    let b = build_with(
+        TOML,
+        two_leaves(&[]),
+        json!({"a": [[[write("b.txt", "not mine\n")], [write("../escape.txt", "x")],
+                      {"malformed": "write"}, [write(".specc/state.db", "x")],
+                      [write("a.txt", "alpha\n")], [done()]]],
+               "b": [[[write("b.txt", "beta\n")], [done()]]]}),
+    );
+    assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
+    let steps = b.steps();
+    let tool_texts: Vec<&str> = steps
+        .iter()
+        .filter(|(t, k, _)| t == "a" && k == "tool")
+        .map(|(_, _, body)| body.as_str())
+        .collect();
+    assert!(tool_texts[0].contains("outside your write scope (a.txt)"), "{tool_texts:?}");
+    assert!(tool_texts[1].contains("not a relative path"), "{tool_texts:?}");
+    assert!(tool_texts[2].contains(".specc/"), "{tool_texts:?}");
+    assert!(steps.iter().any(|(t, k, body)| t == "a" && k == "model_error" && body.contains("malformed")));
+    assert_eq!(b.file("b.txt").as_deref(), Some("beta\n"), "a's write to b.txt was refused");
+    assert!(!b.dir.path().join("escape.txt").exists());
+}
+
+#[test]
+fn the_stuck_detector_ends_an_attempt_that_repeats_itself() {
+    let read = json!({"name": "read", "arguments": {"path": "missing.txt"}});
+    let looping = json!([[read.clone()], [read.clone()], [read.clone()], [read.clone()], [read]]);
+    let planner = json!({
+        "": {"decisions": [], "children": [child("a", "R-1", "a.txt", &[], &[]), child("b", "R-2", "b.txt", &[], &[])]},
+        "replan:a": {"instructions": "stop reading missing.txt"},
+    });
+    let b = build_with(
+        TOML,
+        planner,
+        json!({"a": [looping.clone(), looping],
+               "b": [[[write("b.txt", "beta\n")], [done()]]]}),
+    );
+    assert_eq!(b.code, 1);
+    assert!(b.out.contains("failed a: stuck: the same action failed 3 times"), "{}", b.out);
+    assert_eq!(b.book.seen().iter().filter(|s| s.starts_with("a#1.")).count(), 3);
+    assert_eq!(b.file("b.txt").as_deref(), Some("beta\n"), "the rest of the build goes on");
+}
+
+#[test]
+fn the_budget_cap_stops_the_build_cleanly() {
+    let toml = format!(
+        "{TOML}\n[prices.worker]\ninput = 0.0\noutput = 1000.0\n\n[budget]\ndollars = 1.3\n"
+    );
+    let step = |f: &str| json!([[write(f, "x\n")], [done()]]);
+    let b = build_with(
+        &toml,
+        json!({"": {"decisions": [], "children": [
+            child("a", "R-1", "a.txt", &[], &[]),
+            child("b", "R-2", "b.txt", &[], &["a"]),
+        ]}}),
+        json!({"a": [step("a.txt")], "b": [step("b.txt")]}),
+    );
+    assert_eq!(b.code, 1, "{}", b.out);
+    assert!(b.err.contains("E0402"), "{}", b.err);
+    assert!(b.out.contains("stopped"), "{}", b.out);
+    // Each worker call reserves $1 (1000 output tokens at $1000/M): with what two calls spent, a third does not fit.
+    assert_eq!(b.file("a.txt").as_deref(), Some("x\n"));
+    assert!(b.file("b.txt").is_none());
+}
