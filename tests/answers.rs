@@ -127,7 +127,8 @@ fn turns(request: &Request) -> usize {
     let mut n = 0usize;
     let mut prev = Author::System;
     for m in &request.messages {
-        if m.author == Author::Assistant || (m.author == Author::User && prev != Author::Assistant) {
+        if m.author == Author::Assistant || (m.author == Author::User && prev != Author::Assistant)
+        {
             n += 1;
         }
         prev = m.author;

@@ -33,7 +33,8 @@ fn record(dir: &Path) -> Result<(), String> {
         let from = dir.join(f);
         if from.is_file() {
             let to = tmp.path().join(f);
-            std::fs::create_dir_all(to.parent().unwrap_or(tmp.path())).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(to.parent().unwrap_or(tmp.path()))
+                .map_err(|e| e.to_string())?;
             std::fs::copy(&from, &to).map_err(|e| format!("{}: {e}", from.display()))?;
         }
     }
@@ -57,7 +58,9 @@ fn record(dir: &Path) -> Result<(), String> {
     print!("{}", String::from_utf8_lossy(&err));
     print!("{}", String::from_utf8_lossy(&out));
     if code != 0 {
-        return Err(format!("the build exited {code}; the recording was not replaced"));
+        return Err(format!(
+            "the build exited {code}; the recording was not replaced"
+        ));
     }
     std::fs::copy(&recording, dir.join("recording.jsonl")).map_err(|e| e.to_string())?;
     println!("wrote {}", dir.join("recording.jsonl").display());

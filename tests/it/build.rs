@@ -9,7 +9,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use specc_tests::answers::AnswerBook;
 
-const SPEC: &str = "# Pair\n\n## Alpha\n\n- [R-1] Alpha MUST exist.\n\n## Beta\n\n- [R-2] Beta MUST exist.\n";
+const SPEC: &str =
+    "# Pair\n\n## Alpha\n\n- [R-1] Alpha MUST exist.\n\n## Beta\n\n- [R-2] Beta MUST exist.\n";
 
 const TOML: &str = r#"
 [providers.scripted]
@@ -59,7 +60,12 @@ fn run_ids(dir: &Path) -> Vec<String> {
     let text = std::fs::read_dir(dir.join(".specc/work")).map(|_| ());
     let _ = text;
     let ledger = specc_llm::Ledger::open_existing(&dir.join(".specc/state.db")).expect("ledger");
-    let mut runs: Vec<String> = ledger.rows().expect("rows").into_iter().map(|r| r.run).collect();
+    let mut runs: Vec<String> = ledger
+        .rows()
+        .expect("rows")
+        .into_iter()
+        .map(|r| r.run)
+        .collect();
     runs.sort();
     runs.dedup();
     runs
@@ -83,7 +89,9 @@ fn build_with(toml: &str, planner: Value, workers: Value) -> Built {
     let dir = tempfile::tempdir().expect("tmp");
     std::fs::write(dir.path().join("spec.md"), SPEC).expect("spec");
     std::fs::write(dir.path().join("specc.toml"), toml).expect("toml");
-    let book = Arc::new(AnswerBook::new(json!({"planner": planner, "workers": workers})));
+    let book = Arc::new(AnswerBook::new(
+        json!({"planner": planner, "workers": workers}),
+    ));
     let env = specc::Env {
         no_color: true,
         width: Some(100),
@@ -116,7 +124,10 @@ fn git(dir: &Path, args: &[&str]) -> (bool, String) {
         .current_dir(dir)
         .output()
         .expect("git");
-    (o.status.success(), String::from_utf8_lossy(&o.stdout).into_owned())
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
 }
 
 #[test]
@@ -148,7 +159,10 @@ fn two_leaves_land_and_out_is_a_clean_git_repository() {
     let e = String::from_utf8_lossy(&e);
     assert_eq!(code, 1, "{e}");
     assert!(e.contains("E0403") && e.contains("a.txt"), "{e}");
-    assert_eq!(std::fs::read_to_string(out.join("a.txt")).expect("kept"), "mine\n");
+    assert_eq!(
+        std::fs::read_to_string(out.join("a.txt")).expect("kept"),
+        "mine\n"
+    );
 }
 
 #[test]
@@ -168,11 +182,14 @@ fn a_conflict_on_a_shared_file_is_resolved_by_running_the_task_again() {
         panic!("{}\n{}", b.err, b.out);
     }
     let guide = b.file("field-guide/index.md").expect("guide");
-    assert!(guide.contains("- a was here") && guide.contains("- b was here"), "{guide}");
+    assert!(
+        guide.contains("- a was here") && guide.contains("- b was here"),
+        "{guide}"
+    );
     assert!(b.out.contains("conflicts: 1"), "{}", b.out);
     assert!(b.err.contains("conflict"), "{}", b.err);
     let seen = b.book.seen();
-    assert!(seen.iter().any(|s| s.starts_with("b#2.") ), "{seen:?}");
+    assert!(seen.iter().any(|s| s.starts_with("b#2.")), "{seen:?}");
 }
 
 #[test]
@@ -188,7 +205,11 @@ fn acceptance_failure_is_shown_once_then_replanned_then_the_task_fails_and_depen
     let b = build_with(TOML, planner, json!({"a": [attempt.clone(), attempt]}));
     assert_eq!(b.code, 1, "{}", b.out);
     assert!(b.out.contains("1 failed, 1 skipped"), "{}", b.out);
-    assert!(b.err.contains("E0401") && b.err.contains("acceptance failed"), "{}", b.err);
+    assert!(
+        b.err.contains("E0401") && b.err.contains("acceptance failed"),
+        "{}",
+        b.err
+    );
     let seen = b.book.seen();
     assert_eq!(
         seen.iter().filter(|s| s.starts_with("a#")).count(),
@@ -198,8 +219,14 @@ fn acceptance_failure_is_shown_once_then_replanned_then_the_task_fails_and_depen
     assert!(seen.contains(&"plan:replan:a".to_owned()), "{seen:?}");
     // The worker saw the failure once, inside the attempt.
     let steps = b.steps();
-    assert!(steps.iter().any(|(t, k, body)| t == "a" && k == "tool" && body.contains("The acceptance checks failed")));
-    assert!(steps.iter().any(|(t, k, body)| t == "a" && k == "replan" && body.contains("check again")));
+    assert!(steps.iter().any(|(t, k, body)| t == "a"
+        && k == "tool"
+        && body.contains("The acceptance checks failed")));
+    assert!(
+        steps
+            .iter()
+            .any(|(t, k, body)| t == "a" && k == "replan" && body.contains("check again"))
+    );
     assert!(b.file("a.txt").is_none(), "nothing of a failed task lands");
 }
 
@@ -220,18 +247,38 @@ fn writes_outside_the_scope_are_refused_and_malformed_calls_go_back_to_the_model
         .filter(|(t, k, _)| t == "a" && k == "tool")
         .map(|(_, _, body)| body.as_str())
         .collect();
-    assert!(tool_texts[0].contains("outside your write scope (a.txt)"), "{tool_texts:?}");
-    assert!(tool_texts[1].contains("not a relative path"), "{tool_texts:?}");
+    assert!(
+        tool_texts[0].contains("outside your write scope (a.txt)"),
+        "{tool_texts:?}"
+    );
+    assert!(
+        tool_texts[1].contains("not a relative path"),
+        "{tool_texts:?}"
+    );
     assert!(tool_texts[2].contains(".specc/"), "{tool_texts:?}");
-    assert!(steps.iter().any(|(t, k, body)| t == "a" && k == "model_error" && body.contains("malformed")));
-    assert_eq!(b.file("b.txt").as_deref(), Some("beta\n"), "a's write to b.txt was refused");
+    assert!(
+        steps
+            .iter()
+            .any(|(t, k, body)| t == "a" && k == "model_error" && body.contains("malformed"))
+    );
+    assert_eq!(
+        b.file("b.txt").as_deref(),
+        Some("beta\n"),
+        "a's write to b.txt was refused"
+    );
     assert!(!b.dir.path().join("escape.txt").exists());
 }
 
 #[test]
 fn the_stuck_detector_ends_an_attempt_that_repeats_itself() {
     let read = json!({"name": "read", "arguments": {"path": "missing.txt"}});
-    let looping = json!([[read.clone()], [read.clone()], [read.clone()], [read.clone()], [read]]);
+    let looping = json!([
+        [read.clone()],
+        [read.clone()],
+        [read.clone()],
+        [read.clone()],
+        [read]
+    ]);
     let planner = json!({
         "": {"decisions": [], "children": [child("a", "R-1", "a.txt", &[], &[]), child("b", "R-2", "b.txt", &[], &[])]},
         "replan:a": {"instructions": "stop reading missing.txt"},
@@ -243,9 +290,25 @@ fn the_stuck_detector_ends_an_attempt_that_repeats_itself() {
                "b": [[[write("b.txt", "beta\n")], [done()]]]}),
     );
     assert_eq!(b.code, 1);
-    assert!(b.out.contains("failed a: stuck: the same action failed 3 times"), "{}", b.out);
-    assert_eq!(b.book.seen().iter().filter(|s| s.starts_with("a#1.")).count(), 3);
-    assert_eq!(b.file("b.txt").as_deref(), Some("beta\n"), "the rest of the build goes on");
+    assert!(
+        b.out
+            .contains("failed a: stuck: the same action failed 3 times"),
+        "{}",
+        b.out
+    );
+    assert_eq!(
+        b.book
+            .seen()
+            .iter()
+            .filter(|s| s.starts_with("a#1."))
+            .count(),
+        3
+    );
+    assert_eq!(
+        b.file("b.txt").as_deref(),
+        Some("beta\n"),
+        "the rest of the build goes on"
+    );
 }
 
 #[test]

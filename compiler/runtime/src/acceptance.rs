@@ -22,7 +22,12 @@ impl Check {
     /// a runner specc cannot run yet.
     pub fn from_block(name: String, runner: &str, code: &str) -> Option<Check> {
         let interpreter = match runner {
-            "sh" => return Some(Check { name, script: code.to_owned() }),
+            "sh" => {
+                return Some(Check {
+                    name,
+                    script: code.to_owned(),
+                });
+            }
             "bash" => "bash -s",
             "python" | "python3" => "python3 -",
             "node" | "js" | "javascript" => "node -",

@@ -102,7 +102,10 @@ impl AgentLoop<'_> {
             }
             if tokens >= self.limits.max_tokens {
                 return fail(
-                    format!("token budget: {tokens} of {} tokens", self.limits.max_tokens),
+                    format!(
+                        "token budget: {tokens} of {} tokens",
+                        self.limits.max_tokens
+                    ),
                     &flagged,
                 );
             }
@@ -114,11 +117,9 @@ impl AgentLoop<'_> {
             };
             calls += 1;
             let request = self.request(&messages);
-            let answer = tokio::time::timeout(
-                left,
-                self.client.call(self.id.role, self.id.task, request),
-            )
-            .await;
+            let answer =
+                tokio::time::timeout(left, self.client.call(self.id.role, self.id.task, request))
+                    .await;
             let response = match answer {
                 Err(_) => {
                     return fail(
@@ -136,7 +137,8 @@ impl AgentLoop<'_> {
                 })) => {
                     // The model gets the parse error back, like any malformed call.
                     step += 1;
-                    let body = json!({"error": "malformed_tool_call", "tool": name, "reason": reason});
+                    let body =
+                        json!({"error": "malformed_tool_call", "tool": name, "reason": reason});
                     if let Err(e) = self.log(step, StepKind::ModelError, &body) {
                         return e;
                     }
@@ -230,7 +232,9 @@ impl AgentLoop<'_> {
                 if let Some(end) = end {
                     return end;
                 }
-                if let Some(why) = stuck.record(&tools::action_key(call), &outcome.text, outcome.failed) {
+                if let Some(why) =
+                    stuck.record(&tools::action_key(call), &outcome.text, outcome.failed)
+                {
                     return fail(format!("stuck: {why}"), &flagged);
                 }
                 let mut m = Message::new(Author::Tool, outcome.text);

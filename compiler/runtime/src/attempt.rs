@@ -209,7 +209,14 @@ async fn one_attempt(
     let logs = workspace::logs_for(&dir, attempt);
     let base_files = match workspace::prepare(s.repo, base, &dir).await {
         Ok(f) => f,
-        Err(e) => return end(s, task, attempt, Attempted::Failed(format!("checkout: {e}"))),
+        Err(e) => {
+            return end(
+                s,
+                task,
+                attempt,
+                Attempted::Failed(format!("checkout: {e}")),
+            );
+        }
     };
     let guide = crate::field_guide::load(&dir, s.settings.guide_lines).text;
     let scope = Scope::new(&order.task.write_scope);
@@ -237,9 +244,7 @@ async fn one_attempt(
         limits: s.settings.attempt,
         max_tokens_per_call: s.settings.worker_max_tokens,
     };
-    let ended = agent
-        .run(context::messages(order, &guide, retry))
-        .await;
+    let ended = agent.run(context::messages(order, &guide, retry)).await;
     let (summary, flagged, steps) = match ended {
         LoopEnd::Done {
             summary,
@@ -275,7 +280,8 @@ async fn one_attempt(
         changes: diff.changes.clone(),
     };
     let outcome = s.repo.submit(submission).await;
-    let record = json!({"paths": diff.paths(), "left_out": diff.left_out, "outcome": describe(&outcome)});
+    let record =
+        json!({"paths": diff.paths(), "left_out": diff.left_out, "outcome": describe(&outcome)});
     if let Err(e) = s
         .journal
         .step(s.run, task, attempt, steps + 1, StepKind::Submit, &record)

@@ -33,15 +33,42 @@ pub struct Plan {
 /// Something that happened, for progress output.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
-    Seeded { commit: Option<String> },
-    UpToDate { task: String },
-    AttemptStarted { task: String, attempt: u32, role: String },
-    AttemptFailed { task: String, attempt: u32, reason: String },
-    Conflict { task: String, path: String },
-    Landed { task: String, commit: Option<String>, merged: Vec<String> },
-    Failed { task: String, reason: String },
-    Skipped { task: String, because: String },
-    Stopped { reason: String },
+    Seeded {
+        commit: Option<String>,
+    },
+    UpToDate {
+        task: String,
+    },
+    AttemptStarted {
+        task: String,
+        attempt: u32,
+        role: String,
+    },
+    AttemptFailed {
+        task: String,
+        attempt: u32,
+        reason: String,
+    },
+    Conflict {
+        task: String,
+        path: String,
+    },
+    Landed {
+        task: String,
+        commit: Option<String>,
+        merged: Vec<String>,
+    },
+    Failed {
+        task: String,
+        reason: String,
+    },
+    Skipped {
+        task: String,
+        because: String,
+    },
+    Stopped {
+        reason: String,
+    },
 }
 
 /// A leaf's result.
@@ -99,7 +126,12 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
     let mut attempts: HashMap<String, (u32, Option<String>)> = HashMap::new();
     for o in &plan.orders {
         let t = &o.task;
-        let fresh = s.journal.landed_fingerprint(&t.id).ok().flatten().as_deref()
+        let fresh = s
+            .journal
+            .landed_fingerprint(&t.id)
+            .ok()
+            .flatten()
+            .as_deref()
             == Some(t.fingerprint.as_str());
         let st = if fresh {
             (s.events)(Event::UpToDate { task: t.id.clone() });
@@ -127,7 +159,9 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
                     && deps[id].iter().all(|d| {
                         matches!(state.get(d), Some(TaskState::Landed | TaskState::UpToDate))
                     });
-                let clash = active.iter().any(|a| scopes[a.as_str()].overlaps(&scopes[id]));
+                let clash = active
+                    .iter()
+                    .any(|a| scopes[a.as_str()].overlaps(&scopes[id]));
                 if !ready || clash {
                     continue;
                 }
@@ -145,7 +179,12 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
             break;
         };
         active.remove(&id);
-        let Some(task) = plan.orders.iter().find(|o| o.task.id == id).map(|o| &o.task) else {
+        let Some(task) = plan
+            .orders
+            .iter()
+            .find(|o| o.task.id == id)
+            .map(|o| &o.task)
+        else {
             continue;
         };
         let (st, reason) = match end {
@@ -176,7 +215,9 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
             TaskEnd::Budget => {
                 let why = "the budget cap was reached".to_owned();
                 if stopping.is_none() {
-                    (s.events)(Event::Stopped { reason: why.clone() });
+                    (s.events)(Event::Stopped {
+                        reason: why.clone(),
+                    });
                 }
                 stopping = Some(why.clone());
                 (TaskState::Stopped, Some(why))
@@ -195,7 +236,9 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
     for o in &plan.orders {
         let id = &o.task.id;
         if state.get(id) == Some(&TaskState::Pending) {
-            let because = stopping.clone().unwrap_or_else(|| "never became ready".to_owned());
+            let because = stopping
+                .clone()
+                .unwrap_or_else(|| "never became ready".to_owned());
             record(s, &o.task, TaskState::Stopped, Some(&because), None);
             state.insert(id.clone(), TaskState::Stopped);
         }
@@ -224,7 +267,13 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
     report
 }
 
-fn record(s: &Services<'_>, t: &TaskNode, st: TaskState, reason: Option<&str>, commit: Option<&str>) {
+fn record(
+    s: &Services<'_>,
+    t: &TaskNode,
+    st: TaskState,
+    reason: Option<&str>,
+    commit: Option<&str>,
+) {
     let task = TaskRef {
         id: &t.id,
         title: &t.title,
@@ -327,9 +376,12 @@ fn critical_path<'a>(
         let mut changed = false;
         for o in orders {
             let id = o.task.id.as_str();
-            let below = dependents
-                .get(id)
-                .map_or(0, |ds| ds.iter().map(|d| memo.get(d).copied().unwrap_or(1)).max().unwrap_or(0));
+            let below = dependents.get(id).map_or(0, |ds| {
+                ds.iter()
+                    .map(|d| memo.get(d).copied().unwrap_or(1))
+                    .max()
+                    .unwrap_or(0)
+            });
             let v = below + 1;
             if memo.get(id) != Some(&v) {
                 memo.insert(id, v);
@@ -357,6 +409,10 @@ async fn seed(
             .await
             .ok_or("the VCS is unavailable")?;
         base.get_or_insert(head);
+        // The field guide belongs to the agents once it exists: seeded, never overwritten.
+        if path == crate::tools::GUIDE && current.is_some() {
+            continue;
+        }
         if current
             .as_ref()
             .is_some_and(|f| f.bytes.as_slice() == text.as_bytes() && !f.executable)
@@ -383,7 +439,9 @@ async fn seed(
     };
     match s.repo.submit(submission).await {
         Outcome::Committed { id, .. } => Ok(Some(id)),
-        other => Err(format!("the plan's documents could not be committed: {other:?}")),
+        other => Err(format!(
+            "the plan's documents could not be committed: {other:?}"
+        )),
     }
 }
 

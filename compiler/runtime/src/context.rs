@@ -52,7 +52,12 @@ output once if they fail. If the task cannot be done as given, call `give_up` an
 /// The conversation an attempt starts with.
 pub fn messages(order: &WorkOrder, field_guide: &str, retry: Option<&Retry>) -> Vec<Message> {
     let t = &order.task;
-    let mut u = format!("# Task `{}`: {}\n\n## Instructions\n{}\n", t.id, t.title, t.instructions.trim());
+    let mut u = format!(
+        "# Task `{}`: {}\n\n## Instructions\n{}\n",
+        t.id,
+        t.title,
+        t.instructions.trim()
+    );
     if !order.decisions.is_empty() {
         u.push_str("\n## Decisions to follow\n");
         for d in &order.decisions {
@@ -78,7 +83,11 @@ pub fn messages(order: &WorkOrder, field_guide: &str, retry: Option<&Retry>) -> 
     if !order.checks.is_empty() {
         u.push_str("\n## Acceptance checks (run after `done`)\n");
         for c in &order.checks {
-            u.push_str(&format!("- {}:\n```sh\n{}\n```\n", c.name, c.script.trim_end()));
+            u.push_str(&format!(
+                "- {}:\n```sh\n{}\n```\n",
+                c.name,
+                c.script.trim_end()
+            ));
         }
     }
     match retry {

@@ -127,8 +127,10 @@ impl Journal {
         let conn = Connection::open(path).map_err(db)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(db)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(db)?;
-        conn.pragma_update(None, "synchronous", "FULL").map_err(db)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(db)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS runs (
                  run TEXT PRIMARY KEY, spec TEXT NOT NULL, started_unix INTEGER NOT NULL,
@@ -309,9 +311,8 @@ impl Journal {
     /// Every task of `run`, by id.
     pub fn tasks(&self, run: &str) -> Result<Vec<TaskRow>, JournalError> {
         self.with(|c| {
-            let mut q = c.prepare(
-                "SELECT task, state, reason FROM tasks WHERE run = ?1 ORDER BY task",
-            )?;
+            let mut q =
+                c.prepare("SELECT task, state, reason FROM tasks WHERE run = ?1 ORDER BY task")?;
             let rows = q.query_map(params![run], |r| {
                 Ok(TaskRow {
                     task: r.get(0)?,

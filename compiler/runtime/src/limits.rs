@@ -76,12 +76,21 @@ impl Limits {
             limits.field_guide_lines = t.field_guide_lines.unwrap_or(limits.field_guide_lines);
             let d = Limits::default();
             limits.steps = positive(t.steps.map(|v| v as usize), "steps", d.steps as usize)? as u32;
-            limits.attempt_tokens =
-                positive(t.attempt_tokens.map(|v| v as usize), "attempt_tokens", d.attempt_tokens as usize)? as u64;
-            limits.attempt_seconds =
-                positive(t.attempt_seconds.map(|v| v as usize), "attempt_seconds", d.attempt_seconds as usize)? as u64;
-            limits.command_seconds =
-                positive(t.command_seconds.map(|v| v as usize), "command_seconds", d.command_seconds as usize)? as u64;
+            limits.attempt_tokens = positive(
+                t.attempt_tokens.map(|v| v as usize),
+                "attempt_tokens",
+                d.attempt_tokens as usize,
+            )? as u64;
+            limits.attempt_seconds = positive(
+                t.attempt_seconds.map(|v| v as usize),
+                "attempt_seconds",
+                d.attempt_seconds as usize,
+            )? as u64;
+            limits.command_seconds = positive(
+                t.command_seconds.map(|v| v as usize),
+                "command_seconds",
+                d.command_seconds as usize,
+            )? as u64;
             limits.output_bytes = positive(t.output_bytes, "output_bytes", d.output_bytes)?;
         }
         Ok(limits)

@@ -49,7 +49,11 @@ impl std::fmt::Display for ReplanError {
 }
 
 /// New instructions for `order` after `failure`.
-pub async fn replan(client: &Client, order: &WorkOrder, failure: &str) -> Result<String, ReplanError> {
+pub async fn replan(
+    client: &Client,
+    order: &WorkOrder,
+    failure: &str,
+) -> Result<String, ReplanError> {
     let t = &order.task;
     let system = "You are specc's planner. A work task you planned failed. Rewrite its \
         instructions so that a worker that only follows instructions can succeed: same goal, \
@@ -72,7 +76,10 @@ pub async fn replan(client: &Client, order: &WorkOrder, failure: &str) -> Result
     let request = planner::forced_tool_request(system, &user, tool, 4096);
     let check = |a: &Answer| {
         if a.instructions.trim().is_empty() {
-            vec![Diagnostic::new(codes::PLANNING_FAILED, "the instructions are empty")]
+            vec![Diagnostic::new(
+                codes::PLANNING_FAILED,
+                "the instructions are empty",
+            )]
         } else {
             Vec::new()
         }

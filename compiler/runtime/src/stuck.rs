@@ -43,10 +43,7 @@ impl StuckDetector {
                 .iter()
                 .all(|s| s.failed && s.action == h[n - 1].action)
         {
-            return Some(format!(
-                "the same action failed 3 times: {}",
-                short(action)
-            ));
+            return Some(format!("the same action failed 3 times: {}", short(action)));
         }
         if n >= 4 && h[n - 4] == h[n - 2] && h[n - 3] == h[n - 1] && h[n - 1] != h[n - 2] {
             return Some(format!(

@@ -40,7 +40,9 @@ pub fn logs_for(checkout: &Path, attempt: u32) -> PathBuf {
     let name = checkout
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    checkout.with_file_name(format!("{name}.logs")).join(attempt.to_string())
+    checkout
+        .with_file_name(format!("{name}.logs"))
+        .join(attempt.to_string())
 }
 
 /// Makes `dir` a checkout of `base`; returns the base's files.

@@ -8,10 +8,16 @@ fn scope(p: &[&str]) -> Scope {
 fn globs_match_for_real() {
     let s = scope(&["src/parse/*.rs", "Cargo.toml", "tests"]);
     assert!(s.allows("src/parse/lexer.rs"));
-    assert!(!s.allows("src/parse/deep/lexer.rs"), "* stays in one directory");
+    assert!(
+        !s.allows("src/parse/deep/lexer.rs"),
+        "* stays in one directory"
+    );
     assert!(!s.allows("src/main.rs"));
     assert!(s.allows("Cargo.toml"));
-    assert!(s.allows("tests/cli.rs"), "a plain directory covers what is below it");
+    assert!(
+        s.allows("tests/cli.rs"),
+        "a plain directory covers what is below it"
+    );
     assert!(s.allows("./tests//cli.rs"));
     assert_eq!(s.check("../etc/passwd"), Err(Denied::NotRelative));
     assert_eq!(s.check("/etc/passwd"), Err(Denied::NotRelative));

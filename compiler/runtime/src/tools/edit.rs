@@ -21,9 +21,7 @@ pub(super) fn edit(t: &Toolbox, a: Edit) -> ToolOutcome {
     let text = match std::fs::read_to_string(&path) {
         Ok(s) => s,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return ToolOutcome::error(format!(
-                "`{rel}` does not exist; create it with `write`"
-            ));
+            return ToolOutcome::error(format!("`{rel}` does not exist; create it with `write`"));
         }
         Err(e) => return ToolOutcome::error(format!("`{rel}`: {e}")),
     };
@@ -79,10 +77,7 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
         });
     match written {
-        Ok(()) => ToolOutcome::ok(format!(
-            "wrote {rel} ({} lines)",
-            a.content.lines().count()
-        )),
+        Ok(()) => ToolOutcome::ok(format!("wrote {rel} ({} lines)", a.content.lines().count())),
         Err(e) => ToolOutcome::error(format!("`{rel}`: {e}")),
     }
 }

@@ -97,9 +97,7 @@ pub fn definitions() -> Vec<Tool> {
         description: description.to_owned(),
         parameters,
     };
-    let obj = |props: serde_json::Value, required: &[&str]| {
-        json!({"type": "object", "properties": props, "required": required})
-    };
+    let obj = |props: serde_json::Value, required: &[&str]| json!({"type": "object", "properties": props, "required": required});
     vec![
         tool(
             "read",

@@ -94,7 +94,9 @@ pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildCo
     Ok(BuildConfig {
         llm,
         limits,
-        out: build.out.map(|o| if o.is_relative() { dir.join(o) } else { o }),
+        out: build
+            .out
+            .map(|o| if o.is_relative() { dir.join(o) } else { o }),
         jobs: build.jobs,
         allow_weaker: file.sandbox.and_then(|s| s.allow_weaker).unwrap_or(false),
         key_vars,

@@ -105,11 +105,20 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         Err(e) => return setup(&mut reporter, err, e.to_string()),
     };
     let opened = std::fs::create_dir_all(state.join("vcs")).and_then(|()| {
-        specc_vcs::Repo::open(&state.join("vcs").join("log"), specc_vcs::Options::default())
+        specc_vcs::Repo::open(
+            &state.join("vcs").join("log"),
+            specc_vcs::Options::default(),
+        )
     });
     let repo = match opened {
         Ok(r) => r,
-        Err(e) => return setup(&mut reporter, err, format!("the VCS store in .specc/vcs: {e}")),
+        Err(e) => {
+            return setup(
+                &mut reporter,
+                err,
+                format!("the VCS store in .specc/vcs: {e}"),
+            );
+        }
     };
     let run_id = format!(
         "build-{}",
@@ -135,7 +144,10 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         }
     }
     let client = client.with_ledger(ledger.clone(), &run_id);
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => return setup(&mut reporter, err, format!("no async runtime: {e}")),
     };
@@ -143,8 +155,9 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
     let plan = match rt.block_on(plan_spec(&client, &tree, &cfg, &guide.text, &state)) {
         Ok(p) => p,
         Err(message) => {
-            let d = Diagnostic::new(codes::PLANNING_FAILED, message)
-                .with_help("see `specc explain E0309`; `specc cost` shows the calls made".to_owned());
+            let d = Diagnostic::new(codes::PLANNING_FAILED, message).with_help(
+                "see `specc explain E0309`; `specc cost` shows the calls made".to_owned(),
+            );
             reporter.report(&files, &d, err);
             return exit::ERRORS;
         }
@@ -214,30 +227,49 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
     };
     let _ = journal.finish_run(
         &run_id,
-        if report.stopped.is_some() { "stopped" } else { "finished" },
+        if report.stopped.is_some() {
+            "stopped"
+        } else {
+            "finished"
+        },
     );
     // Export what landed, whatever else happened: landed work is never held back.
     let exported = out_dir::check_clean(&out_path)
-        .and_then(|()| rt.block_on(repo.export_git(&out_path)).map_err(|e| e.to_string()))
+        .and_then(|()| {
+            rt.block_on(repo.export_git(&out_path))
+                .map_err(|e| e.to_string())
+        })
         .and_then(|_| out_dir::check_out(&out_path));
     if let Err(e) = exported {
-        let d = Diagnostic::new(codes::OUT_DIR_CHANGED, format!("exporting to {}: {e}", out_path.display()))
-            .with_help("see `specc explain E0403`".to_owned());
+        let d = Diagnostic::new(
+            codes::OUT_DIR_CHANGED,
+            format!("exporting to {}: {e}", out_path.display()),
+        )
+        .with_help("see `specc explain E0403`".to_owned());
         reporter.report(&files, &d, err);
     }
-    for t in report.tasks.iter().filter(|t| {
-        t.state == specc_runtime::journal::TaskState::Failed
-    }) {
+    for t in report
+        .tasks
+        .iter()
+        .filter(|t| t.state == specc_runtime::journal::TaskState::Failed)
+    {
         let d = Diagnostic::new(
             codes::TASK_FAILED,
-            format!("task `{}` failed: {}", t.id, t.reason.clone().unwrap_or_default()),
+            format!(
+                "task `{}` failed: {}",
+                t.id,
+                t.reason.clone().unwrap_or_default()
+            ),
         )
         .with_help("see `specc explain E0401`".to_owned());
         reporter.report(&files, &d, err);
     }
     if let Some(why) = &report.stopped {
-        let d = Diagnostic::new(codes::BUILD_STOPPED, format!("the build stopped early: {why}"))
-            .with_help("see `specc explain E0402`".to_owned());
+        let d = Diagnostic::new(
+            codes::BUILD_STOPPED,
+            format!("the build stopped early: {why}"),
+        )
+        .with_help("see `specc explain E0402`".to_owned());
         reporter.report(&files, &d, err);
     }
     // The result is checked like any tree: `design:` references against its design-docs/.
@@ -254,9 +286,15 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         };
         let mut sink = Vec::new();
         let status = super::check::run(&check, env, &mut sink, err);
-        summary::CheckOutcome { status, text: String::from_utf8_lossy(&sink).into_owned() }
+        summary::CheckOutcome {
+            status,
+            text: String::from_utf8_lossy(&sink).into_owned(),
+        }
     } else {
-        summary::CheckOutcome { status: exit::OK, text: String::new() }
+        summary::CheckOutcome {
+            status: exit::OK,
+            text: String::new(),
+        }
     };
     let rows = ledger.rows().unwrap_or_default();
     let rows: Vec<_> = rows.into_iter().filter(|r| r.run == run_id).collect();
@@ -268,7 +306,11 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         check: &check_status,
         run: &run_id,
     };
-    let _ = if json { s.write_json(out) } else { s.write_text(out) };
+    let _ = if json {
+        s.write_json(out)
+    } else {
+        s.write_text(out)
+    };
     if reporter.status() != exit::OK || check_status.status != exit::OK {
         exit::ERRORS
     } else {
@@ -320,7 +362,11 @@ async fn plan_spec(
         specc_runtime::planner::PlanError::Invalid { task, problems } => format!(
             "the planner's answer for {} stayed invalid: {}",
             specc_passes::plan::task_name(&task),
-            problems.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("; ")
+            problems
+                .iter()
+                .map(|d| d.message.clone())
+                .collect::<Vec<_>>()
+                .join("; ")
         ),
         specc_runtime::planner::PlanError::Unsettled(ids) => {
             format!("the planners kept deciding differently: {}", ids.join(", "))
@@ -332,7 +378,9 @@ async fn plan_spec(
         .filter_map(|d| d.id.clone())
         .collect();
     let model = |role: Role, fallback: &str| {
-        cfg.llm.role(role).map_or_else(|| fallback.to_owned(), |r| r.model.clone())
+        cfg.llm
+            .role(role)
+            .map_or_else(|| fallback.to_owned(), |r| r.model.clone())
     };
     let options = LowerOptions {
         planner_model: model(Role::Planner, "planner"),

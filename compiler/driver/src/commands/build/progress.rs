@@ -97,17 +97,24 @@ impl<'w> Progress<'w> {
 }
 
 fn short(commit: &Option<String>) -> String {
-    commit
-        .as_deref()
-        .map_or_else(|| "no changes".to_owned(), |c| format!("commit {}", &c[..c.len().min(12)]))
+    commit.as_deref().map_or_else(
+        || "no changes".to_owned(),
+        |c| format!("commit {}", &c[..c.len().min(12)]),
+    )
 }
 
 /// One event in words.
 pub(super) fn line(e: &Event) -> String {
     match e {
-        Event::Seeded { commit } => format!("seeded the repository with the plan ({})", short(commit)),
+        Event::Seeded { commit } => {
+            format!("seeded the repository with the plan ({})", short(commit))
+        }
         Event::UpToDate { task } => format!("up to date  {task}"),
-        Event::AttemptStarted { task, attempt, role } => {
+        Event::AttemptStarted {
+            task,
+            attempt,
+            role,
+        } => {
             format!("started     {task} (attempt {attempt}, {role})")
         }
         Event::AttemptFailed {
@@ -132,7 +139,9 @@ pub(super) fn line(e: &Event) -> String {
         }
         Event::Failed { task, reason } => format!("FAILED      {task}: {reason}"),
         Event::Skipped { task, because } => format!("skipped     {task}: {because}"),
-        Event::Stopped { reason } => format!("stopping: {reason}; running attempts end, nothing new starts"),
+        Event::Stopped { reason } => {
+            format!("stopping: {reason}; running attempts end, nothing new starts")
+        }
     }
 }
 
@@ -141,7 +150,11 @@ fn json(e: &Event, secs: f64) -> serde_json::Value {
     let (kind, mut v) = match e {
         Event::Seeded { commit } => ("seeded", json!({"commit": commit})),
         Event::UpToDate { task } => ("up_to_date", json!({"task": task})),
-        Event::AttemptStarted { task, attempt, role } => (
+        Event::AttemptStarted {
+            task,
+            attempt,
+            role,
+        } => (
             "attempt_started",
             json!({"task": task, "attempt": attempt, "role": role}),
         ),

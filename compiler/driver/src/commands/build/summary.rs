@@ -50,10 +50,17 @@ impl Summary<'_> {
             "build {}: {} work tasks: {}",
             self.run,
             r.tasks.len(),
-            if counts.is_empty() { "none".to_owned() } else { counts.join(", ") }
+            if counts.is_empty() {
+                "none".to_owned()
+            } else {
+                counts.join(", ")
+            }
         )?;
         for t in r.tasks.iter().filter(|t| {
-            matches!(t.state, TaskState::Failed | TaskState::Skipped | TaskState::Stopped)
+            matches!(
+                t.state,
+                TaskState::Failed | TaskState::Skipped | TaskState::Stopped
+            )
         }) {
             writeln!(
                 w,
@@ -75,7 +82,11 @@ impl Summary<'_> {
             writeln!(
                 w,
                 "  {:<10} {:>4} calls {:>9} in {:>8} out  ${:.4}",
-                l.name, l.calls, l.input_tokens + l.cached_input_tokens, l.output_tokens, l.dollars
+                l.name,
+                l.calls,
+                l.input_tokens + l.cached_input_tokens,
+                l.output_tokens,
+                l.dollars
             )?;
         }
         writeln!(
