@@ -49,6 +49,13 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("W0310", include_str!("../explain/W0310.md")),
     ("W0311", include_str!("../explain/W0311.md")),
     ("E0312", include_str!("../explain/E0312.md")),
+    ("E0401", include_str!("../explain/E0401.md")),
+    ("E0402", include_str!("../explain/E0402.md")),
+    ("E0403", include_str!("../explain/E0403.md")),
+    ("E0404", include_str!("../explain/E0404.md")),
+    ("W0405", include_str!("../explain/W0405.md")),
+    ("E0406", include_str!("../explain/E0406.md")),
+    ("W0407", include_str!("../explain/W0407.md")),
 ];
 
 /// The explanation of `code` (case-insensitive), if it has one.
