@@ -2,6 +2,13 @@
 //! answer book (`answers`), a scripted provider for `specc build`.
 
 pub mod answers;
+pub mod recorded_run;
+
+/// The workspace root.
+pub fn root() -> std::path::PathBuf {
+    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.parent().unwrap_or(here).to_path_buf()
+}
 
 /// A realistic spec of about `bytes` bytes: unique nested sections with prose, list-item and
 /// paragraph requirements (some tagged, some EARS), examples, checks and decisions. Each

@@ -4,99 +4,11 @@
 
 use std::sync::Arc;
 
-use specc_llm::{Client, Ledger, LlmConfig, Message, Recorder, Request, Role, Scripted, Usage};
+use specc_llm::Client;
+use specc_llm::Ledger;
+use specc_tests::recorded_run::{CALLS, config, request};
 
-use crate::support::{root, specc};
-
-/// The calls of the recorded run: role, task, prompt, and (for recording) answer and usage.
-const CALLS: &[(Role, &str, &str, &str, Usage)] = &[
-    (
-        Role::Planner,
-        "root",
-        "Plan the key-value store.",
-        "plan: storage, network, replication",
-        Usage {
-            input: 9_000,
-            cached_input: 0,
-            output: 1_800,
-        },
-    ),
-    (
-        Role::Planner,
-        "storage",
-        "Plan storage.",
-        "plan: pages, log",
-        Usage {
-            input: 4_000,
-            cached_input: 6_000,
-            output: 900,
-        },
-    ),
-    (
-        Role::Worker,
-        "storage/pages",
-        "Implement fixed-size pages.",
-        "done: pages.rs",
-        Usage {
-            input: 12_000,
-            cached_input: 30_000,
-            output: 5_000,
-        },
-    ),
-    (
-        Role::Worker,
-        "storage/log",
-        "Implement the write-ahead log.",
-        "done: wal.rs",
-        Usage {
-            input: 15_000,
-            cached_input: 20_000,
-            output: 7_000,
-        },
-    ),
-    (
-        Role::Worker,
-        "network/framing",
-        "Implement framing.",
-        "done: frame.rs",
-        Usage {
-            input: 8_000,
-            cached_input: 0,
-            output: 3_000,
-        },
-    ),
-    (
-        Role::Reviewer,
-        "storage/log",
-        "Review the write-ahead log.",
-        "approved",
-        Usage {
-            input: 6_000,
-            cached_input: 0,
-            output: 400,
-        },
-    ),
-];
-
-fn config() -> LlmConfig {
-    LlmConfig::load(&root().join("fixtures/llm/recorded-run/specc.toml")).expect("valid")
-}
-
-fn request(role: Role, prompt: &str) -> Request {
-    let model = config()
-        .role(role)
-        .map(|r| r.model.clone())
-        .unwrap_or_default();
-    let max = config().role(role).map_or(0, |r| r.max_tokens);
-    Request::new(
-        model,
-        vec![
-            Message::system("You are specc's agent."),
-            Message::user(prompt),
-        ],
-        max,
-    )
-}
+use crate::support::specc;
 
 #[tokio::test]
 async fn specc_cost_summarises_a_recorded_run_by_role_and_model() {
@@ -105,12 +17,12 @@ async fn specc_cost_summarises_a_recorded_run_by_role_and_model() {
     let ledger = Arc::new(Ledger::open(&db).expect("ledger"));
     let client =
         Client::from_config(config(), &|_| None, None).with_ledger(ledger.clone(), "recorded");
-    for (role, task, prompt, answer, _) in CALLS {
+    for c in CALLS {
         let r = client
-            .call(*role, task, request(*role, prompt))
+            .call(c.role, c.task, request(c.role, c.prompt))
             .await
             .expect("replayed");
-        assert_eq!(r.text, *answer);
+        assert_eq!(r.text, c.answer);
     }
     drop(client);
     drop(ledger);
@@ -143,22 +55,4 @@ fn specc_cost_without_a_database_is_a_usage_error() {
     let out = specc(&["cost", "--state", "/nonexistent/state.db"]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("no state database"), "{}", out.stderr);
-}
-
-/// Regenerates the recording: `cargo test -p specc-tests -- --ignored write_recorded_run`.
-#[tokio::test]
-#[ignore = "writes fixtures/llm/recorded-run/recording.jsonl"]
-async fn write_recorded_run() {
-    let path = root().join("fixtures/llm/recorded-run/recording.jsonl");
-    let _ = std::fs::remove_file(&path);
-    for (role, _, prompt, answer, usage) in CALLS {
-        let scripted = Arc::new(Scripted::new(
-            "recorded",
-            vec![Ok(Scripted::text(answer, *usage))],
-        ));
-        let recorder = Recorder::new(scripted, &path);
-        specc_llm::Provider::complete(&recorder, &request(*role, prompt))
-            .await
-            .expect("recorded");
-    }
 }

@@ -119,28 +119,6 @@ fn a_request_never_recorded_is_a_clear_error() {
     );
 }
 
-/// Regenerates the recordings: `cargo test -p specc-tests -- --ignored write_planner_recordings`.
-#[test]
-#[ignore = "writes fixtures/planner/*.jsonl"]
-fn write_planner_recordings() {
-    for name in SPECS {
-        let (_dir, spec) = copy(name);
-        let rec = recording(name);
-        let _ = std::fs::remove_file(&rec);
-        let out = specc(&[
-            "plan",
-            &spec,
-            "--emit",
-            "tasks",
-            "--provider",
-            "outline",
-            "--record",
-            &rec,
-        ]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-    }
-}
-
 #[test]
 fn the_field_guide_reaches_every_planner_under_its_line_budget() {
     let (dir, spec) = copy("twenty-sections");
