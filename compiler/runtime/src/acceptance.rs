@@ -3,10 +3,8 @@
 //! fails on a non-zero exit, a signal or its timeout.
 //! design: runtime.acceptance
 
-use std::path::Path;
-use std::time::Duration;
-
-use crate::runner::{CommandResult, CommandSpec, Runner};
+use crate::runner::{CommandResult, CommandSpec};
+use crate::tools::Toolbox;
 
 /// One check to run.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -83,34 +81,21 @@ impl Report {
     }
 }
 
-/// What checks get.
-#[derive(Clone, Debug)]
-pub struct CheckLimits {
-    pub timeout: Duration,
-    pub output_cap: usize,
-}
-
-/// Runs every check in `dir`, in order (all of them, so the worker sees every failure).
-pub async fn run(
-    runner: &dyn Runner,
-    dir: &Path,
-    checks: &[Check],
-    limits: &CheckLimits,
-    logs: &Path,
-    env: &[(String, String)],
-    round: u32,
-) -> Report {
+/// Runs every check in the checkout of `tools`, with its runner and limits, in order (all
+/// of them, so the worker sees every failure). `round` numbers the logs.
+pub async fn run(tools: &Toolbox, checks: &[Check], round: u32) -> Report {
     let mut report = Report::default();
     for (i, c) in checks.iter().enumerate() {
-        let result = runner
+        let result = tools
+            .runner
             .run(CommandSpec {
                 script: c.script.clone(),
-                dir: dir.to_path_buf(),
+                dir: tools.root.clone(),
                 read_only: Vec::new(),
-                timeout: limits.timeout,
-                output_cap: limits.output_cap,
-                env: env.to_vec(),
-                log: logs.join(format!("acceptance-{round}-{}.log", i + 1)),
+                timeout: tools.limits.timeout,
+                output_cap: tools.limits.output_cap,
+                env: tools.env.clone(),
+                log: tools.logs.join(format!("acceptance-{round}-{}.log", i + 1)),
             })
             .await;
         report.results.push(CheckResult {

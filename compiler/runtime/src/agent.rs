@@ -11,7 +11,7 @@ use serde_json::json;
 use specc_llm::types::Author;
 use specc_llm::{Client, LlmError, Message, Request, Role, ToolChoice};
 
-use crate::acceptance::{self, Check, CheckLimits};
+use crate::acceptance::{self, Check};
 use crate::journal::{Journal, StepKind};
 use crate::stuck::StuckDetector;
 use crate::tools::{self, Control, Toolbox};
@@ -74,7 +74,6 @@ pub struct AgentLoop<'a> {
     pub id: AttemptId<'a>,
     pub tools: &'a Toolbox,
     pub checks: &'a [Check],
-    pub check_limits: &'a CheckLimits,
     pub limits: AttemptLimits,
     pub max_tokens_per_call: u32,
 }
@@ -189,16 +188,8 @@ impl AgentLoop<'_> {
                     }
                     Control::Done(summary) => {
                         acceptance_rounds += 1;
-                        let report = acceptance::run(
-                            self.tools.runner.as_ref(),
-                            &self.tools.root,
-                            self.checks,
-                            self.check_limits,
-                            &self.tools.logs,
-                            &self.tools.env,
-                            acceptance_rounds,
-                        )
-                        .await;
+                        let report =
+                            acceptance::run(self.tools, self.checks, acceptance_rounds).await;
                         step += 1;
                         if let Err(e) = self.log(step, StepKind::Acceptance, &json!(report)) {
                             return e;

@@ -15,13 +15,12 @@ use specc_llm::{Client, Role};
 use specc_vcs::object::ObjectId;
 use specc_vcs::{Outcome, Refusal, Repo, Submission};
 
-use crate::acceptance::CheckLimits;
 use crate::agent::{AgentLoop, AttemptId, AttemptLimits, LoopEnd};
 use crate::context::{self, Retry, WorkOrder};
 use crate::journal::{Journal, StepKind};
-use crate::runner::Runner;
+use crate::runner::{CommandLimits, Runner};
 use crate::scope::Scope;
-use crate::tools::{CommandLimits, Toolbox};
+use crate::tools::Toolbox;
 use crate::{replan, workspace};
 
 /// Conflicts one task may meet before it fails.
@@ -44,8 +43,8 @@ pub struct Services<'a> {
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub attempt: AttemptLimits,
+    /// For `run` commands and acceptance checks.
     pub commands: CommandLimits,
-    pub checks: CheckLimits,
     pub guide_lines: usize,
     /// An `escalation` role is configured.
     pub escalation: bool,
@@ -240,7 +239,6 @@ async fn one_attempt(
         },
         tools: &tools,
         checks: &order.checks,
-        check_limits: &s.settings.checks,
         limits: s.settings.attempt,
         max_tokens_per_call: s.settings.worker_max_tokens,
     };

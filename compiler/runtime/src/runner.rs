@@ -15,6 +15,13 @@ use std::time::Duration;
 use specc_llm::BoxFuture;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
+/// What a command gets: its wall clock and the bytes of each stream a model sees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandLimits {
+    pub timeout: Duration,
+    pub output_cap: usize,
+}
+
 /// One command to run.
 #[derive(Clone, Debug)]
 pub struct CommandSpec {

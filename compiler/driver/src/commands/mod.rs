@@ -8,6 +8,7 @@ pub use explain::explanation;
 mod pin;
 mod plan;
 mod plan_tasks;
+mod planning;
 
 use std::io::Write;
 

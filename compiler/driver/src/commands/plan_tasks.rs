@@ -15,13 +15,12 @@ use specc_ir::plan::{ChildKind, TaskNode};
 use specc_ir::{Diagnostic, IntentTree, codes};
 use specc_llm::config::{ProviderConfig, ProviderKind, RoleConfig};
 use specc_llm::{Client, Ledger, LlmConfig};
-use specc_passes::plan::{LowerOptions, design_docs, lower, uncovered};
+use specc_passes::plan::{design_docs, uncovered};
 use specc_runtime::field_guide;
 use specc_runtime::outline::OutlinePlanner;
-use specc_runtime::plan_tree::{Cache, Limits, plan_tree};
-use specc_runtime::planner::PlanError;
+use specc_runtime::plan_tree::Limits;
 
-use super::Reporter;
+use super::{Reporter, planning};
 use crate::cli::{Format, PlanArgs, ProviderChoice};
 use crate::exit;
 use crate::source::Files;
@@ -46,7 +45,7 @@ pub(crate) fn run(
         reporter.report(files, &d, err);
         exit::ERRORS
     };
-    let (config, mut limits) = match load_config(args, &dir, &state) {
+    let (config, limits) = match load_config(args, &dir, &state) {
         Ok(c) => c,
         Err(e) => {
             return fail(
@@ -57,21 +56,12 @@ pub(crate) fn run(
             );
         }
     };
-    let planner_model = config
-        .role(specc_llm::Role::Planner)
-        .map(|r| r.model.clone())
-        .unwrap_or_default();
-    if let Some(r) = config.role(specc_llm::Role::Planner) {
-        limits.max_tokens = r.max_tokens;
-    }
     let guide = field_guide::load(&dir, limits.field_guide_lines);
     if let Some(w) = &guide.warning {
         reporter.report(files, w, err);
     }
-    let worker_model = config
-        .role(specc_llm::Role::Worker)
-        .map_or_else(|| "worker".to_owned(), |r| r.model.clone());
     let env = |var: &str| std::env::var(var).ok();
+    let llm = config.clone();
     let mut client = Client::from_config(config, &env, args.record.as_deref());
     if args.provider == ProviderChoice::Outline {
         let outline: Arc<dyn specc_llm::Provider> = Arc::new(OutlinePlanner::new("outline"));
@@ -95,11 +85,6 @@ pub(crate) fn run(
         }
     };
     let client = client.with_ledger(ledger, "plan");
-    let cache_path = state.join("plan-cache.json");
-    let mut cache: Cache = std::fs::read(&cache_path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -114,75 +99,29 @@ pub(crate) fn run(
             );
         }
     };
-    let planned = runtime.block_on(plan_tree(&client, tree, limits, &guide.text, &mut cache));
-    // Keep what was answered, even when planning stopped part way.
-    if let Ok(bytes) = serde_json::to_vec(&cache) {
-        let _ = std::fs::write(&cache_path, bytes);
-    }
+    let planned = runtime.block_on(planning::plan(
+        &client,
+        tree,
+        &llm,
+        limits,
+        &guide.text,
+        &state,
+    ));
     let planned = match planned {
         Ok(p) => p,
-        Err(PlanError::Model(e)) => {
-            return fail(
-                reporter,
-                err,
-                format!("a planner call failed: {e}"),
-                "see `specc explain E0309`",
-            );
-        }
-        Err(PlanError::Invalid { task, problems }) => {
-            // The problems as the planner last read them, each under its own code.
-            for d in &problems {
-                reporter.report(files, d, err);
+        Err(e) => {
+            for d in planning::failure(e) {
+                reporter.report(files, &d, err);
             }
-            return fail(
-                reporter,
-                err,
-                format!(
-                    "the planner's answer for {} stayed invalid after two repairs ({} above)",
-                    specc_passes::plan::task_name(&task),
-                    if problems.len() == 1 {
-                        "the problem".to_owned()
-                    } else {
-                        format!("{} problems", problems.len())
-                    }
-                ),
-                "a stronger planner model usually helps; `specc cost` shows the calls made",
-            );
-        }
-        Err(PlanError::Unsettled(ids)) => {
-            return fail(
-                reporter,
-                err,
-                format!(
-                    "the planners kept deciding questions differently: {} coordinator merges ({}) did not settle the plan",
-                    ids.len(),
-                    ids.join(", ")
-                ),
-                "settle the contested questions in the spec with `Decision:` lines that carry their ids",
-            );
+            return exit::ERRORS;
         }
     };
-    for d in &planned.diagnostics {
+    for d in &planned.tree.diagnostics {
         reporter.report(files, d, err);
     }
-    let spec_decisions: Vec<String> = tree
-        .nodes()
-        .flat_map(|n| n.decisions.iter())
-        .filter_map(|d| d.id.clone())
-        .collect();
-    let options = LowerOptions {
-        planner_model,
-        worker_model,
-        planner_budget: limits.max_tokens,
-        worker_budget: 4096,
-    };
-    let tasks = lower(&planned.answers, &spec_decisions, &options);
+    let tasks = planned.tasks;
     // The planner's decisions become design documents `specc check` reads, one per area.
-    let decisions: Vec<_> = planned
-        .answers
-        .values()
-        .flat_map(|a| a.decisions.iter().cloned())
-        .collect();
+    let decisions = planned.decisions;
     let docs_dir = dir.join("design-docs");
     for (file, text) in design_docs(&decisions) {
         let path = docs_dir.join(format!("planned-{file}"));
@@ -208,7 +147,7 @@ pub(crate) fn run(
         Format::Json => serde_json::to_writer_pretty(&mut *out, &tasks)
             .map_err(std::io::Error::other)
             .and_then(|()| writeln!(out)),
-        Format::Text => write_tasks(&tasks, planned.calls, out),
+        Format::Text => write_tasks(&tasks, planned.tree.calls, out),
     };
     if written.is_err() {
         return exit::USAGE;

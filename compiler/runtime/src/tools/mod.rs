@@ -13,13 +13,12 @@ mod view;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use specc_llm::{Tool, ToolCall};
 
-use crate::runner::Runner;
+use crate::runner::{CommandLimits, Runner};
 use crate::scope::Scope;
 
 pub use notes::GUIDE;
@@ -30,18 +29,12 @@ pub fn walk_files(root: &Path, out: &mut Vec<String>) {
     view::walk(root, root, out);
 }
 
-/// What `run` commands get.
-#[derive(Clone, Debug)]
-pub struct CommandLimits {
-    pub timeout: Duration,
-    pub output_cap: usize,
-}
-
 /// The tools of one attempt, bound to its checkout.
 pub struct Toolbox {
     pub root: PathBuf,
     pub scope: Scope,
     pub runner: Arc<dyn Runner>,
+    /// For `run` commands and acceptance checks alike.
     pub limits: CommandLimits,
     /// Where `run` logs go (one file per call).
     pub logs: PathBuf,

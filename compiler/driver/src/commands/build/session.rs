@@ -1,0 +1,161 @@
+//! What a build opens before any work: the configuration, the output directory's check,
+//! the sandbox gate, the state database (ledger and journal), the VCS store, the client and
+//! the async runtime. Each failure is one typed refusal with its code.
+//! design: driver.build
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use specc_ir::{Diagnostic, codes};
+use specc_llm::config::ProviderKind;
+use specc_llm::{Client, Ledger, Provider, Recorder};
+use specc_runtime::journal::Journal;
+use specc_runtime::runner::{Confinement, ProcessRunner, Runner};
+
+use super::config::{self, BuildConfig};
+use super::out_dir;
+use crate::cli::BuildArgs;
+use crate::{Env, exit};
+
+/// Why a build could not start.
+pub(super) struct Refused {
+    pub(super) diagnostic: Box<Diagnostic>,
+    pub(super) status: i32,
+}
+
+impl Refused {
+    fn setup(message: String) -> Refused {
+        Refused {
+            diagnostic: Box::new(
+                Diagnostic::new(codes::BUILD_SETUP, message).with_help("see `specc explain E0406`"),
+            ),
+            status: exit::USAGE,
+        }
+    }
+}
+
+/// An opened build.
+pub(super) struct Session {
+    pub(super) dir: PathBuf,
+    pub(super) state: PathBuf,
+    pub(super) cfg: BuildConfig,
+    pub(super) out: PathBuf,
+    pub(super) runner: ProcessRunner,
+    /// The runner confines commands only partly, as specc.toml allows (W0407).
+    pub(super) weaker: bool,
+    pub(super) ledger: Arc<Ledger>,
+    pub(super) journal: Journal,
+    pub(super) repo: specc_vcs::Repo,
+    pub(super) client: Client,
+    pub(super) run: String,
+    pub(super) rt: tokio::runtime::Runtime,
+}
+
+impl Session {
+    pub(super) fn open(args: &BuildArgs, env: &Env) -> Result<Session, Refused> {
+        let dir = spec_dir(&args.spec);
+        let state = dir.join(".specc");
+        let cfg = config::load(args, &dir, &state).map_err(Refused::setup)?;
+        let out = args
+            .out
+            .clone()
+            .or_else(|| cfg.out.clone())
+            .unwrap_or_else(|| dir.join("out"));
+        out_dir::check_clean(&out).map_err(|e| Refused {
+            diagnostic: Box::new(
+                Diagnostic::new(codes::OUT_DIR_CHANGED, e)
+                    .with_help("see `specc explain E0403`; nothing was overwritten"),
+            ),
+            status: exit::ERRORS,
+        })?;
+        let runner = ProcessRunner {
+            secret_vars: cfg.key_vars.clone(),
+        };
+        let weaker = runner.confinement() == Confinement::Weaker && live(&cfg, env);
+        if weaker && !cfg.allow_weaker {
+            return Err(Refused {
+                diagnostic: Box::new(
+                    Diagnostic::new(
+                        codes::WEAKER_SANDBOX,
+                        "the full sandbox is not available here, and this build would run live models' commands",
+                    )
+                    .with_help("build from a recording (--provider replay), or set `[sandbox] allow_weaker = true` in specc.toml"),
+                ),
+                status: exit::USAGE,
+            });
+        }
+        let db = state.join("state.db");
+        let ledger = Ledger::open(&db)
+            .map(Arc::new)
+            .map_err(|e| Refused::setup(format!("the state database: {e}")))?;
+        let journal = Journal::open(&db).map_err(|e| Refused::setup(e.to_string()))?;
+        let repo = std::fs::create_dir_all(state.join("vcs"))
+            .and_then(|()| {
+                specc_vcs::Repo::open(
+                    &state.join("vcs").join("log"),
+                    specc_vcs::Options::default(),
+                )
+            })
+            .map_err(|e| Refused::setup(format!("the VCS store in .specc/vcs: {e}")))?;
+        let run = format!(
+            "build-{}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis())
+        );
+        let client = client(&cfg, args, env).with_ledger(ledger.clone(), &run);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Refused::setup(format!("no async runtime: {e}")))?;
+        Ok(Session {
+            dir,
+            state,
+            cfg,
+            out,
+            runner,
+            weaker,
+            ledger,
+            journal,
+            repo,
+            client,
+            run,
+            rt,
+        })
+    }
+}
+
+/// Live models: a role answered by an HTTP provider (scripted answers and recordings are
+/// not live).
+fn live(cfg: &BuildConfig, env: &Env) -> bool {
+    env.models.is_none()
+        && cfg.llm.roles.values().any(|r| {
+            cfg.llm
+                .providers
+                .get(&r.provider)
+                .is_some_and(|p| p.kind != ProviderKind::Replay)
+        })
+}
+
+/// The configured providers, or `Env::models` for every one of them; recorded with `--record`.
+fn client(cfg: &BuildConfig, args: &BuildArgs, env: &Env) -> Client {
+    let key_env = |var: &str| std::env::var(var).ok();
+    let mut client = Client::from_config(cfg.llm.clone(), &key_env, args.record.as_deref());
+    if let Some(models) = &env.models {
+        let provider = match &args.record {
+            Some(path) => Arc::new(Recorder::new(models.0.clone(), path)) as Arc<dyn Provider>,
+            None => models.0.clone(),
+        };
+        for name in cfg.llm.providers.keys() {
+            client = client.with_provider(name, provider.clone(), 8);
+        }
+    }
+    client
+}
+
+fn spec_dir(spec: &Path) -> PathBuf {
+    spec.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf()
+}
