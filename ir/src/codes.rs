@@ -76,6 +76,7 @@ codes! {
     WEAKER_SANDBOX = "E0404", Error, "live models would run commands without the full sandbox";
     CHECK_NOT_RUN = "W0405", Warning, "a spec test block's runner cannot be run by specc build yet";
     WEAKER_SANDBOX_ALLOWED = "W0407", Warning, "models' commands run with partial confinement, as specc.toml allows";
+    NO_ACCEPTANCE = "W0408", Warning, "a work task has no acceptance check: whatever it writes lands";
     BUILD_SETUP = "E0406", Error, "specc build could not start (configuration, state, VCS or output directory)";
 }
 

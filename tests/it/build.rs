@@ -12,7 +12,7 @@ use specc_tests::answers::AnswerBook;
 const SPEC: &str =
     "# Pair\n\n## Alpha\n\n- [R-1] Alpha MUST exist.\n\n## Beta\n\n- [R-2] Beta MUST exist.\n";
 
-const TOML: &str = r#"
+pub(crate) const TOML: &str = r#"
 [providers.scripted]
 kind = "replay"
 recording = "none.jsonl"
@@ -30,21 +30,21 @@ max_tokens = 1000
 steps = 12
 "#;
 
-struct Built {
-    code: i32,
-    out: String,
-    err: String,
-    dir: tempfile::TempDir,
-    book: Arc<AnswerBook>,
+pub(crate) struct Built {
+    pub(crate) code: i32,
+    pub(crate) out: String,
+    pub(crate) err: String,
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) book: Arc<AnswerBook>,
 }
 
 impl Built {
-    fn file(&self, path: &str) -> Option<String> {
+    pub(crate) fn file(&self, path: &str) -> Option<String> {
         std::fs::read_to_string(self.dir.path().join("out").join(path)).ok()
     }
 
     /// `(task, kind, body)` of every journaled step.
-    fn steps(&self) -> Vec<(String, String, String)> {
+    pub(crate) fn steps(&self) -> Vec<(String, String, String)> {
         let journal =
             specc_runtime::journal::Journal::open(&self.dir.path().join(".specc/state.db"))
                 .expect("journal");
@@ -57,8 +57,6 @@ impl Built {
 }
 
 fn run_ids(dir: &Path) -> Vec<String> {
-    let text = std::fs::read_dir(dir.join(".specc/work")).map(|_| ());
-    let _ = text;
     let ledger = specc_llm::Ledger::open_existing(&dir.join(".specc/state.db")).expect("ledger");
     let mut runs: Vec<String> = ledger
         .rows()
@@ -71,24 +69,40 @@ fn run_ids(dir: &Path) -> Vec<String> {
     runs
 }
 
-fn child(key: &str, req: &str, scope: &str, acceptance: &[&str], deps: &[&str]) -> Value {
+pub(crate) fn child(
+    key: &str,
+    req: &str,
+    scope: &str,
+    acceptance: &[&str],
+    deps: &[&str],
+) -> Value {
     json!({"key": key, "kind": "work", "title": format!("make {key}"), "covers_requirements": [req],
            "instructions": format!("write {scope}"), "write_scope": [scope],
            "acceptance": acceptance, "depends_on": deps})
 }
 
-fn write(path: &str, content: &str) -> Value {
+pub(crate) fn write(path: &str, content: &str) -> Value {
     json!({"name": "write", "arguments": {"path": path, "content": content}})
 }
 
-fn done() -> Value {
+pub(crate) fn done() -> Value {
     json!({"name": "done", "arguments": {"summary": "did it"}})
 }
 
-fn build_with(toml: &str, planner: Value, workers: Value) -> Built {
+pub(crate) fn build_with(toml: &str, planner: Value, workers: Value) -> Built {
+    build_in(project(toml), planner, workers)
+}
+
+/// A directory with the spec and `toml` as specc.toml.
+pub(crate) fn project(toml: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tmp");
     std::fs::write(dir.path().join("spec.md"), SPEC).expect("spec");
     std::fs::write(dir.path().join("specc.toml"), toml).expect("toml");
+    dir
+}
+
+/// `specc build` in `dir` with the answer book of `planner` and `workers`.
+pub(crate) fn build_in(dir: tempfile::TempDir, planner: Value, workers: Value) -> Built {
     let book = Arc::new(AnswerBook::new(
         json!({"planner": planner, "workers": workers}),
     ));
@@ -111,14 +125,14 @@ fn build_with(toml: &str, planner: Value, workers: Value) -> Built {
     }
 }
 
-fn two_leaves(b_deps: &[&str]) -> Value {
+pub(crate) fn two_leaves(b_deps: &[&str]) -> Value {
     json!({"": {"decisions": [], "children": [
         child("a", "R-1", "a.txt", &["test -f a.txt"], &[]),
         child("b", "R-2", "b.txt", &["grep -q beta b.txt"], b_deps),
     ]}})
 }
 
-fn git(dir: &Path, args: &[&str]) -> (bool, String) {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> (bool, String) {
     let o = std::process::Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -173,14 +187,13 @@ fn a_conflict_on_a_shared_file_is_resolved_by_running_the_task_again() {
     let b = build_with(
         TOML,
         two_leaves(&[]),
-        json!({"a": [[[write("a.txt", "alpha\n"), note("a was here")], [done()]]],
+        json!({"a": [[[write("a.txt", "alpha\n"), note("a was here")], [done()]],
+                     [[write("a.txt", "alpha\n"), note("a was here")], [done()]]],
                "b": [[[write("b.txt", "beta\n"), note("b was here")], [done()]],
                      [[write("b.txt", "beta\n"), note("b was here")], [done()]]]}),
     );
     // Which of the two lands first is up to the scheduler; each has a second attempt.
-    if b.code != 0 {
-        panic!("{}\n{}", b.err, b.out);
-    }
+    assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
     let guide = b.file("field-guide/index.md").expect("guide");
     assert!(
         guide.contains("- a was here") && guide.contains("- b was here"),
@@ -189,7 +202,11 @@ fn a_conflict_on_a_shared_file_is_resolved_by_running_the_task_again() {
     assert!(b.out.contains("conflicts: 1"), "{}", b.out);
     assert!(b.err.contains("conflict"), "{}", b.err);
     let seen = b.book.seen();
-    assert!(seen.iter().any(|s| s.starts_with("b#2.")), "{seen:?}");
+    let reruns = seen
+        .iter()
+        .filter(|s| s.starts_with("a#2.") || s.starts_with("b#2."))
+        .count();
+    assert_eq!(reruns, 2, "one of the two ran again, two steps: {seen:?}");
 }
 
 #[test]
@@ -266,6 +283,8 @@ fn writes_outside_the_scope_are_refused_and_malformed_calls_go_back_to_the_model
         Some("beta\n"),
         "a's write to b.txt was refused"
     );
+    // `../escape.txt` from the checkout would be beside it, under .specc/work/.
+    assert!(!b.dir.path().join(".specc/work/escape.txt").exists());
     assert!(!b.dir.path().join("escape.txt").exists());
 }
 

@@ -2,6 +2,7 @@
 
 mod adversarial;
 mod build;
+mod build_guards;
 mod check_cli;
 mod check_fixtures;
 mod check_incremental;

@@ -3,6 +3,8 @@
 //! fails on a non-zero exit, a signal or its timeout.
 //! design: runtime.acceptance
 
+use std::time::{Duration, Instant};
+
 use crate::runner::{CommandResult, CommandSpec};
 use crate::tools::Toolbox;
 
@@ -51,6 +53,9 @@ pub struct CheckResult {
 
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct Report {
+    /// Paths outside the write scope that were restored to the base before the checks ran,
+    /// so they checked what would land.
+    pub restored: Vec<String>,
     pub results: Vec<CheckResult>,
 }
 
@@ -82,19 +87,26 @@ impl Report {
 }
 
 /// Runs every check in the checkout of `tools`, with its runner and limits, in order (all
-/// of them, so the worker sees every failure). `round` numbers the logs.
-pub async fn run(tools: &Toolbox, checks: &[Check], round: u32) -> Report {
+/// of them, so the worker sees every failure), within `left` of the attempt's wall clock.
+/// `round` numbers the logs.
+pub async fn run(tools: &Toolbox, checks: &[Check], round: u32, left: Duration) -> Report {
+    let deadline = Instant::now() + left;
     let mut report = Report::default();
     for (i, c) in checks.iter().enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
         let result = tools
             .runner
             .run(CommandSpec {
                 script: c.script.clone(),
                 dir: tools.root.clone(),
                 read_only: Vec::new(),
-                timeout: tools.limits.timeout,
+                timeout: tools
+                    .limits
+                    .timeout
+                    .min(left)
+                    .max(Duration::from_millis(100)),
                 output_cap: tools.limits.output_cap,
-                env: tools.env.clone(),
+                env: Vec::new(),
                 log: tools.logs.join(format!("acceptance-{round}-{}.log", i + 1)),
             })
             .await;

@@ -26,16 +26,6 @@ pub struct AttemptLimits {
     pub wall: Duration,
 }
 
-impl Default for AttemptLimits {
-    fn default() -> AttemptLimits {
-        AttemptLimits {
-            max_steps: 40,
-            max_tokens: 400_000,
-            wall: Duration::from_secs(900),
-        }
-    }
-}
-
 /// Who makes the attempt and where it is journaled.
 pub struct AttemptId<'a> {
     pub run: &'a str,
@@ -153,7 +143,11 @@ impl AgentLoop<'_> {
                 }
                 Ok(Err(e)) => {
                     step += 1;
-                    let _ = self.log(step, StepKind::ModelError, &json!({"error": e.to_string()}));
+                    if let Err(end) =
+                        self.log(step, StepKind::ModelError, &json!({"error": e.to_string()}))
+                    {
+                        return end;
+                    }
                     return fail(format!("the model call failed: {e}"), &flagged);
                 }
                 Ok(Ok(r)) => r,
@@ -176,7 +170,8 @@ impl AgentLoop<'_> {
                 continue;
             }
             for call in &response.tool_calls {
-                let mut outcome = self.tools.call(call, step).await;
+                let left = self.limits.wall.saturating_sub(started.elapsed());
+                let mut outcome = self.tools.call(call, step, left).await;
                 if let Some(f) = outcome.flagged.take() {
                     flagged.push(f);
                 }
@@ -188,8 +183,16 @@ impl AgentLoop<'_> {
                     }
                     Control::Done(summary) => {
                         acceptance_rounds += 1;
-                        let report =
-                            acceptance::run(self.tools, self.checks, acceptance_rounds).await;
+                        let restored = match self.tools.restore_outside_scope() {
+                            Ok(r) => r,
+                            Err(e) => {
+                                return fail(format!("restoring the checkout: {e}"), &flagged);
+                            }
+                        };
+                        let left = self.limits.wall.saturating_sub(started.elapsed());
+                        let mut report =
+                            acceptance::run(self.tools, self.checks, acceptance_rounds, left).await;
+                        report.restored = restored;
                         step += 1;
                         if let Err(e) = self.log(step, StepKind::Acceptance, &json!(report)) {
                             return e;
@@ -203,8 +206,9 @@ impl AgentLoop<'_> {
                         } else if acceptance_rounds == 1 {
                             outcome.failed = true;
                             outcome.text = format!(
-                                "The acceptance checks failed:\n{}\nFix the problem, then call `done` again.",
-                                report.failures()
+                                "The acceptance checks failed:\n{}\n{}Fix the problem, then call `done` again.",
+                                report.failures(),
+                                restored_note(&report.restored)
                             );
                         } else {
                             end = Some(LoopEnd::Failed {
@@ -247,4 +251,15 @@ impl AgentLoop<'_> {
             .step(self.id.run, self.id.task, self.id.attempt, step, kind, body)
             .map_err(|e| LoopEnd::Journal(e.to_string()))
     }
+}
+
+/// What the worker is told about changes outside its scope that were undone.
+fn restored_note(restored: &[String]) -> String {
+    if restored.is_empty() {
+        return String::new();
+    }
+    format!(
+        "Changes outside your write scope were undone before the checks ran: {}.\n",
+        restored.join(", ")
+    )
 }

@@ -49,8 +49,6 @@ pub struct Settings {
     /// An `escalation` role is configured.
     pub escalation: bool,
     pub worker_max_tokens: u32,
-    /// Variables every command gets (never a key).
-    pub env: Vec<(String, String)>,
 }
 
 /// How a task ended.
@@ -64,9 +62,12 @@ pub enum TaskEnd {
     },
     Failed {
         reason: String,
+        attempts: u32,
     },
     /// The budget cap stopped it.
-    Budget,
+    Budget {
+        attempts: u32,
+    },
     /// The journal failed: the build must stop.
     Journal(String),
 }
@@ -109,13 +110,19 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
                 if conflicts > MAX_CONFLICT_RERUNS {
                     return TaskEnd::Failed {
                         reason: format!("{conflicts} conflicts in a row, the last in {path}"),
+                        attempts: attempt,
                     };
                 }
                 retry = Some(Retry::Conflict { path, theirs });
                 continue;
             }
-            Attempted::Refused(reason) => return TaskEnd::Failed { reason },
-            Attempted::Budget => return TaskEnd::Budget,
+            Attempted::Refused(reason) | Attempted::Broken(reason) => {
+                return TaskEnd::Failed {
+                    reason,
+                    attempts: attempt,
+                };
+            }
+            Attempted::Budget => return TaskEnd::Budget { attempts: attempt },
             Attempted::Journal(e) => return TaskEnd::Journal(e),
             Attempted::Failed(f) => f,
         };
@@ -142,26 +149,32 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
                             return TaskEnd::Journal(e.to_string());
                         }
                         order.task.instructions = instructions;
-                        retry = Some(Retry::Replanned { failure });
+                        retry = Some(Retry::Failed { failure });
                     }
-                    Err(e) if e.is_budget() => return TaskEnd::Budget,
+                    Err(e) if e.is_budget() => return TaskEnd::Budget { attempts: attempt },
                     Err(e) => {
                         tracing::warn!(task = %order.task.id, error = %e, "re-planning failed");
                         if !s.settings.escalation {
                             return TaskEnd::Failed {
                                 reason: format!("{failure}; re-planning failed: {e}"),
+                                attempts: attempt,
                             };
                         }
                         rung = Rung::Escalation;
-                        retry = Some(Retry::Replanned { failure });
+                        retry = Some(Retry::Failed { failure });
                     }
                 }
             }
             Rung::Replanned if s.settings.escalation => {
                 rung = Rung::Escalation;
-                retry = Some(Retry::Replanned { failure });
+                retry = Some(Retry::Failed { failure });
             }
-            Rung::Replanned | Rung::Escalation => return TaskEnd::Failed { reason: failure },
+            Rung::Replanned | Rung::Escalation => {
+                return TaskEnd::Failed {
+                    reason: failure,
+                    attempts: attempt,
+                };
+            }
         }
     }
 }
@@ -177,7 +190,11 @@ enum Attempted {
         theirs: String,
     },
     Refused(String),
+    /// The worker's attempt failed: the next rung of the ladder may do better.
     Failed(String),
+    /// specc's own machinery failed (the VCS, the checkout): no model can fix that, so the
+    /// task fails without climbing the ladder.
+    Broken(String),
     Budget,
     Journal(String),
 }
@@ -191,7 +208,7 @@ async fn one_attempt(
 ) -> Attempted {
     let task = order.task.id.as_str();
     let Some((base, _)) = s.repo.read_head("").await else {
-        return Attempted::Failed("the VCS is unavailable".to_owned());
+        return Attempted::Broken("the VCS is unavailable".to_owned());
     };
     if let Err(e) = s
         .journal
@@ -213,7 +230,7 @@ async fn one_attempt(
                 s,
                 task,
                 attempt,
-                Attempted::Failed(format!("checkout: {e}")),
+                Attempted::Broken(format!("checkout: {e}")),
             );
         }
     };
@@ -226,7 +243,7 @@ async fn one_attempt(
         limits: s.settings.commands.clone(),
         logs,
         guide_lines: s.settings.guide_lines,
-        env: s.settings.env.clone(),
+        base: base_files,
     };
     let agent = AgentLoop {
         client: s.client,
@@ -259,9 +276,9 @@ async fn one_attempt(
         LoopEnd::Journal(e) => return Attempted::Journal(e),
     };
     flag(s.repo, &flagged);
-    let diff = match workspace::diff(&dir, &base_files, &scope) {
+    let diff = match workspace::diff(&dir, &tools.base, &scope) {
         Ok(d) => d,
-        Err(e) => return end(s, task, attempt, Attempted::Failed(format!("diff: {e}"))),
+        Err(e) => return end(s, task, attempt, Attempted::Broken(format!("diff: {e}"))),
     };
     if diff.changes.is_empty() {
         let landed = Attempted::Landed {
@@ -310,6 +327,7 @@ fn end(s: &Services<'_>, task: &str, attempt: u32, a: Attempted) -> Attempted {
         Attempted::Conflict { path, .. } => ("conflict", Some(format!("conflict in {path}"))),
         Attempted::Refused(r) => ("refused", Some(r.clone())),
         Attempted::Failed(r) => ("failed", Some(r.clone())),
+        Attempted::Broken(r) => ("broken", Some(r.clone())),
         Attempted::Budget => ("stopped", Some("budget".to_owned())),
         Attempted::Journal(_) => return a,
     };

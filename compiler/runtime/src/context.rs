@@ -37,8 +37,9 @@ pub struct WorkOrder {
 pub enum Retry {
     /// The earlier submission conflicted with work that landed meanwhile.
     Conflict { path: String, theirs: String },
-    /// The task was re-planned after its acceptance failed.
-    Replanned { failure: String },
+    /// An earlier attempt failed (acceptance, a limit, a give-up); this one may have new
+    /// instructions from the planner, or a stronger model.
+    Failed { failure: String },
 }
 
 pub const CHARTER: &str = "You are a worker of specc, a compiler from specifications to code. \
@@ -95,8 +96,8 @@ pub fn messages(order: &WorkOrder, field_guide: &str, retry: Option<&Retry>) -> 
             "\n## Earlier attempt\nYour earlier attempt conflicted with work that landed meanwhile \
              in `{path}` ({theirs}). The checkout now holds that work: redo the task on top of it.\n"
         )),
-        Some(Retry::Replanned { failure }) => u.push_str(&format!(
-            "\n## Earlier attempt\nAn earlier attempt failed its acceptance:\n{failure}\n"
+        Some(Retry::Failed { failure }) => u.push_str(&format!(
+            "\n## Earlier attempt\nAn earlier attempt failed:\n{failure}\n"
         )),
         None => {}
     }

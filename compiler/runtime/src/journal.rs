@@ -1,7 +1,8 @@
 //! The execution journal in `.specc/state.db`: runs, tasks, attempts and their steps. Every
 //! model response and tool result is written here (WAL, synchronous=FULL) before the next
-//! step, so a resumed build can replay an attempt instead of paying for it again. The
-//! journal is the only writer of build state.
+//! step: what resuming a killed build will replay instead of paying for it again (the next
+//! stage; today a killed build re-runs unfinished tasks). The journal is the only writer of
+//! build state.
 //! design: runtime.journal
 
 use std::path::Path;
@@ -321,17 +322,6 @@ impl Journal {
                 })
             })?;
             rows.collect()
-        })
-    }
-
-    /// How many attempts `run` made.
-    pub fn attempt_count(&self, run: &str) -> Result<u64, JournalError> {
-        self.with(|c| {
-            c.query_row(
-                "SELECT COUNT(*) FROM attempts WHERE run = ?1",
-                params![run],
-                |r| r.get(0),
-            )
         })
     }
 }

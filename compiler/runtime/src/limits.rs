@@ -60,38 +60,32 @@ struct File {
     limits: Option<Table>,
 }
 
+/// `v`, or `default` when absent; zero is refused.
+fn positive<T: PartialEq + Default>(v: Option<T>, key: &str, default: T) -> Result<T, String> {
+    match v {
+        Some(v) if v == T::default() => Err(format!("[limits] {key} must be at least 1")),
+        Some(v) => Ok(v),
+        None => Ok(default),
+    }
+}
+
 impl Limits {
     /// The defaults overridden by the `[limits]` table of specc.toml's text.
     pub fn from_toml(text: &str) -> Result<Limits, String> {
         let file: File = toml::from_str(text).map_err(|e| format!("[limits]: {e}"))?;
         let mut limits = Limits::default();
         if let Some(t) = file.limits {
-            let positive = |v: Option<usize>, key: &str, default: usize| match v {
-                Some(0) => Err(format!("[limits] {key} must be at least 1")),
-                Some(v) => Ok(v),
-                None => Ok(default),
-            };
             limits.max_depth = positive(t.depth, "depth", limits.max_depth)?;
             limits.max_width = positive(t.width, "width", limits.max_width)?;
             limits.field_guide_lines = t.field_guide_lines.unwrap_or(limits.field_guide_lines);
-            let d = Limits::default();
-            limits.steps = positive(t.steps.map(|v| v as usize), "steps", d.steps as usize)? as u32;
-            limits.attempt_tokens = positive(
-                t.attempt_tokens.map(|v| v as usize),
-                "attempt_tokens",
-                d.attempt_tokens as usize,
-            )? as u64;
-            limits.attempt_seconds = positive(
-                t.attempt_seconds.map(|v| v as usize),
-                "attempt_seconds",
-                d.attempt_seconds as usize,
-            )? as u64;
-            limits.command_seconds = positive(
-                t.command_seconds.map(|v| v as usize),
-                "command_seconds",
-                d.command_seconds as usize,
-            )? as u64;
-            limits.output_bytes = positive(t.output_bytes, "output_bytes", d.output_bytes)?;
+            limits.steps = positive(t.steps, "steps", limits.steps)?;
+            limits.attempt_tokens =
+                positive(t.attempt_tokens, "attempt_tokens", limits.attempt_tokens)?;
+            limits.attempt_seconds =
+                positive(t.attempt_seconds, "attempt_seconds", limits.attempt_seconds)?;
+            limits.command_seconds =
+                positive(t.command_seconds, "command_seconds", limits.command_seconds)?;
+            limits.output_bytes = positive(t.output_bytes, "output_bytes", limits.output_bytes)?;
         }
         Ok(limits)
     }

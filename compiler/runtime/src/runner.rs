@@ -4,8 +4,10 @@
 //! variable ever), a private HOME and tmp, a wall clock after which the whole group is
 //! killed (and it is killed again when the command ends, so daemons in the group die with
 //! it), and output capped to head and tail with the full log kept on disk. It is *not* the
-//! sandbox of the design (namespaces, Landlock, seccomp): `level()` says so, and the build
-//! refuses live models on it unless the user allows a weaker sandbox.
+//! sandbox of the design (namespaces, Landlock, seccomp): `confinement()` says so, and the
+//! build refuses live models on it unless the user allows a weaker sandbox. Running as the
+//! same user, a command can still reach the network, write outside its checkout and read
+//! specc's own environment through `/proc`.
 //! design: runtime.runner
 
 use std::path::{Path, PathBuf};

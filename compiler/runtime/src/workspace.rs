@@ -71,51 +71,131 @@ impl Diff {
 /// The difference between the files under `dir` and `base`, limited to `scope` (and the
 /// field guide, which every agent may write).
 pub fn diff(dir: &Path, base: &[FileEntry], scope: &Scope) -> std::io::Result<Diff> {
-    let base: BTreeMap<&str, &FileEntry> = base.iter().map(|f| (f.path.as_str(), f)).collect();
-    let mut now = Vec::new();
-    crate::tools::walk_files(dir, &mut now);
-    now.sort();
     let in_scope = |p: &str| p == GUIDE || scope.allows(p);
     let mut out = Diff::default();
-    for path in &now {
-        let full = dir.join(path);
-        let bytes = std::fs::read(&full)?;
-        let executable = std::fs::metadata(&full)?.permissions().mode() & 0o111 != 0;
-        let before = base.get(path.as_str());
-        if before.is_some_and(|b| b.bytes == bytes && b.executable == executable) {
+    for c in changes(dir, base, &in_scope)? {
+        if !in_scope(&c.path) {
+            out.left_out.push(c.path);
             continue;
         }
-        if !in_scope(path) {
-            out.left_out.push(path.clone());
-            continue;
-        }
+        let expected = c.before.map(|b| ObjectId::of(Kind::Blob, &b.bytes));
+        let (new, executable) = match c.now {
+            Now::File { bytes, executable } => (Some(bytes), executable),
+            Now::Gone => (None, false),
+            Now::Unread => continue, // only paths outside the scope go unread
+        };
         out.changes.push(Change {
-            path: path.clone(),
-            expected: before.map(|b| ObjectId::of(Kind::Blob, &b.bytes)),
-            new: Some(bytes),
+            path: c.path,
+            expected,
+            new,
             executable,
-        });
-    }
-    for (path, entry) in &base {
-        if now.binary_search_by(|p| p.as_str().cmp(path)).is_ok() || kept(path) {
-            continue;
-        }
-        if !in_scope(path) {
-            out.left_out.push((*path).to_owned());
-            continue;
-        }
-        out.changes.push(Change {
-            path: (*path).to_owned(),
-            expected: Some(ObjectId::of(Kind::Blob, &entry.bytes)),
-            new: None,
-            executable: false,
         });
     }
     Ok(out)
 }
 
-/// Paths a walk of the checkout does not see (build output, specc's state).
-fn kept(path: &str) -> bool {
-    path.split('/')
-        .any(|c| crate::tools::SKIPPED_DIRS.contains(&c))
+/// Undoes every change outside `scope` (the field guide aside): files the base has are
+/// written back with their mode, new files are removed. Returns the paths it touched.
+pub fn restore_outside(
+    dir: &Path,
+    base: &[FileEntry],
+    scope: &Scope,
+) -> std::io::Result<Vec<String>> {
+    let in_scope = |p: &str| p == GUIDE || scope.allows(p);
+    let mut touched = Vec::new();
+    for c in changes(dir, base, &in_scope)? {
+        if in_scope(&c.path) {
+            continue;
+        }
+        let full = dir.join(&c.path);
+        match c.before {
+            Some(b) => {
+                if let Some(parent) = full.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                // Never through a link a command left there.
+                if std::fs::symlink_metadata(&full).is_ok() {
+                    std::fs::remove_file(&full)?;
+                }
+                std::fs::write(&full, &b.bytes)?;
+                let mode = if b.executable { 0o755 } else { 0o644 };
+                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(mode))?;
+            }
+            None => std::fs::remove_file(&full)?,
+        }
+        touched.push(c.path);
+    }
+    Ok(touched)
+}
+
+/// What a changed path holds now.
+enum Now {
+    File {
+        bytes: Vec<u8>,
+        executable: bool,
+    },
+    /// A file the base lacks, outside what the caller reads.
+    Unread,
+    Gone,
+}
+
+/// A path whose state in the checkout differs from the base's.
+struct Changed<'a> {
+    path: String,
+    now: Now,
+    before: Option<&'a FileEntry>,
+}
+
+/// Every path of the checkout (regular files, outside the top-level skipped directories)
+/// that differs from `base`, in path order. A file the base lacks is read only if `read`
+/// says so; the others must be read to be compared.
+fn changes<'a>(
+    dir: &Path,
+    base: &'a [FileEntry],
+    read: &dyn Fn(&str) -> bool,
+) -> std::io::Result<Vec<Changed<'a>>> {
+    let by_path: BTreeMap<&str, &FileEntry> = base.iter().map(|f| (f.path.as_str(), f)).collect();
+    let mut now = Vec::new();
+    crate::tools::walk_files(dir, &mut now);
+    now.sort();
+    let mut out = Vec::new();
+    for path in &now {
+        let before = by_path.get(path.as_str()).copied();
+        if before.is_none() && !read(path) {
+            out.push(Changed {
+                path: path.clone(),
+                now: Now::Unread,
+                before,
+            });
+            continue;
+        }
+        let full = dir.join(path);
+        let bytes = std::fs::read(&full)?;
+        let executable = std::fs::metadata(&full)?.permissions().mode() & 0o111 != 0;
+        if before.is_some_and(|b| b.bytes == bytes && b.executable == executable) {
+            continue;
+        }
+        out.push(Changed {
+            path: path.clone(),
+            now: Now::File { bytes, executable },
+            before,
+        });
+    }
+    for (path, entry) in by_path {
+        if now.binary_search_by(|p| p.as_str().cmp(path)).is_err() && !skipped(path) {
+            out.push(Changed {
+                path: path.to_owned(),
+                now: Now::Gone,
+                before: Some(entry),
+            });
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// Paths a walk of the checkout does not see: under a top-level skipped directory.
+fn skipped(path: &str) -> bool {
+    let top = path.split('/').next().unwrap_or_default();
+    crate::tools::SKIPPED_DIRS.contains(&top)
 }

@@ -109,6 +109,16 @@ fn write_file(dir: &Path, f: &FileEntry, made: &mut HashSet<PathBuf>) -> std::io
         }
         made.insert(at.clone());
     }
+    // A regular file that already holds these bytes and this mode is left alone, so its
+    // modification time stays and builds kept in the checkout stay warm.
+    if let Ok(m) = fs::symlink_metadata(&at)
+        && m.is_file()
+        && m.len() == f.bytes.len() as u64
+        && m.permissions().mode() & 0o777 == if f.executable { 0o755 } else { 0o644 }
+        && fs::read(&at).is_ok_and(|b| b == f.bytes)
+    {
+        return Ok(());
+    }
     remove_any(&at)?;
     let mut file = OpenOptions::new().write(true).create_new(true).open(&at)?;
     file.write_all(&f.bytes)?;

@@ -362,6 +362,17 @@ async fn checkout_removes_stale_files_and_emptied_directories_but_not_kept_entri
     );
     assert_eq!(std::fs::read(work.join("y/z.txt")).expect("read"), b"z\n");
 
+    // A file that already holds the commit's bytes and mode is not rewritten (its inode and
+    // modification time stay, so builds kept in the checkout stay warm).
+    use std::os::unix::fs::MetadataExt;
+    let before = std::fs::metadata(work.join("a/d.txt")).expect("meta");
+    assert_eq!(repo.checkout(c2, &work, &keep).await.expect("checkout"), 2);
+    let after = std::fs::metadata(work.join("a/d.txt")).expect("meta");
+    assert_eq!(
+        (before.ino(), before.mtime_nsec()),
+        (after.ino(), after.mtime_nsec())
+    );
+
     // Back to the first commit: y/ empties and goes, a/b comes back.
     assert_eq!(repo.checkout(c1, &work, &keep).await.expect("checkout"), 3);
     assert!(!work.join("y").exists());

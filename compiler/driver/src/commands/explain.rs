@@ -56,6 +56,7 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("W0405", include_str!("../explain/W0405.md")),
     ("E0406", include_str!("../explain/E0406.md")),
     ("W0407", include_str!("../explain/W0407.md")),
+    ("W0408", include_str!("../explain/W0408.md")),
 ];
 
 /// The explanation of `code` (case-insensitive), if it has one.

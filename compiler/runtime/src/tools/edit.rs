@@ -14,7 +14,7 @@ pub(super) struct Edit {
 }
 
 pub(super) fn edit(t: &Toolbox, a: Edit) -> ToolOutcome {
-    let (rel, path) = match t.writable(&a.path) {
+    let (rel, path) = match t.writable_file(&a.path) {
         Ok(p) => p,
         Err(e) => return e,
     };
@@ -53,18 +53,19 @@ pub(super) fn edit(t: &Toolbox, a: Edit) -> ToolOutcome {
 pub(super) struct Write {
     path: String,
     content: String,
+    /// Absent: the file keeps its mode (a new file is not executable).
     #[serde(default)]
-    executable: bool,
+    executable: Option<bool>,
 }
 
 pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
-    let (rel, path) = match t.writable(&a.path) {
+    let (rel, path) = match t.writable_file(&a.path) {
         Ok(p) => p,
         Err(e) => return e,
     };
-    if path.is_dir() {
-        return ToolOutcome::error(format!("`{rel}` is a directory"));
-    }
+    let executable = a.executable.unwrap_or_else(|| {
+        std::fs::metadata(&path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+    });
     if let Some(e) = guide_budget(t, &rel, &a.content) {
         return e;
     }
@@ -73,7 +74,7 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
         .map_or(Ok(()), std::fs::create_dir_all)
         .and_then(|()| std::fs::write(&path, &a.content))
         .and_then(|()| {
-            let mode = if a.executable { 0o755 } else { 0o644 };
+            let mode = if executable { 0o755 } else { 0o644 };
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
         });
     match written {

@@ -13,6 +13,7 @@ mod view;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -40,8 +41,9 @@ pub struct Toolbox {
     pub logs: PathBuf,
     /// The field guide's line budget.
     pub guide_lines: usize,
-    /// Variables `run` commands get besides the runner's allow-list.
-    pub env: Vec<(String, String)>,
+    /// The files of the attempt's base commit: what is restored outside the write scope
+    /// before the acceptance checks run.
+    pub base: Vec<specc_vcs::FileEntry>,
 }
 
 /// What a tool call means for the attempt.
@@ -196,8 +198,9 @@ struct Finish {
 }
 
 impl Toolbox {
-    /// Carries out one call.
-    pub async fn call(&self, call: &ToolCall, seq: u32) -> ToolOutcome {
+    /// Carries out one call; a command it runs gets at most `left` of the attempt's wall
+    /// clock.
+    pub async fn call(&self, call: &ToolCall, seq: u32, left: Duration) -> ToolOutcome {
         let outcome = match call.name.as_str() {
             "read" => parse(call).map(|a| view::read(self, a)),
             "list" => parse(call).map(|a| view::list(self, a)),
@@ -205,7 +208,7 @@ impl Toolbox {
             "edit" => parse(call).map(|a| edit::edit(self, a)),
             "write" => parse(call).map(|a| edit::write(self, a)),
             "run" => match parse(call) {
-                Ok(a) => Ok(run::run(self, a, seq).await),
+                Ok(a) => Ok(run::run(self, a, seq, left).await),
                 Err(e) => Err(e),
             },
             "note" => parse(call).map(|a| notes::note(self, a)),
@@ -249,6 +252,28 @@ impl Toolbox {
         Ok((rel.clone(), self.root.join(&rel)))
     }
 
+    /// [`Toolbox::readable`] for a path that must be a regular file if it exists (a FIFO or
+    /// a device would block or misbehave).
+    fn readable_file(&self, path: &str) -> Result<(String, PathBuf), ToolOutcome> {
+        let (rel, full) = self.readable(path)?;
+        not_special(&rel, &full)?;
+        Ok((rel, full))
+    }
+
+    /// [`Toolbox::writable`] for a file: a regular file, or nothing yet.
+    fn writable_file(&self, path: &str) -> Result<(String, PathBuf), ToolOutcome> {
+        let (rel, full) = self.writable(path)?;
+        not_special(&rel, &full)?;
+        Ok((rel, full))
+    }
+
+    /// The changes outside the write scope (other than the field guide) undone, so the
+    /// acceptance checks run on what would land: the base plus the task's own changes.
+    /// Returns the paths restored or removed.
+    pub fn restore_outside_scope(&self) -> std::io::Result<Vec<String>> {
+        crate::workspace::restore_outside(&self.root, &self.base, &self.scope)
+    }
+
     /// The checkout path of a relative `path` the task may write, or an error that says
     /// what it may write instead.
     fn writable(&self, path: &str) -> Result<(String, PathBuf), ToolOutcome> {
@@ -273,6 +298,15 @@ impl Toolbox {
                 self.scope.patterns().join(", ")
             ))),
         }
+    }
+}
+
+/// Refuses an existing path that is not a regular file.
+fn not_special(rel: &str, full: &Path) -> Result<(), ToolOutcome> {
+    match std::fs::symlink_metadata(full) {
+        Ok(m) if m.is_dir() => Err(ToolOutcome::error(format!("`{rel}` is a directory"))),
+        Ok(m) if !m.is_file() => Err(ToolOutcome::error(format!("`{rel}` is not a regular file"))),
+        _ => Ok(()),
     }
 }
 

@@ -27,13 +27,15 @@ pub(super) fn note(t: &Toolbox, a: Note) -> ToolOutcome {
     let section = a
         .section
         .as_deref()
-        .map(str::trim)
+        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(|s| s.trim_start_matches('#').trim().to_owned())
         .filter(|s| !s.is_empty())
-        .unwrap_or("Notes")
-        .trim_start_matches('#')
-        .trim()
-        .to_owned();
-    let path = t.root.join(GUIDE);
+        .unwrap_or_else(|| "Notes".to_owned());
+    // The guide is written like any file: never through a link, never a special file.
+    let path = match t.writable_file(GUIDE) {
+        Ok((_, p)) => p,
+        Err(e) => return e,
+    };
     let old = std::fs::read_to_string(&path).unwrap_or_default();
     let updated = insert_note(&old, &section, &text);
     let lines = updated.lines().count();
@@ -60,10 +62,11 @@ pub(crate) fn insert_note(guide: &str, section: &str, note: &str) -> String {
     let heading = format!("## {section}");
     let at = match lines.iter().position(|l| l.trim() == heading) {
         Some(h) => {
-            // The section ends at the next heading; the note goes after its last non-blank line.
+            // The section ends at the next heading of its level or above (its `###`
+            // subsections belong to it); the note goes after its last non-blank line.
             let end = lines[h + 1..]
                 .iter()
-                .position(|l| l.starts_with('#'))
+                .position(|l| l.starts_with("# ") || l.starts_with("## "))
                 .map_or(lines.len(), |i| h + 1 + i);
             let mut at = end;
             while at > h + 1 && lines[at - 1].trim().is_empty() {
@@ -93,17 +96,22 @@ pub(super) struct Flag {
 }
 
 pub(super) fn flag(t: &Toolbox, a: Flag) -> ToolOutcome {
-    let (rel, path) = match t.readable(&a.path) {
+    let (rel, path) = match t.readable_file(&a.path) {
         Ok(p) => p,
         Err(e) => return e,
     };
     if !path.is_file() {
         return ToolOutcome::error(format!("`{rel}` is not a file of the checkout"));
     }
-    let _ = a.reason;
+    let why = a.reason.trim();
     ToolOutcome {
         text: format!(
-            "flagged {rel}: commits that grow it are refused until a split lands; keep your change to it small"
+            "flagged {rel}{}: commits that grow it are refused until a split lands; keep your change to it small",
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({why})")
+            }
         ),
         failed: false,
         control: super::Control::Continue,

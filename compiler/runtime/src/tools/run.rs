@@ -14,16 +14,18 @@ pub(super) struct Run {
     timeout_secs: Option<u64>,
 }
 
-pub(super) async fn run(t: &Toolbox, a: Run, seq: u32) -> ToolOutcome {
+pub(super) async fn run(t: &Toolbox, a: Run, seq: u32, left: Duration) -> ToolOutcome {
     if a.command.trim().is_empty() {
         return ToolOutcome::error("the command is empty");
     }
-    // A command may ask for less time than the limit, never more.
+    // A command may ask for less time than the limit, never more, and never more than the
+    // attempt has left.
+    let limit = t.limits.timeout.min(left);
     let timeout = a
         .timeout_secs
         .map(Duration::from_secs)
-        .map_or(t.limits.timeout, |d| d.min(t.limits.timeout))
-        .max(Duration::from_secs(1));
+        .map_or(limit, |d| d.min(limit))
+        .max(Duration::from_millis(100));
     let result = t
         .runner
         .run(CommandSpec {
@@ -32,7 +34,7 @@ pub(super) async fn run(t: &Toolbox, a: Run, seq: u32) -> ToolOutcome {
             read_only: Vec::new(),
             timeout,
             output_cap: t.limits.output_cap,
-            env: t.env.clone(),
+            env: Vec::new(),
             log: t.logs.join(format!("run-{seq}.log")),
         })
         .await;

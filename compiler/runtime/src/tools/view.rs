@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::{ToolOutcome, Toolbox};
 
-/// Directories no listing or search descends into.
+/// Top-level directories no listing, search or diff descends into.
 pub const SKIPPED: &[&str] = &[".git", ".specc", "target", "node_modules"];
 
 const MAX_READ: usize = 1000;
@@ -22,7 +22,7 @@ pub(super) struct Read {
 }
 
 pub(super) fn read(t: &Toolbox, a: Read) -> ToolOutcome {
-    let (rel, path) = match t.readable(&a.path) {
+    let (rel, path) = match t.readable_file(&a.path) {
         Ok(p) => p,
         Err(e) => return e,
     };
@@ -87,7 +87,8 @@ pub(super) fn list(t: &Toolbox, a: List) -> ToolOutcome {
     ToolOutcome::ok(out.join("\n"))
 }
 
-/// Every file under `dir`, as paths relative to `root`, without following links.
+/// Every regular file under `dir`, as paths relative to `root`, without following links or
+/// entering the top-level [`SKIPPED`] directories.
 pub(crate) fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -99,7 +100,7 @@ pub(crate) fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
             let Ok(ft) = e.file_type() else { continue };
             let path = e.path();
             if ft.is_dir() {
-                if !SKIPPED.contains(&name.as_str()) {
+                if !(d == root && SKIPPED.contains(&name.as_str())) {
                     stack.push(path);
                 }
             } else if ft.is_file()

@@ -139,6 +139,16 @@ async fn plan(s: &Session, tree: &IntentTree, guide: &str) -> Result<Planned, Ve
             ),
         )
     }));
+    diagnostics.extend(orders.iter().filter(|o| o.checks.is_empty()).map(|o| {
+        Diagnostic::new(
+            codes::NO_ACCEPTANCE,
+            format!(
+                "task `{}` has no acceptance check: whatever it writes lands when it calls `done`",
+                o.task.id
+            ),
+        )
+        .with_help("give its requirements a `sh test` block in the spec, or have the planner give it acceptance commands")
+    }));
     Ok(Planned {
         plan: Plan {
             tasks: planned.tasks,
@@ -171,21 +181,18 @@ fn execute(
         guide_lines: limits.field_guide_lines,
         escalation: s.cfg.llm.role(Role::Escalation).is_some(),
         worker_max_tokens: s.cfg.llm.role(Role::Worker).map_or(4096, |r| r.max_tokens),
-        env: Vec::new(),
     };
     let leaves = plan.orders.len();
     let mode = match args.messages.message_format {
         MessageFormat::Json => progress::Mode::Json,
-        MessageFormat::Human if env.stderr_is_terminal => {
-            progress::Mode::Bar(indicatif::ProgressBar::new(leaves as u64))
-        }
+        MessageFormat::Human if env.stderr_is_terminal => progress::Mode::Bar,
         MessageFormat::Human => progress::Mode::Plain,
     };
     let progress = progress::Progress::new(mode, leaves, sink);
     let on_event = |e: specc_runtime::Event| {
         progress.event(&e);
         progress.spent(
-            s.ledger.spent(&s.run).unwrap_or(0.0),
+            || s.ledger.spent(&s.run).unwrap_or(0.0),
             s.cfg.llm.budget.dollars,
         );
     };
@@ -210,7 +217,9 @@ fn execute(
     } else {
         "finished"
     };
-    let _ = s.journal.finish_run(&s.run, status);
+    if let Err(e) = s.journal.finish_run(&s.run, status) {
+        tracing::error!(run = %s.run, error = %e, "the journal could not record the run's end");
+    }
     report
 }
 

@@ -26,9 +26,20 @@ pub(super) fn check_clean(out: &Path) -> Result<(), String> {
             ))
         };
     }
-    let has_main = git(out, &["rev-parse", "--verify", "-q", "refs/heads/main"])?;
-    if has_main.is_none() {
-        return Ok(()); // initialised, nothing exported yet
+    // A git that fails to answer is a refusal, never "clean".
+    let status = git(out, &["status", "--porcelain", "--untracked-files=all"])?
+        .ok_or_else(|| format!("git cannot read the status of {}", out.display()))?;
+    if !status.trim().is_empty() {
+        let files: Vec<&str> = status.lines().take(5).collect();
+        return Err(format!(
+            "{} has changes made outside specc:\n{}",
+            out.display(),
+            files.join("\n")
+        ));
+    }
+    let has_main = git(out, &["rev-parse", "--verify", "-q", "refs/heads/main"])?.is_some();
+    if !has_main {
+        return Ok(()); // initialised, nothing committed yet: the export makes `main`
     }
     let trailer = git(
         out,
@@ -39,20 +50,11 @@ pub(super) fn check_clean(out: &Path) -> Result<(), String> {
             "refs/heads/main",
         ],
     )?
-    .unwrap_or_default();
+    .ok_or_else(|| format!("git cannot read `main` in {}", out.display()))?;
     if trailer.trim().is_empty() {
         return Err(format!(
             "`main` in {} has commits that specc did not make",
             out.display()
-        ));
-    }
-    let status = git(out, &["status", "--porcelain", "--untracked-files=all"])?.unwrap_or_default();
-    if !status.trim().is_empty() {
-        let files: Vec<&str> = status.lines().take(5).collect();
-        return Err(format!(
-            "{} has changes made outside specc:\n{}",
-            out.display(),
-            files.join("\n")
         ));
     }
     Ok(())

@@ -9,14 +9,22 @@ use std::time::Instant;
 
 use specc_runtime::Event;
 
+/// How progress is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Mode {
+    Plain,
+    Json,
+    Bar,
+}
+
+enum Shown {
     Plain,
     Json,
     Bar(indicatif::ProgressBar),
 }
 
 pub(super) struct Progress<'w> {
-    mode: Mode,
+    shown: Shown,
     started: Instant,
     /// Where plain lines go (stderr) and JSON events (stdout).
     lines: RefCell<&'w mut dyn Write>,
@@ -32,17 +40,22 @@ struct Counts {
 
 impl<'w> Progress<'w> {
     pub(super) fn new(mode: Mode, total: usize, lines: &'w mut dyn Write) -> Progress<'w> {
-        if let Mode::Bar(bar) = &mode {
-            bar.set_length(total as u64);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks {msg}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-        }
+        let shown = match mode {
+            Mode::Plain => Shown::Plain,
+            Mode::Json => Shown::Json,
+            Mode::Bar => {
+                let bar = indicatif::ProgressBar::new(total as u64);
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks {msg}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                Shown::Bar(bar)
+            }
+        };
         Progress {
-            mode,
+            shown,
             started: Instant::now(),
             lines: RefCell::new(lines),
             counts: RefCell::default(),
@@ -50,9 +63,10 @@ impl<'w> Progress<'w> {
         }
     }
 
-    /// Shows spending next to the bar.
-    pub(super) fn spent(&self, dollars: f64, cap: Option<f64>) {
-        if let Mode::Bar(bar) = &self.mode {
+    /// Shows spending next to the bar; `dollars` is asked only when a bar shows it.
+    pub(super) fn spent(&self, dollars: impl FnOnce() -> f64, cap: Option<f64>) {
+        if let Shown::Bar(bar) = &self.shown {
+            let dollars = dollars();
             let running = self.counts.borrow().running;
             let cap = cap.map_or(String::new(), |c| format!(" of ${c:.2}"));
             bar.set_message(format!("· {running} running · ${dollars:.4}{cap}"));
@@ -64,7 +78,7 @@ impl<'w> Progress<'w> {
             let mut c = self.counts.borrow_mut();
             match e {
                 Event::AttemptStarted { attempt: 1, .. } => c.running += 1,
-                Event::Landed { .. } | Event::Failed { .. } => {
+                Event::Landed { .. } | Event::Failed { .. } | Event::TaskStopped { .. } => {
                     c.running = c.running.saturating_sub(1);
                     c.done += 1;
                 }
@@ -73,16 +87,16 @@ impl<'w> Progress<'w> {
             }
         }
         let secs = self.started.elapsed().as_secs_f64();
-        match &self.mode {
-            Mode::Json => {
+        match &self.shown {
+            Shown::Json => {
                 let mut w = self.lines.borrow_mut();
                 let _ = writeln!(w, "{}", json(e, secs));
             }
-            Mode::Plain => {
+            Shown::Plain => {
                 let mut w = self.lines.borrow_mut();
                 let _ = writeln!(w, "[{secs:>6.1}s] {}", line(e));
             }
-            Mode::Bar(bar) => {
+            Shown::Bar(bar) => {
                 bar.set_position(self.counts.borrow().done.min(self.total) as u64);
                 bar.println(line(e));
             }
@@ -90,7 +104,7 @@ impl<'w> Progress<'w> {
     }
 
     pub(super) fn finish(&self) {
-        if let Mode::Bar(bar) = &self.mode {
+        if let Shown::Bar(bar) = &self.shown {
             bar.finish_and_clear();
         }
     }
@@ -139,6 +153,7 @@ pub(super) fn line(e: &Event) -> String {
         }
         Event::Failed { task, reason } => format!("FAILED      {task}: {reason}"),
         Event::Skipped { task, because } => format!("skipped     {task}: {because}"),
+        Event::TaskStopped { task, reason } => format!("stopped     {task}: {reason}"),
         Event::Stopped { reason } => {
             format!("stopping: {reason}; running attempts end, nothing new starts")
         }
@@ -177,6 +192,9 @@ fn json(e: &Event, secs: f64) -> serde_json::Value {
         ),
         Event::Failed { task, reason } => ("failed", json!({"task": task, "reason": reason})),
         Event::Skipped { task, because } => ("skipped", json!({"task": task, "because": because})),
+        Event::TaskStopped { task, reason } => {
+            ("task_stopped", json!({"task": task, "reason": reason}))
+        }
         Event::Stopped { reason } => ("stopped", json!({"reason": reason})),
     };
     v["event"] = json!(kind);

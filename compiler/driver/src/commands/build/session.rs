@@ -49,6 +49,8 @@ pub(super) struct Session {
     pub(super) client: Client,
     pub(super) run: String,
     pub(super) rt: tokio::runtime::Runtime,
+    /// Held while the build runs: one `specc build` per state directory.
+    _lock: std::fs::File,
 }
 
 impl Session {
@@ -84,6 +86,7 @@ impl Session {
                 status: exit::USAGE,
             });
         }
+        let lock = lock(&state)?;
         let db = state.join("state.db");
         let ledger = Ledger::open(&db)
             .map(Arc::new)
@@ -103,6 +106,9 @@ impl Session {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis())
         );
+        journal
+            .start_run(&run, &args.spec.display().to_string())
+            .map_err(|e| Refused::setup(e.to_string()))?;
         let client = client(&cfg, args, env).with_ledger(ledger.clone(), &run);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -121,7 +127,34 @@ impl Session {
             client,
             run,
             rt,
+            _lock: lock,
         })
+    }
+}
+
+/// Takes `.specc/lock`, or says that another build holds it. The lock is the operating
+/// system's: it ends with the process, however the process ends.
+fn lock(state: &Path) -> Result<std::fs::File, Refused> {
+    let path = state.join("lock");
+    let file = std::fs::create_dir_all(state)
+        .and_then(|()| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+        })
+        .map_err(|e| Refused::setup(format!("{}: {e}", path.display())))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Refused::setup(format!(
+            "another specc build is running on {} (it holds {}); wait for it to end",
+            state.display(),
+            path.display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(Refused::setup(format!("{}: {e}", path.display())))
+        }
     }
 }
 

@@ -1,0 +1,184 @@
+//! What `specc build` refuses and undoes: links and special files through the tools, changes
+//! outside the write scope before the checks run, an `out/` a person changed, a second build
+//! on one state directory, and key variables in a command's environment.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use specc_runtime::runner::{CommandSpec, Exit, ProcessRunner, Runner};
+
+use crate::build::{TOML, build_in, build_with, child, done, git, project, two_leaves, write};
+
+fn call(name: &str, arguments: Value) -> Value {
+    json!({"name": name, "arguments": arguments})
+}
+
+fn run(command: &str) -> Value {
+    call("run", json!({"command": command}))
+}
+
+fn tool_texts(b: &crate::build::Built, task: &str) -> Vec<String> {
+    b.steps()
+        .into_iter()
+        .filter(|(t, k, _)| t == task && k == "tool")
+        .map(|(_, _, body)| body)
+        .collect()
+}
+
+#[test]
+fn links_and_special_files_are_refused_by_the_tools() {
+    let dir = project(TOML);
+    let outside = dir.path().join("outside.txt");
+    std::fs::write(&outside, "keep\n").expect("outside");
+    let link = format!(
+        "ln -s {} a.txt && mkdir -p field-guide && ln -sf {} field-guide/index.md && mkfifo pipe",
+        outside.display(),
+        outside.display()
+    );
+    let b = build_in(
+        dir,
+        two_leaves(&[]),
+        json!({"a": [[[run(&link)],
+                      [call("read", json!({"path": "a.txt"}))],
+                      [call("note", json!({"text": "through the link"}))],
+                      [call("read", json!({"path": "pipe"}))],
+                      [call("give_up", json!({"reason": "links everywhere"}))]]],
+               "b": [[[write("b.txt", "beta\n")], [done()]]]}),
+    );
+    let texts = tool_texts(&b, "a");
+    assert!(texts[1].contains("`a.txt` is a symbolic link"), "{texts:?}");
+    assert!(
+        texts[2].contains("`field-guide` is a symbolic link")
+            || texts[2].contains("`field-guide/index.md` is a symbolic link"),
+        "{texts:?}"
+    );
+    assert!(
+        texts[3].contains("`pipe` is not a regular file"),
+        "{texts:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&outside).expect("outside"),
+        "keep\n"
+    );
+}
+
+#[test]
+fn changes_outside_the_scope_are_undone_before_the_checks_run() {
+    // The check passes only if b.txt exists, which `a` may not write: a command writes it,
+    // specc undoes that, and the check sees what would land.
+    let planner = json!({
+        "": {"decisions": [], "children": [
+            child("a", "R-1", "a.txt", &["test -f a.txt && test -f b.txt"], &[]),
+            child("b", "R-2", "b.txt", &[], &["a"]),
+        ]},
+        "replan:a": {"instructions": "only a.txt"},
+    });
+    let attempt = json!([
+        [write("a.txt", "alpha\n"), run("echo x > b.txt")],
+        [done()],
+        [call("give_up", json!({"reason": "the check needs b.txt"}))]
+    ]);
+    let b = build_with(TOML, planner, json!({"a": [attempt.clone(), attempt]}));
+    assert_eq!(b.code, 1, "{}", b.out);
+    let texts = tool_texts(&b, "a");
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("undone before the checks ran: b.txt")),
+        "{texts:?}"
+    );
+    assert!(b.file("b.txt").is_none());
+}
+
+#[test]
+fn an_out_directory_a_person_made_is_not_overwritten() {
+    let dir = project(TOML);
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).expect("out");
+    assert!(git(&out, &["init", "-q"]).0);
+    std::fs::write(out.join("notes.txt"), "mine\n").expect("mine");
+    let b = build_in(dir, two_leaves(&[]), json!({}));
+    assert_eq!(b.code, 1, "{}", b.err);
+    assert!(
+        b.err.contains("E0403") && b.err.contains("notes.txt"),
+        "{}",
+        b.err
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.txt")).expect("kept"),
+        "mine\n"
+    );
+    assert!(b.book.seen().is_empty(), "no model was asked");
+}
+
+#[test]
+fn a_second_build_on_one_state_directory_is_refused() {
+    let dir = project(TOML);
+    std::fs::create_dir_all(dir.path().join(".specc")).expect("state");
+    let held = std::fs::File::create(dir.path().join(".specc/lock")).expect("lock file");
+    held.lock().expect("lock");
+    let b = build_in(dir, two_leaves(&[]), json!({}));
+    assert_eq!(b.code, 2, "{}", b.err);
+    assert!(
+        b.err.contains("another specc build is running"),
+        "{}",
+        b.err
+    );
+    drop(held);
+}
+
+#[test]
+fn a_command_gets_the_allow_list_and_no_key_variable() {
+    let dir = tempfile::tempdir().expect("dir");
+    let runner = ProcessRunner {
+        secret_vars: vec!["PATH".to_owned()],
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let result = rt.block_on(runner.run(CommandSpec {
+        script: "env".to_owned(),
+        dir: dir.path().to_path_buf(),
+        read_only: Vec::new(),
+        timeout: Duration::from_secs(10),
+        output_cap: 1 << 16,
+        env: vec![("OPENAI_API_KEY".to_owned(), "sk-no".to_owned())],
+        log: dir.path().join("logs/env.log"),
+    }));
+    assert_eq!(result.exit, Exit::Code(0));
+    let text = result.stdout.text();
+    let names: Vec<&str> = text.lines().filter_map(|l| l.split('=').next()).collect();
+    let allowed = [
+        "LANG",
+        "LC_ALL",
+        "TERM",
+        "RUSTUP_HOME",
+        "RUSTUP_TOOLCHAIN",
+        "CARGO_HOME",
+        "HOME",
+        "TMPDIR",
+        "PWD",
+        "SHLVL",
+        "_",
+        "OLDPWD",
+    ];
+    for n in &names {
+        assert!(allowed.contains(n), "{n} reached the command: {names:?}");
+    }
+    assert!(
+        !names.contains(&"PATH"),
+        "a variable named secret is dropped"
+    );
+    let home = PathBuf::from(
+        text.lines()
+            .find_map(|l| l.strip_prefix("HOME="))
+            .expect("HOME"),
+    );
+    assert!(
+        home.starts_with(dir.path()),
+        "a private HOME: {}",
+        home.display()
+    );
+}
