@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use specc_llm::types::Author;
-use specc_llm::{Client, LlmError, Message, Request, Role, ToolChoice};
+use specc_llm::{Client, LlmError, Message, Request, Response, Role, ToolCall, ToolChoice};
 
 use crate::acceptance::{self, Check};
 use crate::journal::{Journal, StepKind};
 use crate::stuck::StuckDetector;
-use crate::tools::{self, Control, Toolbox};
+use crate::tools::{self, Control, ToolOutcome, Toolbox};
 
 /// What the orchestrator allows one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,175 +68,202 @@ pub struct AgentLoop<'a> {
     pub max_tokens_per_call: u32,
 }
 
-impl AgentLoop<'_> {
-    pub async fn run(&self, mut messages: Vec<Message>) -> LoopEnd {
-        let started = Instant::now();
-        let mut step = 0u32;
-        let mut calls = 0u32;
-        let mut tokens = 0u64;
-        let mut stuck = StuckDetector::default();
-        let mut flagged: Vec<String> = Vec::new();
-        let mut acceptance_rounds = 0u32;
-        let fail = |reason: String, flagged: &[String]| LoopEnd::Failed {
+/// An attempt's running state.
+struct Turns {
+    started: Instant,
+    messages: Vec<Message>,
+    /// The last step journaled.
+    step: u32,
+    calls: u32,
+    tokens: u64,
+    stuck: StuckDetector,
+    flagged: Vec<String>,
+    /// Times the acceptance checks ran.
+    rounds: u32,
+}
+
+impl Turns {
+    fn fail(&self, reason: String) -> LoopEnd {
+        LoopEnd::Failed {
             reason,
             acceptance: None,
-            flagged: flagged.to_vec(),
+            flagged: self.flagged.clone(),
+        }
+    }
+
+    fn stuck(&mut self, action: &str, result: &str, failed: bool) -> Result<(), LoopEnd> {
+        match self.stuck.record(action, result, failed) {
+            Some(why) => Err(self.fail(format!("stuck: {why}"))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl AgentLoop<'_> {
+    /// Runs the attempt to its end: `done` with passing checks, a failure, or a stop.
+    pub async fn run(&self, messages: Vec<Message>) -> LoopEnd {
+        let mut t = Turns {
+            started: Instant::now(),
+            messages,
+            step: 0,
+            calls: 0,
+            tokens: 0,
+            stuck: StuckDetector::default(),
+            flagged: Vec::new(),
+            rounds: 0,
         };
         loop {
-            if calls >= self.limits.max_steps {
-                return fail(
-                    format!("step limit: {} model calls", self.limits.max_steps),
-                    &flagged,
-                );
-            }
-            if tokens >= self.limits.max_tokens {
-                return fail(
-                    format!(
-                        "token budget: {tokens} of {} tokens",
-                        self.limits.max_tokens
-                    ),
-                    &flagged,
-                );
-            }
-            let Some(left) = self.limits.wall.checked_sub(started.elapsed()) else {
-                return fail(
-                    format!("wall clock: {} s", self.limits.wall.as_secs()),
-                    &flagged,
-                );
-            };
-            calls += 1;
-            let request = self.request(&messages);
-            let answer =
-                tokio::time::timeout(left, self.client.call(self.id.role, self.id.task, request))
-                    .await;
-            let response = match answer {
-                Err(_) => {
-                    return fail(
-                        format!("wall clock: {} s", self.limits.wall.as_secs()),
-                        &flagged,
-                    );
-                }
-                Ok(Err(LlmError::Budget { .. })) => {
-                    return LoopEnd::Budget("the budget cap was reached".to_owned());
-                }
-                Ok(Err(LlmError::MalformedToolCall {
-                    name,
-                    arguments,
-                    reason,
-                })) => {
-                    // The model gets the parse error back, like any malformed call.
-                    step += 1;
-                    let body =
-                        json!({"error": "malformed_tool_call", "tool": name, "reason": reason});
-                    if let Err(e) = self.log(step, StepKind::ModelError, &body) {
-                        return e;
-                    }
-                    let action = format!("malformed {name} {arguments}");
-                    if let Some(why) = stuck.record(&action, &reason, true) {
-                        return fail(format!("stuck: {why}"), &flagged);
-                    }
-                    messages.push(Message::user(format!(
-                        "Your last tool call `{name}` had arguments that are not valid JSON ({reason}). \
-                         Call the tool again with a JSON object that fits its schema."
-                    )));
-                    continue;
-                }
-                Ok(Err(e)) => {
-                    step += 1;
-                    if let Err(end) =
-                        self.log(step, StepKind::ModelError, &json!({"error": e.to_string()}))
-                    {
-                        return end;
-                    }
-                    return fail(format!("the model call failed: {e}"), &flagged);
-                }
-                Ok(Ok(r)) => r,
-            };
-            tokens += response.usage.input + response.usage.cached_input + response.usage.output;
-            step += 1;
-            if let Err(e) = self.log(step, StepKind::Model, &json!(response)) {
-                return e;
-            }
-            let mut said = Message::new(Author::Assistant, response.text.clone());
-            said.tool_calls = response.tool_calls.clone();
-            messages.push(said);
-            if response.tool_calls.is_empty() {
-                if let Some(why) = stuck.record("no tool call", &response.text, true) {
-                    return fail(format!("stuck: {why}"), &flagged);
-                }
-                messages.push(Message::user(
-                    "Answer by calling a tool. When the task is complete, call `done`; if it cannot be done, call `give_up`.",
-                ));
-                continue;
-            }
-            for call in &response.tool_calls {
-                let left = self.limits.wall.saturating_sub(started.elapsed());
-                let mut outcome = self.tools.call(call, step, left).await;
-                if let Some(f) = outcome.flagged.take() {
-                    flagged.push(f);
-                }
-                let mut end = None;
-                match &outcome.control {
-                    Control::Continue => {}
-                    Control::GiveUp(reason) => {
-                        end = Some(fail(format!("gave up: {reason}"), &flagged));
-                    }
-                    Control::Done(summary) => {
-                        acceptance_rounds += 1;
-                        let restored = match self.tools.restore_outside_scope() {
-                            Ok(r) => r,
-                            Err(e) => {
-                                return fail(format!("restoring the checkout: {e}"), &flagged);
-                            }
-                        };
-                        let left = self.limits.wall.saturating_sub(started.elapsed());
-                        let mut report =
-                            acceptance::run(self.tools, self.checks, acceptance_rounds, left).await;
-                        report.restored = restored;
-                        step += 1;
-                        if let Err(e) = self.log(step, StepKind::Acceptance, &json!(report)) {
-                            return e;
-                        }
-                        if report.passed() {
-                            end = Some(LoopEnd::Done {
-                                summary: summary.clone(),
-                                flagged: flagged.clone(),
-                                steps: step + 1,
-                            });
-                        } else if acceptance_rounds == 1 {
-                            outcome.failed = true;
-                            outcome.text = format!(
-                                "The acceptance checks failed:\n{}\n{}Fix the problem, then call `done` again.",
-                                report.failures(),
-                                restored_note(&report.restored)
-                            );
-                        } else {
-                            end = Some(LoopEnd::Failed {
-                                reason: report.summary(),
-                                acceptance: Some(report.failures()),
-                                flagged: flagged.clone(),
-                            });
-                        }
-                    }
-                }
-                step += 1;
-                let body = json!({"call_id": call.id, "tool": call.name, "failed": outcome.failed, "text": outcome.text});
-                if let Err(e) = self.log(step, StepKind::Tool, &body) {
-                    return e;
-                }
-                if let Some(end) = end {
-                    return end;
-                }
-                if let Some(why) =
-                    stuck.record(&tools::action_key(call), &outcome.text, outcome.failed)
-                {
-                    return fail(format!("stuck: {why}"), &flagged);
-                }
-                let mut m = Message::new(Author::Tool, outcome.text);
-                m.tool_call_id = Some(call.id.clone());
-                messages.push(m);
+            if let Err(end) = self.turn(&mut t).await {
+                return end;
             }
         }
+    }
+
+    /// One model call and the tool calls it makes. `Err` ends the attempt.
+    async fn turn(&self, t: &mut Turns) -> Result<(), LoopEnd> {
+        let left = self.within_limits(t)?;
+        let Some(response) = self.ask(t, left).await? else {
+            return Ok(());
+        };
+        if response.tool_calls.is_empty() {
+            t.stuck("no tool call", &response.text, true)?;
+            t.messages.push(Message::user(
+                "Answer by calling a tool. When the task is complete, call `done`; if it cannot be done, call `give_up`.",
+            ));
+            return Ok(());
+        }
+        for call in &response.tool_calls {
+            self.carry_out(t, call).await?;
+        }
+        Ok(())
+    }
+
+    /// The wall clock left, if no limit is reached.
+    fn within_limits(&self, t: &Turns) -> Result<Duration, LoopEnd> {
+        let l = self.limits;
+        if t.calls >= l.max_steps {
+            return Err(t.fail(format!("step limit: {} model calls", l.max_steps)));
+        }
+        if t.tokens >= l.max_tokens {
+            let used = t.tokens;
+            return Err(t.fail(format!("token budget: {used} of {} tokens", l.max_tokens)));
+        }
+        l.wall
+            .checked_sub(t.started.elapsed())
+            .ok_or_else(|| t.fail(format!("wall clock: {} s", l.wall.as_secs())))
+    }
+
+    /// Asks the model, within `left`. `None`: the answer went back to the model as an error
+    /// (a malformed call), and the next turn asks again.
+    async fn ask(&self, t: &mut Turns, left: Duration) -> Result<Option<Response>, LoopEnd> {
+        t.calls += 1;
+        let request = self.request(&t.messages);
+        let call = self.client.call(self.id.role, self.id.task, request);
+        let response = match tokio::time::timeout(left, call).await {
+            Err(_) => return Err(t.fail(format!("wall clock: {} s", self.limits.wall.as_secs()))),
+            Ok(Err(LlmError::Budget { .. })) => {
+                return Err(LoopEnd::Budget("the budget cap was reached".to_owned()));
+            }
+            Ok(Err(LlmError::MalformedToolCall {
+                name,
+                arguments,
+                reason,
+            })) => {
+                // The model gets the parse error back, like any malformed call.
+                t.step += 1;
+                let body = json!({"error": "malformed_tool_call", "tool": name, "reason": reason});
+                self.log(t.step, StepKind::ModelError, &body)?;
+                t.stuck(&format!("malformed {name} {arguments}"), &reason, true)?;
+                t.messages.push(Message::user(format!(
+                    "Your last tool call `{name}` had arguments that are not valid JSON ({reason}). \
+                     Call the tool again with a JSON object that fits its schema."
+                )));
+                return Ok(None);
+            }
+            Ok(Err(e)) => {
+                t.step += 1;
+                self.log(
+                    t.step,
+                    StepKind::ModelError,
+                    &json!({"error": e.to_string()}),
+                )?;
+                return Err(t.fail(format!("the model call failed: {e}")));
+            }
+            Ok(Ok(r)) => r,
+        };
+        t.tokens += response.usage.input + response.usage.cached_input + response.usage.output;
+        t.step += 1;
+        self.log(t.step, StepKind::Model, &json!(response))?;
+        let mut said = Message::new(Author::Assistant, response.text.clone());
+        said.tool_calls = response.tool_calls.clone();
+        t.messages.push(said);
+        Ok(Some(response))
+    }
+
+    /// Carries out one tool call, journals its result and hands it to the model.
+    async fn carry_out(&self, t: &mut Turns, call: &ToolCall) -> Result<(), LoopEnd> {
+        let left = self.limits.wall.saturating_sub(t.started.elapsed());
+        let mut outcome = self.tools.call(call, t.step, left).await;
+        if let Some(f) = outcome.flagged.take() {
+            t.flagged.push(f);
+        }
+        let end = match outcome.control.clone() {
+            Control::Continue => None,
+            Control::GiveUp(reason) => Some(t.fail(format!("gave up: {reason}"))),
+            Control::Done(summary) => self.accept(t, summary, &mut outcome).await?,
+        };
+        t.step += 1;
+        let body = json!({"call_id": call.id, "tool": call.name, "failed": outcome.failed, "text": outcome.text});
+        self.log(t.step, StepKind::Tool, &body)?;
+        if let Some(end) = end {
+            return Err(end);
+        }
+        t.stuck(&tools::action_key(call), &outcome.text, outcome.failed)?;
+        let mut m = Message::new(Author::Tool, outcome.text);
+        m.tool_call_id = Some(call.id.clone());
+        t.messages.push(m);
+        Ok(())
+    }
+
+    /// After `done`: the checks run on what would land. Passing ends the attempt; the first
+    /// failure goes back to the worker as `done`'s result; the second ends the attempt.
+    async fn accept(
+        &self,
+        t: &mut Turns,
+        summary: String,
+        outcome: &mut ToolOutcome,
+    ) -> Result<Option<LoopEnd>, LoopEnd> {
+        t.rounds += 1;
+        let restored = self
+            .tools
+            .restore_outside_scope()
+            .map_err(|e| t.fail(format!("restoring the checkout: {e}")))?;
+        let left = self.limits.wall.saturating_sub(t.started.elapsed());
+        let mut report = acceptance::run(self.tools, self.checks, t.rounds, left).await;
+        report.restored = restored;
+        t.step += 1;
+        self.log(t.step, StepKind::Acceptance, &json!(report))?;
+        if report.passed() {
+            return Ok(Some(LoopEnd::Done {
+                summary,
+                flagged: t.flagged.clone(),
+                steps: t.step + 1,
+            }));
+        }
+        if t.rounds == 1 {
+            outcome.failed = true;
+            outcome.text = format!(
+                "The acceptance checks failed:\n{}\n{}Fix the problem, then call `done` again.",
+                report.failures(),
+                restored_note(&report.restored)
+            );
+            return Ok(None);
+        }
+        Ok(Some(LoopEnd::Failed {
+            reason: report.summary(),
+            acceptance: Some(report.failures()),
+            flagged: t.flagged.clone(),
+        }))
     }
 
     fn request(&self, messages: &[Message]) -> Request {

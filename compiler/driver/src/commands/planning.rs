@@ -63,7 +63,7 @@ pub(crate) async fn plan(
         planner_model: model(Role::Planner, "planner"),
         worker_model: model(Role::Worker, "worker"),
         planner_budget: limits.max_tokens,
-        worker_budget: config.role(Role::Worker).map_or(4096, |r| r.max_tokens),
+        worker_budget: worker_max_tokens(config),
     };
     let tasks = lower(&planned.answers, &spec_decisions, &options);
     let decisions = planned
@@ -76,6 +76,11 @@ pub(crate) async fn plan(
         tasks,
         decisions,
     })
+}
+
+/// The most output tokens one worker call may use: the worker role's `max_tokens`.
+pub(crate) fn worker_max_tokens(config: &LlmConfig) -> u32 {
+    config.role(Role::Worker).map_or(4096, |r| r.max_tokens)
 }
 
 /// What the user reads when planning failed: the problems of an answer that stayed invalid,

@@ -180,7 +180,7 @@ fn execute(
         },
         guide_lines: limits.field_guide_lines,
         escalation: s.cfg.llm.role(Role::Escalation).is_some(),
-        worker_max_tokens: s.cfg.llm.role(Role::Worker).map_or(4096, |r| r.max_tokens),
+        worker_max_tokens: planning::worker_max_tokens(&s.cfg.llm),
     };
     let leaves = plan.orders.len();
     let mode = match args.messages.message_format {
