@@ -4,6 +4,41 @@
 pub mod answers;
 pub mod recorded_run;
 
+/// The specc binary, built on first use by the cargo that runs the tests (`CARGO`): the
+/// sandbox helper for builds the tests run in-process, so every command a scripted model
+/// proposes runs in the sandbox, as in the binary.
+pub fn specc_binary() -> std::path::PathBuf {
+    static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let out = std::process::Command::new(cargo)
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "specc",
+                "--bin",
+                "specc",
+                "--message-format=json",
+            ])
+            .current_dir(root())
+            .output()
+            .expect("cargo builds the specc binary");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v["target"]["name"] == "specc")
+            .find_map(|v| v["executable"].as_str().map(std::path::PathBuf::from))
+            .expect("cargo names the specc executable")
+    })
+    .clone()
+}
+
 /// The workspace root.
 pub fn root() -> std::path::PathBuf {
     let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));

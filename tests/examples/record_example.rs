@@ -42,6 +42,7 @@ fn record(dir: &Path) -> Result<(), String> {
     let env = specc::Env {
         no_color: true,
         models: Some(specc::Models(Arc::new(AnswerBook::new(book)))),
+        sandbox_helper: Some(specc_tests::specc_binary()),
         ..specc::Env::default()
     };
     let spec = tmp.path().join("spec.md");

@@ -110,6 +110,7 @@ pub(crate) fn build_in(dir: tempfile::TempDir, planner: Value, workers: Value) -
         no_color: true,
         width: Some(100),
         models: Some(specc::Models(book.clone())),
+        sandbox_helper: Some(specc_tests::specc_binary()),
         ..specc::Env::default()
     };
     let spec = dir.path().join("spec.md").display().to_string();
@@ -165,6 +166,7 @@ fn two_leaves_land_and_out_is_a_clean_git_repository() {
     let env = specc::Env {
         no_color: true,
         models: Some(specc::Models(b.book.clone())),
+        sandbox_helper: Some(specc_tests::specc_binary()),
         ..specc::Env::default()
     };
     let spec = b.dir.path().join("spec.md").display().to_string();

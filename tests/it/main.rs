@@ -15,4 +15,5 @@ mod incremental;
 mod own_design_docs;
 mod plan_cases;
 mod plan_tasks;
+mod sandbox;
 mod support;

@@ -32,6 +32,31 @@ pub(crate) enum Command {
     Cost(CostArgs),
     /// Print the long explanation of a diagnostic code, or list every code.
     Explain(ExplainArgs),
+    /// Show what the sandbox enforces on this host (`--probe`), or run a command in it
+    /// exactly as a worker's `run` would.
+    Sandbox(SandboxArgs),
+    /// The sandbox helper (specc re-executed); not for people.
+    #[command(name = "__sandbox", hide = true)]
+    SandboxHelper {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct SandboxArgs {
+    /// Report what this host enforces; exit 0 only when the full sandbox is available.
+    #[arg(long, conflicts_with = "command")]
+    pub(crate) probe: bool,
+    /// The writable root the command runs in [default: the current directory].
+    #[arg(long)]
+    pub(crate) dir: Option<PathBuf>,
+    /// Seconds before the command's processes are killed.
+    #[arg(long, default_value_t = 300)]
+    pub(crate) timeout: u64,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true)]
+    pub(crate) command: Vec<String>,
 }
 
 #[derive(clap::Args, Debug)]

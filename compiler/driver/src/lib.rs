@@ -32,6 +32,10 @@ pub struct Env {
     /// how the tests and the example recorder (`cargo run -p specc-tests --example
     /// record-example`) drive `specc build` with scripted answers. `None` in the binary.
     pub models: Option<Models>,
+    /// The specc binary, whose `__sandbox` subcommand confines every command a model
+    /// proposes. The binary sets it to itself; a library caller without one gets the
+    /// interim runner's partial confinement (and `specc build` refuses live models on it).
+    pub sandbox_helper: Option<std::path::PathBuf>,
 }
 
 /// See [`Env::models`].

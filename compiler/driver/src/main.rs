@@ -13,6 +13,7 @@ fn main() {
         stderr_is_terminal: std::io::stderr().is_terminal(),
         width: None,
         models: None,
+        sandbox_helper: std::env::current_exe().ok(),
     };
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();

@@ -28,6 +28,7 @@ pub mod plan_tree;
 pub mod planner;
 pub mod replan;
 pub mod runner;
+pub mod sandbox;
 pub mod scope;
 pub mod stuck;
 pub mod tools;

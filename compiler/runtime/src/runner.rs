@@ -180,11 +180,34 @@ impl Runner for ProcessRunner {
     }
 
     fn run(&self, spec: CommandSpec) -> BoxFuture<'_, CommandResult> {
-        Box::pin(async move { run_process(self, spec).await })
+        Box::pin(async move {
+            let script = spec.script.clone();
+            launch(self, spec, |_home| {
+                Ok(Launch {
+                    program: "sh".into(),
+                    args: vec!["-c".into(), script.into()],
+                    env: Vec::new(),
+                })
+            })
+            .await
+        })
     }
 }
 
-async fn run_process(runner: &ProcessRunner, spec: CommandSpec) -> CommandResult {
+/// What to start for a command: a program, its arguments, variables beyond the runner's.
+pub(crate) struct Launch {
+    pub(crate) program: std::ffi::OsString,
+    pub(crate) args: Vec<std::ffi::OsString>,
+    pub(crate) env: Vec<(String, String)>,
+}
+
+/// Starts what `how` says (given the private home) in its own process group, with the
+/// runner's environment; enforces the timeout, kills the group, captures the output.
+pub(crate) async fn launch(
+    runner: &ProcessRunner,
+    spec: CommandSpec,
+    how: impl FnOnce(&Path) -> Result<Launch, String>,
+) -> CommandResult {
     let not_started = |e: String| CommandResult {
         exit: Exit::NotStarted(e),
         stdout: Captured::default(),
@@ -198,12 +221,18 @@ async fn run_process(runner: &ProcessRunner, spec: CommandSpec) -> CommandResult
     if let Some(parent) = spec.log.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
-    let mut cmd = tokio::process::Command::new("sh");
-    cmd.arg("-c")
-        .arg(&spec.script)
+    let launch = match how(&home) {
+        Ok(l) => l,
+        Err(e) => return not_started(e),
+    };
+    let mut env = runner.environment(&home, &spec.env);
+    env.retain(|(k, _)| !launch.env.iter().any(|(l, _)| l == k));
+    env.extend(launch.env);
+    let mut cmd = tokio::process::Command::new(&launch.program);
+    cmd.args(&launch.args)
         .current_dir(&spec.dir)
         .env_clear()
-        .envs(runner.environment(&home, &spec.env))
+        .envs(env)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,6 +1,6 @@
 //! specc.toml as `specc build` reads it: the model part (`specc_llm::config`), `[limits]`
 //! (`specc_runtime::limits`), and its own tables, `[build]` (`out`, `jobs`) and `[sandbox]`
-//! (`allow_weaker`). Unknown keys in its tables are refused. With `--provider replay` every
+//! (`allow_weaker`, `read`, `memory_mb`, `file_mb`, `open_files`, `pids`). Unknown keys in its tables are refused. With `--provider replay` every
 //! role is answered by one recording; the roles keep their models, so a recording made live
 //! replays.
 //! design: driver.build
@@ -20,6 +20,10 @@ pub(super) struct BuildConfig {
     pub(super) out: Option<PathBuf>,
     pub(super) jobs: Option<usize>,
     pub(super) allow_weaker: bool,
+    /// `[sandbox] read`: more directories a command may read (toolchains).
+    pub(super) sandbox_read: Vec<PathBuf>,
+    /// `[sandbox]` limits over the defaults.
+    pub(super) sandbox_limits: specc_runtime::sandbox::Rlimits,
     /// The environment variables that hold keys: never given to a command.
     pub(super) key_vars: Vec<String>,
 }
@@ -41,6 +45,11 @@ struct BuildTable {
 #[serde(deny_unknown_fields)]
 struct SandboxTable {
     allow_weaker: Option<bool>,
+    read: Option<Vec<PathBuf>>,
+    memory_mb: Option<u64>,
+    file_mb: Option<u64>,
+    open_files: Option<u64>,
+    pids: Option<u64>,
 }
 
 pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildConfig, String> {
@@ -87,6 +96,14 @@ pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildCo
             role.provider = "replay".to_owned();
         }
     }
+    let sandbox = file.sandbox.unwrap_or(SandboxTable {
+        allow_weaker: None,
+        read: None,
+        memory_mb: None,
+        file_mb: None,
+        open_files: None,
+        pids: None,
+    });
     let build = file.build.unwrap_or(BuildTable {
         out: None,
         jobs: None,
@@ -98,7 +115,22 @@ pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildCo
             .out
             .map(|o| if o.is_relative() { dir.join(o) } else { o }),
         jobs: build.jobs,
-        allow_weaker: file.sandbox.and_then(|s| s.allow_weaker).unwrap_or(false),
+        allow_weaker: sandbox.allow_weaker.unwrap_or(false),
+        sandbox_read: sandbox
+            .read
+            .unwrap_or_default()
+            .into_iter()
+            .map(|p| if p.is_relative() { dir.join(p) } else { p })
+            .collect(),
+        sandbox_limits: {
+            let d = specc_runtime::sandbox::Rlimits::default();
+            specc_runtime::sandbox::Rlimits {
+                address_space: sandbox.memory_mb.map_or(d.address_space, |m| m << 20),
+                file_size: sandbox.file_mb.map_or(d.file_size, |m| m << 20),
+                open_files: sandbox.open_files.unwrap_or(d.open_files),
+                pids: sandbox.pids.unwrap_or(d.pids),
+            }
+        },
         key_vars,
     })
 }

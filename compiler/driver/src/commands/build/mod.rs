@@ -13,7 +13,6 @@ mod summary;
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use specc_ir::{Diagnostic, IntentTree, codes};
@@ -23,7 +22,7 @@ use specc_runtime::agent::AttemptLimits;
 use specc_runtime::attempt::{Services, Settings};
 use specc_runtime::build::{self as runtime_build, BuildReport, Plan};
 use specc_runtime::journal::TaskState;
-use specc_runtime::runner::{CommandLimits, Runner};
+use specc_runtime::runner::CommandLimits;
 use specc_runtime::{field_guide, orders};
 
 use self::session::Session;
@@ -50,10 +49,12 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
             return refused.status;
         }
     };
-    if s.weaker {
+    if let Some(missing) = &s.weaker {
         let d = Diagnostic::new(
             codes::WEAKER_SANDBOX_ALLOWED,
-            "models' commands run with partial confinement only ([sandbox] allow_weaker = true)",
+            format!(
+                "models' commands run with partial confinement only ({missing}; [sandbox] allow_weaker = true)"
+            ),
         );
         reporter.report(&files, &d, err);
     }
@@ -200,7 +201,7 @@ fn execute(
         client: &s.client,
         journal: &s.journal,
         repo: &s.repo,
-        runner: Arc::new(s.runner.clone()) as Arc<dyn Runner>,
+        runner: s.runner.clone(),
         run: &s.run,
         work: s.state.join("work"),
         settings: &settings,

@@ -11,6 +11,7 @@ use specc_llm::config::ProviderKind;
 use specc_llm::{Client, Ledger, Provider, Recorder};
 use specc_runtime::journal::Journal;
 use specc_runtime::runner::{Confinement, ProcessRunner, Runner};
+use specc_runtime::sandbox::SandboxRunner;
 
 use super::config::{self, BuildConfig};
 use super::out_dir;
@@ -40,9 +41,11 @@ pub(super) struct Session {
     pub(super) state: PathBuf,
     pub(super) cfg: BuildConfig,
     pub(super) out: PathBuf,
-    pub(super) runner: ProcessRunner,
-    /// The runner confines commands only partly, as specc.toml allows (W0407).
-    pub(super) weaker: bool,
+    /// The sandbox, or (with no helper binary) the interim runner.
+    pub(super) runner: Arc<dyn Runner>,
+    /// The runner confines commands only partly, as specc.toml allows (W0407): what is
+    /// missing, in words.
+    pub(super) weaker: Option<String>,
     pub(super) ledger: Arc<Ledger>,
     pub(super) journal: Journal,
     pub(super) repo: specc_vcs::Repo,
@@ -70,16 +73,19 @@ impl Session {
             ),
             status: exit::ERRORS,
         })?;
-        let runner = ProcessRunner {
-            secret_vars: cfg.key_vars.clone(),
-        };
-        let weaker = runner.confinement() == Confinement::Weaker && live(&cfg, env);
-        if weaker && !cfg.allow_weaker {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Refused::setup(format!("no async runtime: {e}")))?;
+        let (runner, missing) = runner(&cfg, env, &rt);
+        let weaker =
+            (runner.confinement() == Confinement::Weaker && live(&cfg, env)).then_some(missing);
+        if let Some(missing) = weaker.as_ref().filter(|_| !cfg.allow_weaker) {
             return Err(Refused {
                 diagnostic: Box::new(
                     Diagnostic::new(
                         codes::WEAKER_SANDBOX,
-                        "the full sandbox is not available here, and this build would run live models' commands",
+                        format!("the full sandbox is not available here ({missing}), and this build would run live models' commands"),
                     )
                     .with_help("build from a recording (--provider replay), or set `[sandbox] allow_weaker = true` in specc.toml"),
                 ),
@@ -110,10 +116,6 @@ impl Session {
             .start_run(&run, &args.spec.display().to_string())
             .map_err(|e| Refused::setup(e.to_string()))?;
         let client = client(&cfg, args, env).with_ledger(ledger.clone(), &run);
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Refused::setup(format!("no async runtime: {e}")))?;
         Ok(Session {
             dir,
             state,
@@ -156,6 +158,25 @@ fn lock(state: &Path) -> Result<std::fs::File, Refused> {
             Err(Refused::setup(format!("{}: {e}", path.display())))
         }
     }
+}
+
+/// The sandbox over the helper binary, or the interim runner without one; and what the
+/// host does not enforce, in words.
+fn runner(cfg: &BuildConfig, env: &Env, rt: &tokio::runtime::Runtime) -> (Arc<dyn Runner>, String) {
+    let process = ProcessRunner {
+        secret_vars: cfg.key_vars.clone(),
+    };
+    let Some(helper) = env.sandbox_helper.clone() else {
+        return (Arc::new(process), "no sandbox helper binary".to_owned());
+    };
+    let mut sandbox = rt.block_on(SandboxRunner::new(
+        helper,
+        process,
+        cfg.sandbox_limits.clone(),
+    ));
+    sandbox.readable.extend(cfg.sandbox_read.iter().cloned());
+    let missing = sandbox.probe.missing().join(", ");
+    (Arc::new(sandbox), missing)
 }
 
 /// Live models: a role answered by an HTTP provider (scripted answers and recordings are
