@@ -182,3 +182,47 @@ fn a_command_gets_the_allow_list_and_no_key_variable() {
         home.display()
     );
 }
+
+const LIVE: &str = r#"
+[providers.local]
+kind = "openai-compatible"
+base_url = "http://127.0.0.1:9/v1"
+
+[roles.planner]
+provider = "local"
+model = "planner"
+
+[roles.worker]
+provider = "local"
+model = "worker"
+"#;
+
+fn build_live(toml: &str) -> (i32, String) {
+    let dir = project(toml);
+    let env = specc::Env {
+        no_color: true,
+        width: Some(100),
+        // No helper binary: only the interim runner, weaker than the sandbox.
+        sandbox_helper: None,
+        ..specc::Env::default()
+    };
+    let spec = dir.path().join("spec.md").display().to_string();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = specc::run(["specc", "build", spec.as_str()], &env, &mut out, &mut err);
+    (code, String::from_utf8_lossy(&err).into_owned())
+}
+
+#[test]
+fn live_models_are_refused_a_weaker_sandbox_unless_allowed() {
+    let (code, err) = build_live(LIVE);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("E0404") && err.contains("no sandbox helper"),
+        "{err}"
+    );
+    // Allowed explicitly: one warning, then the build goes on (and fails to reach the
+    // model at 127.0.0.1:9, which is not listening).
+    let (code, err) = build_live(&format!("{LIVE}\n[sandbox]\nallow_weaker = true\n"));
+    assert_eq!(err.matches("W0407").count(), 1, "{err}");
+    assert_eq!(code, 1, "{err}");
+}
