@@ -108,9 +108,11 @@ fn write_probe(p: &Probe, out: &mut dyn Write) -> std::io::Result<()> {
         ),
         (
             "pids limit",
-            s.pids_cgroup
-                .clone()
-                .map_or_else(|| "NO".to_owned(), |c| format!("yes ({c})")),
+            match (&s.pids_cgroup, s.nproc_limit) {
+                (Some(c), _) => format!("yes (cgroup {c})"),
+                (None, Some(n)) => format!("yes (RLIMIT_NPROC {n})"),
+                (None, None) => "NO".to_owned(),
+            },
         ),
         (
             "rlimits (address space, file size, open files)",

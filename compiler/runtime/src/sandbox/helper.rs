@@ -44,10 +44,14 @@ fn stage1(mut spec: Spec) -> i32 {
             Some(dir)
         }
         Err(e) => {
-            s.notes.push(format!("no pids limit: {e}"));
+            s.notes.push(format!("no pids cgroup: {e}"));
             None
         }
     };
+    let uid = nix::unistd::getuid().as_raw();
+    if cgroup.is_none() && uid != 0 {
+        s.nproc_limit = Some(layers::processes_of(uid) + spec.limits.pids);
+    }
     layers::enter_namespaces(&mut s);
     if s.network_namespace {
         match layers::loopback_up() {
@@ -109,7 +113,7 @@ fn stage2(spec: Spec) -> i32 {
             Err(e) => p.notes.push(e),
         }
     }
-    match layers::set_rlimits(&spec.limits) {
+    match layers::set_rlimits(&spec.limits, s.nproc_limit) {
         Ok(()) => p.rlimits = true,
         Err(e) => p.notes.push(format!("rlimits: {e}")),
     }

@@ -71,6 +71,30 @@ pub fn remove_cgroup(dir: &Path) {
     }
 }
 
+/// How many processes `uid` has now (RLIMIT_NPROC counts them all).
+pub fn processes_of(uid: u32) -> u64 {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mine = |status: String| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().next()?.parse::<u32>().ok())
+            == Some(uid)
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter(|e| std::fs::read_to_string(e.path().join("status")).is_ok_and(mine))
+        .count() as u64
+}
+
 /// Enters new user (where it can), network and pid namespaces, as many as the host allows;
 /// the calling process must be single-threaded. (Stage 2 makes its own mount namespace, so
 /// its mounts never hide the host's /sys — and the cgroup — from stage 1.)
@@ -186,15 +210,19 @@ pub fn private_proc_and_sys(network: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Address space, file size, open files; no core dumps.
-pub fn set_rlimits(l: &Rlimits) -> Result<(), String> {
+/// Address space, file size, open files, processes (when `nproc` is given); no core dumps.
+pub fn set_rlimits(l: &Rlimits, nproc: Option<u64>) -> Result<(), String> {
     use nix::sys::resource::{Resource, setrlimit};
-    for (r, v) in [
+    let mut limits = vec![
         (Resource::RLIMIT_AS, l.address_space),
         (Resource::RLIMIT_FSIZE, l.file_size),
         (Resource::RLIMIT_NOFILE, l.open_files),
         (Resource::RLIMIT_CORE, 0),
-    ] {
+    ];
+    if let Some(n) = nproc {
+        limits.push((Resource::RLIMIT_NPROC, n));
+    }
+    for (r, v) in limits {
         setrlimit(r, v, v).map_err(|e| format!("{r:?}: {e}"))?;
     }
     Ok(())

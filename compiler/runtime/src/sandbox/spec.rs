@@ -58,10 +58,20 @@ pub struct Stage1 {
     pub loopback_up: bool,
     pub pid_namespace: bool,
     pub mount_namespace: bool,
-    /// The pids cgroup it joined, if any.
+    /// The pids cgroup it made, if any.
     pub pids_cgroup: Option<String>,
+    /// Without a cgroup, and not root (the kernel exempts root from it): `RLIMIT_NPROC`,
+    /// the user's processes now plus the sandbox's allowance.
+    #[serde(default)]
+    pub nproc_limit: Option<u64>,
     /// Why something could not be set up.
     pub notes: Vec<String>,
+}
+
+impl Stage1 {
+    pub fn has_pids_limit(&self) -> bool {
+        self.pids_cgroup.is_some() || self.nproc_limit.is_some()
+    }
 }
 
 /// What a probe reports: stage 1's part, and stage 2's.
@@ -87,7 +97,7 @@ impl Probe {
             && s.loopback_up
             && s.pid_namespace
             && s.mount_namespace
-            && s.pids_cgroup.is_some()
+            && s.has_pids_limit()
             && self.proc_mounted
             && self.landlock_enforced
             && self.no_new_privs
@@ -103,7 +113,10 @@ impl Probe {
             (s.loopback_up, "loopback in the network namespace"),
             (s.pid_namespace, "a pid namespace"),
             (s.mount_namespace, "a mount namespace"),
-            (s.pids_cgroup.is_some(), "a pids limit (cgroup)"),
+            (
+                s.has_pids_limit(),
+                "a pids limit (a cgroup, or RLIMIT_NPROC when not root)",
+            ),
             (self.proc_mounted, "a private /proc"),
             (self.landlock_enforced, "Landlock"),
             (self.no_new_privs, "no_new_privs"),
