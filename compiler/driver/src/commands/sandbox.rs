@@ -35,9 +35,25 @@ pub(crate) fn run(args: &SandboxArgs, env: &Env, out: &mut dyn Write, err: &mut 
         Ok(rt) => rt,
         Err(e) => return setup(&mut reporter, err, format!("no async runtime: {e}")),
     };
+    // As a worker's `run` would: the key variables specc.toml names (beside the directory,
+    // if there is one) are kept from the command, as every variable named like a key is.
+    let dir = match args.dir.clone().map_or_else(std::env::current_dir, Ok) {
+        Ok(d) => d,
+        Err(e) => return setup(&mut reporter, err, format!("the working directory: {e}")),
+    };
+    let secret_vars = std::fs::read_to_string(dir.join("specc.toml"))
+        .ok()
+        .and_then(|t| specc_llm::LlmConfig::parse(&t).ok())
+        .map(|c| {
+            c.providers
+                .values()
+                .filter_map(|p| p.api_key_env.clone())
+                .collect()
+        })
+        .unwrap_or_default();
     let runner = rt.block_on(SandboxRunner::new(
         helper,
-        ProcessRunner::default(),
+        ProcessRunner { secret_vars },
         Rlimits::default(),
     ));
     if args.probe || args.command.is_empty() {
@@ -48,11 +64,10 @@ pub(crate) fn run(args: &SandboxArgs, env: &Env, out: &mut dyn Write, err: &mut 
             exit::ERRORS
         };
     }
-    let dir = match args.dir.clone().map_or_else(std::env::current_dir, Ok) {
-        Ok(d) => d,
-        Err(e) => return setup(&mut reporter, err, format!("the working directory: {e}")),
+    let logs = match tempfile::tempdir() {
+        Ok(t) => t,
+        Err(e) => return setup(&mut reporter, err, format!("a directory for the logs: {e}")),
     };
-    let logs = std::env::temp_dir().join(format!("specc-sandbox-{}", std::process::id()));
     let script = args
         .command
         .iter()
@@ -66,11 +81,10 @@ pub(crate) fn run(args: &SandboxArgs, env: &Env, out: &mut dyn Write, err: &mut 
         timeout: Duration::from_secs(args.timeout),
         output_cap: 1 << 20,
         env: Vec::new(),
-        log: logs.join("command.log"),
+        log: logs.path().join("command.log"),
     }));
     let _ = write!(out, "{}", result.stdout.text());
     let _ = write!(err, "{}", result.stderr.text());
-    let _ = std::fs::remove_dir_all(&logs);
     match result.exit {
         Exit::Code(c) => c,
         Exit::Signal(s) => 128 + s,
@@ -94,7 +108,8 @@ fn shell_quote(word: &str) -> String {
 fn write_probe(p: &Probe, out: &mut dyn Write) -> std::io::Result<()> {
     let s = &p.stage1;
     let yes = |b: bool| if b { "yes" } else { "NO" };
-    let rows: [(&str, String); 11] = [
+    let cgroup = |c: &Option<String>| c.clone().map(|c| format!("yes (cgroup {c})"));
+    let rows: Vec<(&str, String)> = vec![
         ("user namespace", yes(s.user_namespace).to_owned()),
         (
             "network namespace (loopback only)",
@@ -103,16 +118,26 @@ fn write_probe(p: &Probe, out: &mut dyn Write) -> std::io::Result<()> {
         ("loopback up", yes(s.loopback_up).to_owned()),
         ("pid namespace", yes(s.pid_namespace).to_owned()),
         (
+            "IPC, UTS and cgroup namespaces",
+            yes(s.ipc_namespace).to_owned(),
+        ),
+        (
             "mount namespace, private /proc",
             yes(s.mount_namespace && p.proc_mounted).to_owned(),
         ),
         (
+            "read-only root (writable: checkout, private home)",
+            yes(p.read_only_root).to_owned(),
+        ),
+        (
             "pids limit",
-            match (&s.pids_cgroup, s.nproc_limit) {
-                (Some(c), _) => format!("yes (cgroup {c})"),
-                (None, Some(n)) => format!("yes (RLIMIT_NPROC {n})"),
-                (None, None) => "NO".to_owned(),
-            },
+            cgroup(&s.pids_cgroup)
+                .or_else(|| s.nproc_limit.map(|n| format!("yes (RLIMIT_NPROC {n})")))
+                .unwrap_or_else(|| "NO".to_owned()),
+        ),
+        (
+            "memory limit",
+            cgroup(&s.memory_cgroup).unwrap_or_else(|| "no (not required)".to_owned()),
         ),
         (
             "rlimits (address space, file size, open files)",
@@ -135,6 +160,10 @@ fn write_probe(p: &Probe, out: &mut dyn Write) -> std::io::Result<()> {
             },
         ),
         ("no_new_privs", yes(p.no_new_privs).to_owned()),
+        (
+            "capabilities dropped",
+            yes(p.capabilities_dropped).to_owned(),
+        ),
         ("seccomp", yes(p.seccomp).to_owned()),
         ("full sandbox", yes(p.full()).to_owned()),
     ];

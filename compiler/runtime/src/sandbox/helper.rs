@@ -1,34 +1,45 @@
-//! The helper: the specc binary re-executed as `specc __sandbox stage1 SPEC`. Stage 1 makes
-//! a pids cgroup, enters new user, network and pid namespaces, maps the user and brings
-//! loopback up, then starts stage 2 (itself again), which is pid 1 of the new pid
-//! namespace. Stage 2 joins the cgroup, enters a mount namespace of its own, mounts a
-//! private /proc (and /sys), sets rlimits, restricts itself with
-//! Landlock, `NO_NEW_PRIVS` and seccomp, and runs the command; when stage 2 ends, the
-//! kernel kills everything left in the namespace — daemons and `setsid` children too.
-//! Both stages run before any thread exists (namespaces need a single-threaded process).
+//! The helper: the specc binary re-executed as `specc __sandbox stage1 SPEC-FILE`. Stage 1
+//! makes the pids and memory cgroups, enters new user, network, pid, IPC, UTS and cgroup
+//! namespaces, maps the user and brings loopback up, then starts stage 2 (itself again,
+//! `stage2 SPEC-FILE STAGE1-REPORT`), pid 1 of the new pid namespace. Stage 2 joins the
+//! cgroups, enters a mount namespace of its own (a private /proc and /sys, an empty /run,
+//! a read-only root with only the writable directories bound read-write), sets rlimits,
+//! `NO_NEW_PRIVS` and Landlock, drops every capability, installs seccomp, leaves the
+//! caller's session, and runs the command. Either stage dies with its parent
+//! (`PDEATHSIG`), and when stage 2 ends the kernel kills everything left in the pid
+//! namespace — daemons and `setsid` children too. With `require_full`, stage 2 runs nothing
+//! unless every layer held. Both stages run before any thread exists (namespaces need a
+//! single-threaded process).
 //! design: runtime.sandbox
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
-use super::layers;
+use nix::sys::signal::Signal;
+
 use super::spec::{Probe, Spec, Stage1};
+use super::{cgroup, layers, mounts, seccomp};
 
 /// The helper's entry: `args` are what follows `__sandbox`. Returns the exit status.
 pub fn main(args: &[String]) -> i32 {
-    let (stage, json) = match args {
-        [stage, json] => (stage.as_str(), json.as_str()),
-        _ => return fail("usage: specc __sandbox stage1|stage2 SPEC"),
-    };
-    let spec: Spec = match serde_json::from_str(json) {
-        Ok(s) => s,
-        Err(e) => return fail(&format!("the sandbox spec is not valid: {e}")),
-    };
-    match stage {
-        "stage1" => stage1(spec),
-        "stage2" => stage2(spec),
-        other => fail(&format!("unknown sandbox stage `{other}`")),
+    // Die with the parent: specc, or stage 1.
+    if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
+        return fail(&format!("PDEATHSIG: {e}"));
     }
+    let read = |path: &str| -> Result<Spec, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+        serde_json::from_str(&text).map_err(|e| format!("the sandbox spec is not valid: {e}"))
+    };
+    let result = match args {
+        [stage, path] if stage == "stage1" => read(path).map(|spec| stage1(&spec, path)),
+        [stage, path, report] if stage == "stage2" => read(path).and_then(|spec| {
+            let s: Stage1 = serde_json::from_str(report).map_err(|e| e.to_string())?;
+            Ok(stage2(&spec, s))
+        }),
+        _ => Err("usage: specc __sandbox stage1 SPEC | stage2 SPEC REPORT".to_owned()),
+    };
+    result.unwrap_or_else(|e| fail(&e))
 }
 
 fn fail(message: &str) -> i32 {
@@ -36,47 +47,56 @@ fn fail(message: &str) -> i32 {
     125
 }
 
-fn stage1(mut spec: Spec) -> i32 {
+fn stage1(spec: &Spec, path: &str) -> i32 {
     let mut s = Stage1::default();
-    let cgroup = match layers::make_pids_cgroup(spec.limits.pids) {
-        Ok(dir) => {
-            s.pids_cgroup = Some(dir.display().to_string());
-            Some(dir)
+    let mut made: Vec<PathBuf> = Vec::new();
+    match cgroup::make("pids", &[("pids.max", spec.limits.pids.to_string())]) {
+        Ok(c) => {
+            s.pids_cgroup = Some(c.dir.display().to_string());
+            made.push(c.dir);
         }
-        Err(e) => {
-            s.notes.push(format!("no pids cgroup: {e}"));
-            None
-        }
-    };
-    let uid = nix::unistd::getuid().as_raw();
-    if cgroup.is_none() && uid != 0 {
-        s.nproc_limit = Some(layers::processes_of(uid) + spec.limits.pids);
+        Err(e) => s.notes.push(format!("no pids cgroup: {e}")),
     }
+    let memory = [("memory.limit_in_bytes", spec.limits.memory.to_string())];
+    let memory_v2 = [("memory.max", spec.limits.memory.to_string())];
+    match cgroup::make("memory", &memory).or_else(|_| cgroup::make("memory", &memory_v2)) {
+        Ok(c) => {
+            s.memory_cgroup = Some(c.dir.display().to_string());
+            made.push(c.dir);
+        }
+        Err(e) => s.notes.push(format!("no memory cgroup: {e}")),
+    }
+    let uid = nix::unistd::getuid().as_raw();
     layers::enter_namespaces(&mut s);
+    if s.pids_cgroup.is_none() && uid != 0 {
+        // The kernel counts RLIMIT_NPROC per user namespace: in a fresh one, only the
+        // sandbox's own processes count; without one, every process of the user does.
+        let base = if s.user_namespace {
+            0
+        } else {
+            layers::processes_of(uid)
+        };
+        s.nproc_limit = Some(base + spec.limits.pids);
+    }
     if s.network_namespace {
         match layers::loopback_up() {
             Ok(()) => s.loopback_up = true,
             Err(e) => s.notes.push(format!("loopback: {e}")),
         }
     }
-    spec.stage1 = Some(s);
-    let status = match std::env::current_exe() {
-        Ok(me) => run_stage2(&me, &spec),
-        Err(e) => Err(format!("the helper cannot find itself: {e}")),
-    };
-    if let Some(dir) = cgroup {
-        layers::remove_cgroup(&dir);
+    let status = std::env::current_exe()
+        .map_err(|e| format!("the helper cannot find itself: {e}"))
+        .and_then(|me| run_stage2(&me, path, &s));
+    for dir in &made {
+        cgroup::remove(dir);
     }
-    match status {
-        Ok(code) => code,
-        Err(e) => fail(&e),
-    }
+    status.unwrap_or_else(|e| fail(&e))
 }
 
-fn run_stage2(me: &std::path::Path, spec: &Spec) -> Result<i32, String> {
-    let json = serde_json::to_string(spec).map_err(|e| e.to_string())?;
+fn run_stage2(me: &Path, path: &str, s: &Stage1) -> Result<i32, String> {
+    let report = serde_json::to_string(s).map_err(|e| e.to_string())?;
     let status = Command::new(me)
-        .args(["__sandbox", "stage2", &json])
+        .args(["__sandbox", "stage2", path, &report])
         .status()
         .map_err(|e| format!("stage 2: {e}"))?;
     Ok(code(status))
@@ -91,62 +111,105 @@ fn code(status: ExitStatus) -> i32 {
         .unwrap_or(125)
 }
 
-fn stage2(spec: Spec) -> i32 {
-    let s = spec.stage1.clone().unwrap_or_default();
-    let mut p = Probe {
-        stage1: s.clone(),
-        ..Probe::default()
-    };
-    if let Some(dir) = &s.pids_cgroup
-        && let Err(e) = layers::join_cgroup(std::path::Path::new(dir))
-    {
-        p.stage1.pids_cgroup = None;
-        p.notes.push(format!("no pids limit: {e}"));
-    }
-    match layers::enter_mount_namespace() {
-        Ok(()) => p.stage1.mount_namespace = true,
-        Err(e) => p.notes.push(e),
-    }
-    if p.stage1.mount_namespace && s.pid_namespace {
-        match layers::private_proc_and_sys(s.network_namespace) {
-            Ok(()) => p.proc_mounted = true,
-            Err(e) => p.notes.push(e),
-        }
-    }
-    match layers::set_rlimits(&spec.limits, s.nproc_limit) {
-        Ok(()) => p.rlimits = true,
-        Err(e) => p.notes.push(format!("rlimits: {e}")),
-    }
-    if let Err(e) = nix::sys::prctl::set_no_new_privs() {
-        p.notes.push(format!("no_new_privs: {e}"));
-    }
-    p.landlock_abi = layers::landlock_abi();
-    let mut writable = spec.writable.clone();
-    writable.push(spec.dir.clone());
-    match layers::landlock(&spec.readable, &writable) {
-        Ok(full) => p.landlock_enforced = full && p.landlock_abi > 0,
-        Err(e) => p.notes.push(e),
-    }
-    match layers::seccomp(s.network_namespace) {
-        Ok(()) => p.seccomp = true,
-        Err(e) => p.notes.push(e),
-    }
-    p.no_new_privs = layers::no_new_privs();
+fn stage2(spec: &Spec, s: Stage1) -> i32 {
+    let p = confine(spec, s);
     if spec.probe {
         let out = serde_json::to_string(&p).unwrap_or_default();
         let _ = writeln!(std::io::stdout(), "{out}");
         return 0;
     }
+    if spec.require_full && !p.full() {
+        return fail(&format!(
+            "not running the command: {} did not hold ({})",
+            p.missing().join(", "),
+            p.stage1
+                .notes
+                .iter()
+                .chain(&p.notes)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    // Away from the caller's session and terminal.
+    let _ = nix::unistd::setsid();
     let child = Command::new("sh")
         .arg("-c")
         .arg(&spec.script)
         .current_dir(&spec.dir)
         .spawn();
-    let child = match child {
-        Ok(c) => c,
-        Err(e) => return fail(&format!("sh: {e}")),
+    match child {
+        Ok(c) => reap_until(c.id()),
+        Err(e) => fail(&format!("sh: {e}")),
+    }
+}
+
+/// Applies every layer to this process, in order, and says which held.
+fn confine(spec: &Spec, s: Stage1) -> Probe {
+    let mut p = Probe {
+        stage1: s,
+        ..Probe::default()
     };
-    reap_until(child.id())
+    for dir in [&p.stage1.pids_cgroup, &p.stage1.memory_cgroup]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect::<Vec<_>>()
+    {
+        if let Err(e) = cgroup::join(Path::new(&dir)) {
+            p.notes.push(format!("cgroup: {e}"));
+            if p.stage1.pids_cgroup.as_deref() == Some(dir.as_str()) {
+                p.stage1.pids_cgroup = None;
+            }
+        }
+    }
+    let mut writable = spec.writable.clone();
+    writable.push(spec.dir.clone());
+    match mounts::enter_namespace() {
+        Ok(()) => p.stage1.mount_namespace = true,
+        Err(e) => p.notes.push(e),
+    }
+    if p.stage1.mount_namespace {
+        if p.stage1.pid_namespace {
+            match mounts::private_proc_and_sys(p.stage1.network_namespace) {
+                Ok(()) => p.proc_mounted = true,
+                Err(e) => p.notes.push(e),
+            }
+        }
+        if let Err(e) = mounts::empty_run(&writable) {
+            p.notes.push(e);
+        }
+        match mounts::read_only_root(&writable) {
+            Ok(()) => p.read_only_root = true,
+            Err(e) => p.notes.push(e),
+        }
+    }
+    let (all, failed) = layers::set_rlimits(&spec.limits, p.stage1.nproc_limit);
+    p.rlimits = all;
+    if !all {
+        if failed.iter().any(|f| f.contains("NPROC")) {
+            p.stage1.nproc_limit = None;
+        }
+        p.notes.extend(failed);
+    }
+    if let Err(e) = nix::sys::prctl::set_no_new_privs() {
+        p.notes.push(format!("no_new_privs: {e}"));
+    }
+    p.landlock_abi = layers::landlock_abi();
+    match layers::landlock(&spec.readable, &writable) {
+        Ok(full) => p.landlock_enforced = full && p.landlock_abi > 0,
+        Err(e) => p.notes.push(e),
+    }
+    match layers::drop_capabilities() {
+        Ok(()) => p.capabilities_dropped = true,
+        Err(e) => p.notes.push(e),
+    }
+    match seccomp::install(p.stage1.network_namespace) {
+        Ok(()) => p.seccomp = true,
+        Err(e) => p.notes.push(e),
+    }
+    p.no_new_privs = layers::no_new_privs();
+    p
 }
 
 /// As pid 1, reaps every child that exits (orphans are re-parented to it) until the

@@ -9,8 +9,11 @@
 //! host enforced, as a probe found it.
 //! design: runtime.sandbox
 
+mod cgroup;
 pub mod helper;
 mod layers;
+mod mounts;
+mod seccomp;
 pub mod spec;
 
 use std::path::{Path, PathBuf};
@@ -78,8 +81,9 @@ impl SandboxRunner {
     }
 
     async fn start(&self, mut spec: CommandSpec, probe: bool) -> CommandResult {
-        // The helper starts in `dir`: every path it gets must be absolute.
-        spec.dir = absolute(&spec.dir);
+        // The helper starts in `dir`: every path it gets must be absolute, and the writable
+        // root canonical (no link in it decides what is writable).
+        spec.dir = std::fs::canonicalize(&spec.dir).unwrap_or_else(|_| absolute(&spec.dir));
         spec.log = absolute(&spec.log);
         let readable: Vec<PathBuf> = self
             .readable
@@ -90,25 +94,30 @@ impl SandboxRunner {
             .collect();
         let limits = self.limits.clone();
         let helper = self.helper.clone();
+        let require_full = !probe && self.probe.full();
         let script = spec.script.clone();
         let dir = spec.dir.clone();
         launch(&self.process, spec, move |home| {
+            let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
             let sandbox = Spec {
                 script,
                 dir,
-                writable: vec![home.to_path_buf()],
+                writable: vec![home.clone()],
                 readable,
                 limits,
                 probe,
-                stage1: None,
+                require_full,
             };
             let json = serde_json::to_string(&sandbox).map_err(|e| e.to_string())?;
+            // Read by the helper before the command runs; no size limit, not in `ps`.
+            let file = home.join("sandbox.json");
+            std::fs::write(&file, json).map_err(|e| format!("{}: {e}", file.display()))?;
             // Cargo's own home is private: the real one may hold registry tokens.
             let cargo_home = home.join("cargo");
             std::fs::create_dir_all(&cargo_home).map_err(|e| e.to_string())?;
             Ok(Launch {
                 program: helper.into_os_string(),
-                args: vec![SUBCOMMAND.into(), "stage1".into(), json.into()],
+                args: vec![SUBCOMMAND.into(), "stage1".into(), file.into_os_string()],
                 env: vec![("CARGO_HOME".to_owned(), cargo_home.display().to_string())],
             })
         })
@@ -165,15 +174,24 @@ fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// A scratch directory for a probe.
+/// A scratch directory of our own for a probe: a new name each time, made with
+/// `create_dir` (never one another user made first).
 fn tempdir() -> std::io::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!(
-        "specc-probe-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
-    ));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
+    let mut last = None;
+    for attempt in 0..16u32 {
+        let seed = format!(
+            "{}-{}-{attempt}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        );
+        let name = &blake3::hash(seed.as_bytes()).to_hex()[..16];
+        let dir = std::env::temp_dir().join(format!("specc-probe-{name}"));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no scratch directory")))
 }

@@ -1,6 +1,7 @@
-//! What the helper is told: one JSON argument, built by the parent runner, read by both
-//! stages. It holds paths and limits, never a secret (the environment carries what the
-//! command may see, already scrubbed).
+//! What the helper is told: a JSON file in the command's private home, written by the
+//! parent runner and read by both stages (stage 2 also gets stage 1's report). It holds
+//! paths and limits, never a secret: the environment carries what the command may see,
+//! already scrubbed.
 //! design: runtime.sandbox
 
 use std::path::PathBuf;
@@ -10,19 +11,27 @@ use serde::{Deserialize, Serialize};
 /// Limits every sandboxed command gets.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rlimits {
-    /// Address space, bytes.
+    /// Address space of one process, bytes.
     pub address_space: u64,
+    /// Memory of the whole sandbox, bytes (a memory cgroup, where the host has one).
+    #[serde(default = "default_memory")]
+    pub memory: u64,
     /// Largest file it may write, bytes.
     pub file_size: u64,
     pub open_files: u64,
-    /// Processes and threads, through the pids cgroup where the host has one.
+    /// Processes and threads, through the pids cgroup (or `RLIMIT_NPROC`).
     pub pids: u64,
+}
+
+fn default_memory() -> u64 {
+    8 << 30
 }
 
 impl Default for Rlimits {
     fn default() -> Rlimits {
         Rlimits {
             address_space: 16 << 30,
+            memory: default_memory(),
             file_size: 2 << 30,
             open_files: 4096,
             pids: 512,
@@ -35,7 +44,7 @@ impl Default for Rlimits {
 pub struct Spec {
     /// Run by `sh -c` (unused by a probe).
     pub script: String,
-    /// The writable root: the command's working directory.
+    /// The writable root: the command's working directory (canonical).
     pub dir: PathBuf,
     /// Other writable directories: the private home and tmp.
     pub writable: Vec<PathBuf>,
@@ -45,9 +54,9 @@ pub struct Spec {
     /// Report what is enforced instead of running anything.
     #[serde(default)]
     pub probe: bool,
-    /// Filled in by stage 1 for stage 2: what it managed.
+    /// Refuse to run unless every layer holds (the runner's probe found them all).
     #[serde(default)]
-    pub stage1: Option<Stage1>,
+    pub require_full: bool,
 }
 
 /// What stage 1 set up.
@@ -57,11 +66,16 @@ pub struct Stage1 {
     pub network_namespace: bool,
     pub loopback_up: bool,
     pub pid_namespace: bool,
+    /// IPC, UTS and cgroup namespaces (host shared memory and message queues unreachable).
+    #[serde(default)]
+    pub ipc_namespace: bool,
     pub mount_namespace: bool,
-    /// The pids cgroup it made, if any.
+    /// The cgroups it made (pids, memory), if any.
     pub pids_cgroup: Option<String>,
-    /// Without a cgroup, and not root (the kernel exempts root from it): `RLIMIT_NPROC`,
-    /// the user's processes now plus the sandbox's allowance.
+    #[serde(default)]
+    pub memory_cgroup: Option<String>,
+    /// Without a pids cgroup: `RLIMIT_NPROC` for the sandbox's user, where the kernel
+    /// counts it (not for root).
     #[serde(default)]
     pub nproc_limit: Option<u64>,
     /// Why something could not be set up.
@@ -79,11 +93,18 @@ impl Stage1 {
 pub struct Probe {
     pub stage1: Stage1,
     pub proc_mounted: bool,
+    /// `/` remounted read-only, only the checkout and private home writable (so no chmod
+    /// or chown of the host's files, which Landlock does not govern).
+    #[serde(default)]
+    pub read_only_root: bool,
     /// The Landlock ABI the kernel speaks (0: none), and whether the rules were fully
     /// enforced.
     pub landlock_abi: u32,
     pub landlock_enforced: bool,
     pub no_new_privs: bool,
+    /// Every capability dropped, the bounding set included.
+    #[serde(default)]
+    pub capabilities_dropped: bool,
     pub seccomp: bool,
     pub rlimits: bool,
     pub notes: Vec<String>,
@@ -92,34 +113,28 @@ pub struct Probe {
 impl Probe {
     /// Every layer of the design's sandbox is in force.
     pub fn full(&self) -> bool {
-        let s = &self.stage1;
-        s.network_namespace
-            && s.loopback_up
-            && s.pid_namespace
-            && s.mount_namespace
-            && s.has_pids_limit()
-            && self.proc_mounted
-            && self.landlock_enforced
-            && self.no_new_privs
-            && self.seccomp
-            && self.rlimits
+        self.missing().is_empty()
     }
 
     /// What is missing, in words.
     pub fn missing(&self) -> Vec<&'static str> {
         let s = &self.stage1;
         let checks = [
+            (s.user_namespace, "a user namespace"),
             (s.network_namespace, "a network namespace"),
             (s.loopback_up, "loopback in the network namespace"),
             (s.pid_namespace, "a pid namespace"),
+            (s.ipc_namespace, "IPC and UTS namespaces"),
             (s.mount_namespace, "a mount namespace"),
             (
                 s.has_pids_limit(),
                 "a pids limit (a cgroup, or RLIMIT_NPROC when not root)",
             ),
             (self.proc_mounted, "a private /proc"),
+            (self.read_only_root, "a read-only root"),
             (self.landlock_enforced, "Landlock"),
             (self.no_new_privs, "no_new_privs"),
+            (self.capabilities_dropped, "dropped capabilities"),
             (self.seccomp, "seccomp"),
             (self.rlimits, "rlimits"),
         ];

@@ -125,7 +125,8 @@ pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildCo
         sandbox_limits: {
             let d = specc_runtime::sandbox::Rlimits::default();
             specc_runtime::sandbox::Rlimits {
-                address_space: sandbox.memory_mb.map_or(d.address_space, |m| m << 20),
+                address_space: d.address_space,
+                memory: sandbox.memory_mb.map_or(d.memory, |m| m << 20),
                 file_size: sandbox.file_mb.map_or(d.file_size, |m| m << 20),
                 open_files: sandbox.open_files.unwrap_or(d.open_files),
                 pids: sandbox.pids.unwrap_or(d.pids),
