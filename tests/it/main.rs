@@ -3,6 +3,7 @@
 mod adversarial;
 mod build;
 mod build_guards;
+mod build_incremental;
 mod check_cli;
 mod check_fixtures;
 mod check_incremental;

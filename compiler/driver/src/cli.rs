@@ -30,6 +30,9 @@ pub(crate) enum Command {
     Pin(PinArgs),
     /// Tokens and dollars spent on models, by role and by model, from the state database.
     Cost(CostArgs),
+    /// The latest build of a spec, read-only (also while it runs): tasks by state, running
+    /// attempts, cost against the budget, recent commits, failures.
+    Status(StatusArgs),
     /// Print the long explanation of a diagnostic code, or list every code.
     Explain(ExplainArgs),
     /// Show what the sandbox enforces on this host (`--probe`), or run a command in it
@@ -67,6 +70,15 @@ pub(crate) struct CostArgs {
     /// Only this run's calls.
     #[arg(long)]
     pub(crate) run: Option<String>,
+    /// How to print it.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct StatusArgs {
+    /// The spec whose build to show [default: the state in .specc/ here].
+    pub(crate) spec: Option<PathBuf>,
     /// How to print it.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
@@ -153,6 +165,9 @@ pub(crate) struct BuildArgs {
     /// Append every model exchange to this recording (for `--provider replay` later).
     #[arg(long)]
     pub(crate) record: Option<PathBuf>,
+    /// Run this work task again even if it is up to date (a task id; may be repeated).
+    #[arg(long, value_name = "TASK")]
+    pub(crate) force: Vec<String>,
     #[command(flatten)]
     pub(crate) messages: MessageArgs,
 }

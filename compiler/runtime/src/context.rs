@@ -27,6 +27,9 @@ pub struct RequirementText {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkOrder {
     pub task: TaskNode,
+    /// What decides whether landed work is still current: the task's own fingerprint and
+    /// the texts of its decisions, requirements and checks (blake3, hex).
+    pub fingerprint: String,
     pub decisions: Vec<DecisionText>,
     pub requirements: Vec<RequirementText>,
     pub checks: Vec<Check>,

@@ -233,6 +233,15 @@ impl Journal {
         })
     }
 
+    /// Every task that ever landed, by id.
+    pub fn landed_tasks(&self) -> Result<Vec<String>, JournalError> {
+        self.with(|c| {
+            let mut q = c.prepare("SELECT task FROM landed ORDER BY task")?;
+            let rows = q.query_map([], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
     pub fn start_attempt(
         &self,
         run: &str,

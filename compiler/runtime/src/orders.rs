@@ -12,6 +12,31 @@ use specc_ir::{IntentNode, IntentTree};
 use crate::acceptance::Check;
 use crate::context::{DecisionText, RequirementText, WorkOrder};
 
+/// The fingerprint of an order: its task's, and every text it carries, so an edit of a
+/// decision it reads, a requirement it covers or a check it must pass changes it.
+pub fn fingerprint(o: &WorkOrder) -> String {
+    let mut h = blake3::Hasher::new();
+    let mut field = |s: &str| {
+        h.update(&(s.len() as u64).to_le_bytes());
+        h.update(s.as_bytes());
+    };
+    field(&o.task.fingerprint);
+    for d in &o.decisions {
+        field(&d.id);
+        field(&d.text);
+    }
+    for r in &o.requirements {
+        field(&r.id);
+        field(&r.level);
+        field(&r.text);
+    }
+    for c in &o.checks {
+        field(&c.name);
+        field(&c.script);
+    }
+    h.finalize().to_hex()[..16].to_owned()
+}
+
 /// A spec test block specc cannot run yet (its runner), left out of a task's checks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unrunnable {
@@ -96,12 +121,15 @@ pub fn work_orders(
                 }
             }
         }
-        orders.push(WorkOrder {
+        let mut order = WorkOrder {
             task: t.clone(),
+            fingerprint: String::new(),
             decisions,
             requirements,
             checks,
-        });
+        };
+        order.fingerprint = fingerprint(&order);
+        orders.push(order);
     }
     (orders, unrunnable)
 }

@@ -10,6 +10,7 @@ mod plan;
 mod plan_tasks;
 mod planning;
 mod sandbox;
+mod status;
 
 use std::io::Write;
 
@@ -27,6 +28,7 @@ pub(crate) fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn W
         Command::Check(args) => check::run(&args, env, out, err),
         Command::Pin(args) => pin::run(&args, env, out, err),
         Command::Cost(args) => cost::run(&args, env, out, err),
+        Command::Status(args) => status::run(&args, env, out, err),
         Command::Explain(args) => explain::run(&args, out, err),
         Command::Sandbox(args) => sandbox::run(&args, env, out, err),
         Command::SandboxHelper { args } => specc_runtime::sandbox::helper::main(&args),

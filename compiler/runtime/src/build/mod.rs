@@ -8,6 +8,7 @@
 //! design: runtime.scheduler
 
 mod dag;
+mod recheck;
 mod seed;
 
 use std::collections::{BTreeMap, HashMap};
@@ -32,6 +33,8 @@ pub struct Plan {
     /// Files the repository must hold before any leaf runs (the planned design documents,
     /// the field guide's first text): path → content.
     pub seed: BTreeMap<String, String>,
+    /// Leaves to run again even if up to date (`--force`).
+    pub force: Vec<String>,
 }
 
 /// Something that happened, for progress output.
@@ -41,6 +44,17 @@ pub enum Event {
         commit: Option<String>,
     },
     UpToDate {
+        task: String,
+    },
+    /// An up-to-date leaf whose dependency landed again ran its checks on the new head:
+    /// `passed`, it stays up to date; otherwise it runs again.
+    Rechecked {
+        task: String,
+        passed: bool,
+        reason: Option<String>,
+    },
+    /// A leaf that landed in an earlier build is no longer in the plan: its code stays.
+    NoLongerPlanned {
         task: String,
     },
     AttemptStarted {
@@ -100,6 +114,8 @@ pub struct BuildReport {
     /// Paths that needed a 3-way merge when they landed.
     pub merged: Vec<String>,
     pub head: Option<ObjectId>,
+    /// Leaves that landed before and are no longer in the plan (their code stays).
+    pub no_longer_planned: Vec<String>,
     /// Why the build stopped early (budget, journal), if it did.
     pub stopped: Option<String>,
 }
@@ -125,24 +141,39 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
             return report;
         }
     }
+    report.no_longer_planned = no_longer_planned(s, &plan);
     let mut sched = Scheduler::new(s, &plan);
     let mut running = FuturesUnordered::new();
     loop {
         sched.skip_blocked();
         if sched.stopping.is_none() {
+            for order in sched.rechecks(jobs.max(1)) {
+                running.push(Box::pin(async move {
+                    (order, Job::Rechecked(recheck::recheck(s, order).await))
+                })
+                    as std::pin::Pin<Box<dyn std::future::Future<Output = _> + '_>>);
+            }
             for order in sched.ready(jobs.max(1)) {
-                running.push(async move {
-                    let end = attempt::run_task(s, order.clone()).await;
-                    (order, end)
-                });
+                running.push(Box::pin(async move {
+                    (order, Job::Ran(attempt::run_task(s, order.clone()).await))
+                }));
             }
         }
-        let Some((order, end)) = running.next().await else {
+        let Some((order, job)) = running.next().await else {
             break;
         };
-        sched.finish(&order.task, end, &mut report);
+        match job {
+            Job::Ran(end) => sched.finish(order, end, &mut report),
+            Job::Rechecked(result) => sched.rechecked(order, result),
+        }
     }
     sched.report(report).await
+}
+
+/// What a finished job was.
+enum Job {
+    Ran(TaskEnd),
+    Rechecked(Result<(), String>),
 }
 
 /// The scheduler's state: each leaf's state, the leaves running, and what ordering needs.
@@ -155,6 +186,9 @@ struct Scheduler<'p, 's> {
     state: HashMap<String, TaskState>,
     attempts: HashMap<String, u32>,
     running: Vec<&'p str>,
+    /// Up-to-date leaves waiting to re-run their checks, and how many are at it.
+    to_recheck: Vec<&'p WorkOrder>,
+    rechecking: usize,
     stopping: Option<String>,
 }
 
@@ -177,30 +211,34 @@ impl<'p, 's> Scheduler<'p, 's> {
             state: HashMap::new(),
             attempts: HashMap::new(),
             running: Vec::new(),
+            to_recheck: Vec::new(),
+            rechecking: 0,
             stopping: None,
         };
         for o in &plan.orders {
             let t = &o.task;
             let landed = s.journal.landed_fingerprint(&t.id).ok().flatten();
-            let st = if landed.as_deref() == Some(t.fingerprint.as_str()) {
+            let forced = plan.force.contains(&t.id);
+            let st = if landed.as_deref() == Some(o.fingerprint.as_str()) && !forced {
                 (s.events)(Event::UpToDate { task: t.id.clone() });
                 TaskState::UpToDate
             } else {
                 TaskState::Pending
             };
-            sched.set(t, st, None, None);
+            sched.set(o, st, None, None);
         }
         sched
     }
 
     /// Records `st` for `t`, in memory and in the journal. A journal that cannot record
     /// stops the build: its state would no longer be known.
-    fn set(&mut self, t: &TaskNode, st: TaskState, reason: Option<&str>, commit: Option<&str>) {
+    fn set(&mut self, o: &WorkOrder, st: TaskState, reason: Option<&str>, commit: Option<&str>) {
+        let t = &o.task;
         self.state.insert(t.id.clone(), st);
         let task = TaskRef {
             id: &t.id,
             title: &t.title,
-            fingerprint: &t.fingerprint,
+            fingerprint: &o.fingerprint,
         };
         if let Err(e) = self
             .s
@@ -224,12 +262,66 @@ impl<'p, 's> Scheduler<'p, 's> {
         self.state.get(id).is_some_and(|st| states.contains(st))
     }
 
+    /// Takes up to the free job slots of the leaves waiting to re-run their checks; they
+    /// count as running until the result is in (their dependents wait for it).
+    fn rechecks(&mut self, jobs: usize) -> Vec<&'p WorkOrder> {
+        let free = jobs.saturating_sub(self.running.len() + self.rechecking);
+        let n = free.min(self.to_recheck.len());
+        let taken: Vec<&WorkOrder> = self.to_recheck.drain(..n).collect();
+        self.rechecking += taken.len();
+        taken
+    }
+
+    /// Takes in a re-check's result.
+    fn rechecked(&mut self, order: &WorkOrder, result: Result<(), String>) {
+        self.rechecking -= 1;
+        let task = order.task.id.clone();
+        match result {
+            Ok(()) => {
+                self.set(order, TaskState::UpToDate, None, None);
+                (self.s.events)(Event::Rechecked {
+                    task,
+                    passed: true,
+                    reason: None,
+                });
+            }
+            Err(reason) => {
+                self.set(order, TaskState::Pending, Some(&reason), None);
+                (self.s.events)(Event::Rechecked {
+                    task,
+                    passed: false,
+                    reason: Some(reason),
+                });
+            }
+        }
+    }
+
+    /// After `landed` landed again: every up-to-date leaf that depends on it, directly or
+    /// through others, waits for a re-check (marked running, so its dependents wait too).
+    fn queue_dependents(&mut self, landed: &str) {
+        let mut frontier = vec![landed.to_owned()];
+        while let Some(id) = frontier.pop() {
+            for i in 0..self.order.len() {
+                let o = self.order[i];
+                let dep = &o.task.id;
+                if self.deps[dep.as_str()].contains(&id) && self.is(dep, &[TaskState::UpToDate]) {
+                    self.set(o, TaskState::Running, Some("re-checking"), None);
+                    self.to_recheck.push(o);
+                    frontier.push(dep.clone());
+                }
+            }
+        }
+    }
+
     /// Starts what may start: pending leaves whose dependencies landed and whose write
     /// scope overlaps no running leaf's, up to `jobs` running.
     fn ready(&mut self, jobs: usize) -> Vec<&'p WorkOrder> {
         let mut started = Vec::new();
         for i in 0..self.order.len() {
             if self.running.len() >= jobs {
+                break;
+            }
+            if self.running.len() + self.rechecking >= jobs {
                 break;
             }
             let o = self.order[i];
@@ -243,7 +335,7 @@ impl<'p, 's> Scheduler<'p, 's> {
                 .iter()
                 .any(|r| self.scopes[r].overlaps(&self.scopes[id]));
             if ready && !clash {
-                self.set(&o.task, TaskState::Running, None, None);
+                self.set(o, TaskState::Running, None, None);
                 self.running.push(id);
                 started.push(o);
             }
@@ -267,7 +359,7 @@ impl<'p, 's> Scheduler<'p, 's> {
                     .cloned();
                 if let Some(b) = blocker {
                     let because = format!("depends on {b}, which did not land");
-                    self.set(&o.task, TaskState::Skipped, Some(&because), None);
+                    self.set(o, TaskState::Skipped, Some(&because), None);
                     (self.s.events)(Event::Skipped {
                         task: id.to_owned(),
                         because,
@@ -282,7 +374,8 @@ impl<'p, 's> Scheduler<'p, 's> {
     }
 
     /// Takes in a finished leaf.
-    fn finish(&mut self, task: &TaskNode, end: TaskEnd, report: &mut BuildReport) {
+    fn finish(&mut self, order: &WorkOrder, end: TaskEnd, report: &mut BuildReport) {
+        let task = &order.task;
         self.running.retain(|r| *r != task.id);
         let id = task.id.clone();
         match end {
@@ -295,7 +388,10 @@ impl<'p, 's> Scheduler<'p, 's> {
                 report.merged.extend(merged.iter().cloned());
                 self.attempts.insert(id.clone(), attempts);
                 let hex = commit.map(|c| c.hex());
-                self.set(task, TaskState::Landed, None, hex.as_deref());
+                self.set(order, TaskState::Landed, None, hex.as_deref());
+                if commit.is_some() {
+                    self.queue_dependents(&task.id);
+                }
                 (self.s.events)(Event::Landed {
                     task: id,
                     commit: hex,
@@ -304,13 +400,13 @@ impl<'p, 's> Scheduler<'p, 's> {
             }
             TaskEnd::Failed { reason, attempts } => {
                 self.attempts.insert(id.clone(), attempts);
-                self.set(task, TaskState::Failed, Some(&reason), None);
+                self.set(order, TaskState::Failed, Some(&reason), None);
                 (self.s.events)(Event::Failed { task: id, reason });
             }
             TaskEnd::Budget { attempts } => {
                 let reason = "the budget cap was reached".to_owned();
                 self.attempts.insert(id.clone(), attempts);
-                self.set(task, TaskState::Stopped, Some(&reason), None);
+                self.set(order, TaskState::Stopped, Some(&reason), None);
                 (self.s.events)(Event::TaskStopped {
                     task: id,
                     reason: reason.clone(),
@@ -334,9 +430,9 @@ impl<'p, 's> Scheduler<'p, 's> {
             .clone()
             .unwrap_or_else(|| "never became ready".to_owned());
         for i in 0..self.order.len() {
-            let t = &self.order[i].task;
-            if self.is(&t.id, &[TaskState::Pending]) {
-                self.set(t, TaskState::Stopped, Some(&because), None);
+            let o = self.order[i];
+            if self.is(&o.task.id, &[TaskState::Pending]) {
+                self.set(o, TaskState::Stopped, Some(&because), None);
             }
         }
         let stats = self.s.repo.stats().await;
@@ -365,6 +461,23 @@ impl<'p, 's> Scheduler<'p, 's> {
         }
         report
     }
+}
+
+/// The leaves that landed in earlier builds and are not in `plan`.
+fn no_longer_planned(s: &Services<'_>, plan: &Plan) -> Vec<String> {
+    let planned: std::collections::HashSet<&str> =
+        plan.orders.iter().map(|o| o.task.id.as_str()).collect();
+    let gone: Vec<String> = s
+        .journal
+        .landed_tasks()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|t| !planned.contains(t.as_str()))
+        .collect();
+    for task in &gone {
+        (s.events)(Event::NoLongerPlanned { task: task.clone() });
+    }
+    gone
 }
 
 /// Leaves of `tasks`.

@@ -74,6 +74,35 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
     for d in &plan.diagnostics {
         reporter.report(&files, d, err);
     }
+    let mut plan = plan;
+    let unknown: Vec<&String> = args
+        .force
+        .iter()
+        .filter(|f| !plan.plan.orders.iter().any(|o| &o.task.id == *f))
+        .collect();
+    if !unknown.is_empty() {
+        let leaves: Vec<&str> = plan
+            .plan
+            .orders
+            .iter()
+            .map(|o| o.task.id.as_str())
+            .collect();
+        let d = Diagnostic::new(
+            codes::BUILD_SETUP,
+            format!(
+                "--force names no work task of the plan: {}",
+                unknown
+                    .iter()
+                    .map(|u| format!("`{u}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+        .with_help(format!("the work tasks are: {}", leaves.join(", ")));
+        reporter.report(&files, &d, err);
+        return exit::USAGE;
+    }
+    plan.plan.force = args.force.clone();
     let json = args.messages.message_format == MessageFormat::Json;
     let report = {
         let sink: &mut dyn Write = if json { &mut *out } else { &mut *err };
@@ -155,6 +184,7 @@ async fn plan(s: &Session, tree: &IntentTree, guide: &str) -> Result<Planned, Ve
             tasks: planned.tasks,
             orders,
             seed,
+            force: Vec::new(),
         },
         diagnostics,
     })

@@ -124,6 +124,16 @@ pub(super) fn line(e: &Event) -> String {
             format!("seeded the repository with the plan ({})", short(commit))
         }
         Event::UpToDate { task } => format!("up to date  {task}"),
+        Event::NoLongerPlanned { task } => {
+            format!("retired     {task}: no longer in the plan; the code it landed stays")
+        }
+        Event::Rechecked {
+            task, passed: true, ..
+        } => format!("re-checked  {task}: its checks pass on the new head; still up to date"),
+        Event::Rechecked { task, reason, .. } => format!(
+            "re-checked  {task}: {}; it runs again",
+            reason.as_deref().unwrap_or("its checks fail")
+        ),
         Event::AttemptStarted {
             task,
             attempt,
@@ -165,6 +175,15 @@ fn json(e: &Event, secs: f64) -> serde_json::Value {
     let (kind, mut v) = match e {
         Event::Seeded { commit } => ("seeded", json!({"commit": commit})),
         Event::UpToDate { task } => ("up_to_date", json!({"task": task})),
+        Event::NoLongerPlanned { task } => ("no_longer_planned", json!({"task": task})),
+        Event::Rechecked {
+            task,
+            passed,
+            reason,
+        } => (
+            "rechecked",
+            json!({"task": task, "passed": passed, "reason": reason}),
+        ),
         Event::AttemptStarted {
             task,
             attempt,

@@ -70,6 +70,13 @@ impl Summary<'_> {
                 t.reason.as_deref().unwrap_or("")
             )?;
         }
+        if !r.no_longer_planned.is_empty() {
+            writeln!(
+                w,
+                "no longer in the plan (the code they landed stays): {}",
+                r.no_longer_planned.join(", ")
+            )?;
+        }
         writeln!(
             w,
             "commits: {}, conflicts: {}, merged files: {}",
@@ -118,6 +125,7 @@ impl Summary<'_> {
             "commits": r.commits,
             "conflicts": r.conflicts,
             "merged": r.merged,
+            "no_longer_planned": r.no_longer_planned,
             "stopped": r.stopped,
             "cost": s,
             "seconds": self.elapsed.as_secs_f64(),

@@ -1,0 +1,125 @@
+//! `specc status [SPEC] [--format text|json]`: the latest build, read from `.specc/`
+//! without writing it, so it works while the build runs.
+//! design: driver.build
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use specc_ir::{Diagnostic, codes};
+use specc_llm::{Ledger, LlmConfig};
+use specc_runtime::journal_status::{self, Status};
+
+use super::Reporter;
+use crate::cli::{Format, MessageFormat, StatusArgs};
+use crate::source::Files;
+use crate::{Env, exit};
+
+pub(crate) fn run(args: &StatusArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let mut reporter = Reporter::new(MessageFormat::Human, env);
+    let dir: PathBuf = args
+        .spec
+        .as_deref()
+        .and_then(Path::parent)
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let db = dir.join(".specc/state.db");
+    let fail = |reporter: &mut Reporter, err: &mut dyn Write, message: String| {
+        let d = Diagnostic::new(codes::IO_ERROR, message)
+            .with_help("run it beside the spec, or name the spec");
+        reporter.report(&Files::default(), &d, err);
+        exit::USAGE
+    };
+    if !db.is_file() {
+        return fail(
+            &mut reporter,
+            err,
+            format!("no build state at `{}`", db.display()),
+        );
+    }
+    let status = match journal_status::read(&db) {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            let _ = writeln!(out, "no build has run here yet");
+            return exit::OK;
+        }
+        Err(e) => return fail(&mut reporter, err, format!("`{}`: {e}", db.display())),
+    };
+    let spent: f64 = Ledger::open_existing(&db)
+        .and_then(|l| l.rows())
+        .map(|rows| {
+            rows.iter()
+                .filter(|r| r.run == status.run.run)
+                .map(|r| r.dollars)
+                .sum()
+        })
+        .unwrap_or(0.0);
+    let budget = LlmConfig::load(&dir.join("specc.toml"))
+        .ok()
+        .and_then(|c| c.budget.dollars);
+    let written = match args.format {
+        Format::Json => {
+            let v = serde_json::json!({"status": status, "spent": spent, "budget": budget});
+            writeln!(out, "{v}")
+        }
+        Format::Text => write_text(&status, spent, budget, out),
+    };
+    if written.is_err() {
+        return exit::USAGE;
+    }
+    exit::OK
+}
+
+fn write_text(
+    s: &Status,
+    spent: f64,
+    budget: Option<f64>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    writeln!(
+        out,
+        "build {} of {}: {}",
+        s.run.run, s.run.spec, s.run.status
+    )?;
+    let counts: Vec<String> = s
+        .counts
+        .iter()
+        .map(|(st, n)| format!("{n} {}", st.replace('_', " ")))
+        .collect();
+    writeln!(out, "tasks: {}", counts.join(", "))?;
+    let cap = budget.map_or_else(|| " (no budget cap)".to_owned(), |b| format!(" of ${b:.2}"));
+    writeln!(out, "spent: ${spent:.4}{cap}")?;
+    for a in &s.running {
+        writeln!(
+            out,
+            "running: {} attempt {} ({}), {} steps, {} s",
+            a.task,
+            a.attempt,
+            a.role,
+            a.steps,
+            (now - a.started_unix).max(0)
+        )?;
+    }
+    for l in &s.landed {
+        let commit = l.detail.as_deref().unwrap_or_default();
+        writeln!(
+            out,
+            "landed: {} ({})",
+            l.task,
+            &commit[..commit.len().min(12)]
+        )?;
+    }
+    for l in &s.failed {
+        writeln!(
+            out,
+            "{}: {}: {}",
+            l.state,
+            l.task,
+            l.detail.as_deref().unwrap_or_default()
+        )?;
+    }
+    Ok(())
+}

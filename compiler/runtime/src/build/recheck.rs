@@ -1,0 +1,45 @@
+//! Re-checking landed work: when a task lands again, the leaves that depend on it and were
+//! up to date run their acceptance checks on the new head, in the sandbox, with no model
+//! call. A leaf whose checks still pass stays up to date (a change behind a stable
+//! interface costs nothing downstream); one whose checks now fail runs again.
+//! design: runtime.incremental-build
+
+use crate::acceptance;
+use crate::attempt::Services;
+use crate::context::WorkOrder;
+use crate::scope::Scope;
+use crate::tools::Toolbox;
+use crate::workspace;
+
+/// Whether `order`'s checks pass on the current head; `Err` says why they could not run
+/// or what failed.
+pub async fn recheck(s: &Services<'_>, order: &WorkOrder) -> Result<(), String> {
+    if order.checks.is_empty() {
+        return Ok(()); // nothing to check: it stays as it landed
+    }
+    let Some((head, _)) = s.repo.read_head("").await else {
+        return Err("the VCS is unavailable".to_owned());
+    };
+    let dir = workspace::dir_for(&s.work, &order.task.id);
+    let base = workspace::prepare(s.repo, head, &dir)
+        .await
+        .map_err(|e| format!("checkout: {e}"))?;
+    let tools = Toolbox {
+        root: dir.clone(),
+        scope: Scope::new(&order.task.write_scope),
+        runner: s.runner.clone(),
+        limits: s.settings.commands.clone(),
+        logs: workspace::logs_for(&dir, 0),
+        guide_lines: s.settings.guide_lines,
+        base,
+    };
+    let report = acceptance::run(&tools, &order.checks, 0, s.settings.attempt.wall).await;
+    if report.passed() {
+        Ok(())
+    } else {
+        Err(format!(
+            "its checks fail on the new head: {}",
+            report.summary()
+        ))
+    }
+}

@@ -1,0 +1,162 @@
+//! Reading the journal for `specc status`, read-only and safe while a build writes it
+//! (SQLite's WAL lets readers in): the latest run, its tasks by state, the attempts still
+//! running with their steps, what landed, and what failed and why.
+//! design: runtime.journal
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use serde::Serialize;
+
+use crate::journal::JournalError;
+
+fn db(e: rusqlite::Error) -> JournalError {
+    JournalError(e.to_string())
+}
+
+/// A run as recorded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RunRow {
+    pub run: String,
+    pub spec: String,
+    pub started_unix: i64,
+    pub finished_unix: Option<i64>,
+    pub status: String,
+}
+
+/// An attempt still running.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RunningAttempt {
+    pub task: String,
+    pub attempt: u32,
+    pub role: String,
+    pub started_unix: i64,
+    pub steps: u32,
+}
+
+/// A task and a word about it (its state's reason, or the commit it landed).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TaskLine {
+    pub task: String,
+    pub state: String,
+    pub detail: Option<String>,
+}
+
+/// What `specc status` shows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Status {
+    pub run: RunRow,
+    /// `(state, count)`, in a fixed order of states.
+    pub counts: Vec<(String, u64)>,
+    pub running: Vec<RunningAttempt>,
+    pub landed: Vec<TaskLine>,
+    pub failed: Vec<TaskLine>,
+}
+
+/// The status of the latest run in the state database at `path`, or `None` if it holds no
+/// run. Opens it read-only.
+pub fn read(path: &Path) -> Result<Option<Status>, JournalError> {
+    let c = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(db)?;
+    c.busy_timeout(std::time::Duration::from_secs(5))
+        .map_err(db)?;
+    let has_runs: bool = c
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map_err(db)?
+        > 0;
+    if !has_runs {
+        return Ok(None);
+    }
+    let run = c
+        .query_row(
+            "SELECT run, spec, started_unix, finished_unix, status FROM runs
+             ORDER BY started_unix DESC, run DESC LIMIT 1",
+            [],
+            |r| {
+                Ok(RunRow {
+                    run: r.get(0)?,
+                    spec: r.get(1)?,
+                    started_unix: r.get(2)?,
+                    finished_unix: r.get(3)?,
+                    status: r.get(4)?,
+                })
+            },
+        )
+        .optional()
+        .map_err(db)?;
+    let Some(run) = run else {
+        return Ok(None);
+    };
+    let mut q = c
+        .prepare("SELECT state, COUNT(*) FROM tasks WHERE run = ?1 GROUP BY state")
+        .map_err(db)?;
+    let mut counts: Vec<(String, u64)> = q
+        .query_map(params![run.run], |r| {
+            Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
+        })
+        .map_err(db)?
+        .collect::<Result<_, _>>()
+        .map_err(db)?;
+    let order = [
+        "running",
+        "pending",
+        "landed",
+        "up_to_date",
+        "failed",
+        "skipped",
+        "stopped",
+    ];
+    counts.sort_by_key(|(s, _)| order.iter().position(|o| o == s).unwrap_or(order.len()));
+    let mut q = c
+        .prepare(
+            "SELECT a.task, a.attempt, a.role, a.started_unix,
+                    (SELECT COUNT(*) FROM steps s WHERE s.run = a.run AND s.task = a.task
+                       AND s.attempt = a.attempt)
+             FROM attempts a WHERE a.run = ?1 AND a.state = 'running' ORDER BY a.started_unix",
+        )
+        .map_err(db)?;
+    let running = q
+        .query_map(params![run.run], |r| {
+            Ok(RunningAttempt {
+                task: r.get(0)?,
+                attempt: r.get(1)?,
+                role: r.get(2)?,
+                started_unix: r.get(3)?,
+                steps: r.get(4)?,
+            })
+        })
+        .map_err(db)?
+        .collect::<Result<_, _>>()
+        .map_err(db)?;
+    let lines = |sql: &str| -> Result<Vec<TaskLine>, JournalError> {
+        let mut q = c.prepare(sql).map_err(db)?;
+        q.query_map(params![run.run], |r| {
+            Ok(TaskLine {
+                task: r.get(0)?,
+                state: r.get(1)?,
+                detail: r.get(2)?,
+            })
+        })
+        .map_err(db)?
+        .collect::<Result<_, _>>()
+        .map_err(db)
+    };
+    let landed = lines(
+        "SELECT task, state, commit_id FROM tasks WHERE run = ?1 AND state = 'landed'
+         AND commit_id IS NOT NULL ORDER BY rowid DESC LIMIT 10",
+    )?;
+    let failed = lines(
+        "SELECT task, state, reason FROM tasks WHERE run = ?1
+         AND state IN ('failed', 'skipped', 'stopped') ORDER BY task",
+    )?;
+    Ok(Some(Status {
+        run,
+        counts,
+        running,
+        landed,
+        failed,
+    }))
+}

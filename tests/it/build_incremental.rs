@@ -1,0 +1,198 @@
+//! Building again: an unchanged spec does nothing; an edited decision re-runs exactly the
+//! tasks that read it; a task that lands again has its dependents' checks re-run on the new
+//! head (no model call) and only those that now fail run again; `--force` re-runs one task;
+//! a task that left the plan is reported.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use specc_tests::answers::AnswerBook;
+
+use crate::build::{TOML, child, done, project, write};
+
+const SPEC_WITH_DECISION: &str = "# Pair\n\n> Decision: {#pair.words} Words are lower case.\n\n## Alpha\n\n- [R-1] Alpha MUST exist.\n\n## Beta\n\n- [R-2] Beta MUST exist.\n";
+
+struct Run {
+    code: i32,
+    out: String,
+    err: String,
+}
+
+fn build(dir: &Path, book: &Arc<AnswerBook>, extra: &[&str]) -> Run {
+    let env = specc::Env {
+        no_color: true,
+        width: Some(100),
+        models: Some(specc::Models(book.clone())),
+        sandbox_helper: Some(specc_tests::specc_binary()),
+        ..specc::Env::default()
+    };
+    let spec = dir.join("spec.md").display().to_string();
+    let mut args = vec!["specc", "build", spec.as_str()];
+    args.extend_from_slice(extra);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = specc::run(args, &env, &mut out, &mut err);
+    Run {
+        code,
+        out: String::from_utf8_lossy(&out).into_owned(),
+        err: String::from_utf8_lossy(&err).into_owned(),
+    }
+}
+
+fn book(planner: Value, workers: Value) -> Arc<AnswerBook> {
+    Arc::new(AnswerBook::new(
+        json!({"planner": planner, "workers": workers}),
+    ))
+}
+
+fn calls(book: &AnswerBook, task: &str) -> usize {
+    book.seen()
+        .iter()
+        .filter(|s| s.starts_with(&format!("{task}#")))
+        .count()
+}
+
+fn read(dir: &Path, file: &str) -> String {
+    std::fs::read_to_string(dir.join("out").join(file)).unwrap_or_default()
+}
+
+#[test]
+fn an_unchanged_spec_does_nothing_and_an_edited_decision_reruns_its_readers() {
+    let dir = project(TOML);
+    std::fs::write(dir.path().join("spec.md"), SPEC_WITH_DECISION).expect("spec");
+    let attempt = |f: &str, text: &str| json!([[write(f, text)], [done()]]);
+    let b = book(
+        json!({"": {"decisions": [], "children": [
+            child("a", "R-1", "a.txt", &[], &[]),
+            child("b", "R-2", "b.txt", &[], &[]),
+        ]}}),
+        json!({"a": [attempt("a.txt", "alpha\n"), attempt("a.txt", "alpha, again\n")],
+               "b": [attempt("b.txt", "beta\n"), attempt("b.txt", "beta, again\n")]}),
+    );
+    let first = build(dir.path(), &b, &[]);
+    assert_eq!(first.code, 0, "{}\n{}", first.err, first.out);
+    let after_first = b.seen().len();
+    // `specc status` reads what the build left, without writing.
+    let spec = dir.path().join("spec.md").display().to_string();
+    let status = crate::support::specc(&["status", &spec]);
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    assert!(
+        status
+            .stdout
+            .contains(": finished\ntasks: 2 landed\nspent: $0.0000 (no budget cap)\n"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status.stdout.contains("landed: a (") && status.stdout.contains("landed: b ("),
+        "{}",
+        status.stdout
+    );
+    let json = crate::support::specc(&["status", &spec, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(v["status"]["counts"], json!([["landed", 2]]));
+    let again = build(dir.path(), &b, &[]);
+    assert_eq!(again.code, 0, "{}", again.err);
+    assert!(
+        again.out.contains("2 work tasks: 2 up to date"),
+        "{}",
+        again.out
+    );
+    assert_eq!(
+        b.seen().len(),
+        after_first,
+        "an unchanged spec asks no model"
+    );
+    // Both tasks read the spec's decision: a new text re-runs both (the plan is asked
+    // again too, its request having changed).
+    let edited = SPEC_WITH_DECISION.replace("lower case", "upper case");
+    std::fs::write(dir.path().join("spec.md"), edited).expect("spec");
+    let third = build(dir.path(), &b, &[]);
+    assert_eq!(third.code, 0, "{}\n{}", third.err, third.out);
+    assert!(
+        third.out.contains("2 work tasks: 2 landed"),
+        "{}",
+        third.out
+    );
+    assert_eq!((calls(&b, "a"), calls(&b, "b")), (4, 4));
+    assert_eq!(read(dir.path(), "a.txt"), "alpha, again\n");
+}
+
+#[test]
+fn a_dependency_that_lands_again_rechecks_its_dependents_and_reruns_only_what_fails() {
+    let dir = project(TOML);
+    // b's check needs a.txt to exist (stable); c's needs the same text in a.txt and c.txt.
+    let spec = "# Three\n\n## Alpha\n\n- [R-1] Alpha MUST exist.\n\n## Beta\n\n- [R-2] Beta MUST exist.\n\n## Gamma\n\n- [R-3] Gamma MUST exist.\n";
+    std::fs::write(dir.path().join("spec.md"), spec).expect("spec");
+    let attempt = |f: &str, text: &str| json!([[write(f, text)], [done()]]);
+    let b = book(
+        json!({"": {"decisions": [], "children": [
+            child("a", "R-1", "a.txt", &[], &[]),
+            child("b", "R-2", "b.txt", &["test -f a.txt"], &["a"]),
+            child("c", "R-3", "c.txt", &["cmp a.txt c.txt"], &["a"]),
+        ]}}),
+        json!({"a": [attempt("a.txt", "one\n"), attempt("a.txt", "two\n")],
+               "b": [attempt("b.txt", "b\n")],
+               "c": [attempt("c.txt", "one\n"), attempt("c.txt", "two\n")]}),
+    );
+    let first = build(dir.path(), &b, &[]);
+    assert_eq!(first.code, 0, "{}\n{}", first.err, first.out);
+    let forced = build(dir.path(), &b, &["--force", "a"]);
+    assert_eq!(forced.code, 0, "{}\n{}", forced.err, forced.out);
+    assert!(
+        forced.err.contains("re-checked  b: its checks pass"),
+        "{}",
+        forced.err
+    );
+    assert!(
+        forced.err.contains("re-checked  c: its checks fail"),
+        "{}",
+        forced.err
+    );
+    assert_eq!(calls(&b, "b"), 2, "b passed its re-check: no model call");
+    assert_eq!(calls(&b, "c"), 4, "c failed its re-check and ran again");
+    assert_eq!(
+        (read(dir.path(), "a.txt"), read(dir.path(), "c.txt")),
+        ("two\n".into(), "two\n".into())
+    );
+    let unknown = build(dir.path(), &b, &["--force", "nope"]);
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.err.contains("`nope`") && unknown.err.contains("a, b, c"),
+        "{}",
+        unknown.err
+    );
+}
+
+#[test]
+fn a_task_that_left_the_plan_is_reported_and_its_code_stays() {
+    let dir = project(TOML);
+    let attempt = |f: &str| json!([[write(f, "x\n")], [done()]]);
+    let both = book(
+        json!({"": {"decisions": [], "children": [
+            child("a", "R-1", "a.txt", &[], &[]),
+            child("b", "R-2", "b.txt", &[], &[]),
+        ]}}),
+        json!({"a": [attempt("a.txt")], "b": [attempt("b.txt")]}),
+    );
+    assert_eq!(build(dir.path(), &both, &[]).code, 0);
+    // The spec loses Beta; the planner plans only a.
+    std::fs::write(
+        dir.path().join("spec.md"),
+        "# Pair\n\n## Alpha\n\n- [R-1] Alpha MUST exist.\n",
+    )
+    .expect("spec");
+    let one = book(
+        json!({"": {"decisions": [], "children": [child("a", "R-1", "a.txt", &[], &[])]}}),
+        json!({}),
+    );
+    let r = build(dir.path(), &one, &[]);
+    assert_eq!(r.code, 0, "{}\n{}", r.err, r.out);
+    assert!(
+        r.out
+            .contains("no longer in the plan (the code they landed stays): b"),
+        "{}",
+        r.out
+    );
+    assert_eq!(read(dir.path(), "b.txt"), "x\n");
+}
