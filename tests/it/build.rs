@@ -352,4 +352,33 @@ fn the_budget_cap_stops_the_build_cleanly() {
     // Each worker call reserves $1 (1000 output tokens at $1000/M): with what two calls spent, a third does not fit.
     assert_eq!(b.file("a.txt").as_deref(), Some("x\n"));
     assert!(b.file("b.txt").is_none());
+    // With a higher cap the same run resumes and finishes, paying nothing twice: a is up to
+    // date, and b's calls are its first.
+    let raised = toml.replace("dollars = 1.3", "dollars = 10");
+    std::fs::write(b.dir.path().join("specc.toml"), raised).expect("toml");
+    let env = specc::Env {
+        no_color: true,
+        models: Some(specc::Models(b.book.clone())),
+        sandbox_helper: Some(specc_tests::specc_binary()),
+        ..specc::Env::default()
+    };
+    let spec = b.dir.path().join("spec.md").display().to_string();
+    let (mut o, mut e) = (Vec::new(), Vec::new());
+    let code = specc::run(["specc", "build", spec.as_str()], &env, &mut o, &mut e);
+    let (o, e) = (String::from_utf8_lossy(&o), String::from_utf8_lossy(&e));
+    assert_eq!(code, 0, "{e}\n{o}");
+    assert!(e.contains("resuming build"), "{e}");
+    assert!(o.contains("1 landed, 1 up to date"), "{o}");
+    assert_eq!(b.file("b.txt").as_deref(), Some("x\n"));
+    let seen = b.book.seen();
+    assert_eq!(
+        seen.iter().filter(|s| s.starts_with("a#")).count(),
+        2,
+        "{seen:?}"
+    );
+    assert_eq!(
+        seen.iter().filter(|s| s.starts_with("b#")).count(),
+        2,
+        "{seen:?}"
+    );
 }

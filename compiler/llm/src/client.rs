@@ -105,8 +105,24 @@ impl Client {
         &self,
         role: Role,
         task: &str,
-        mut request: Request,
+        request: Request,
     ) -> Result<Response, LlmError> {
+        self.call_journaled(role, task, request, None)
+            .await
+            .map(|(r, _)| r)
+    }
+
+    /// [`Client::call`], and `journal` writes the answer to the state database in the same
+    /// transaction as its ledger row, so a crash can never leave a paid answer unrecorded
+    /// for the caller (it would be asked for again). Returns whether `journal` ran (not
+    /// without a ledger, or when the ledger failed: the caller journals then).
+    pub async fn call_journaled(
+        &self,
+        role: Role,
+        task: &str,
+        mut request: Request,
+        journal: Option<&AnswerHook<'_>>,
+    ) -> Result<(Response, bool), LlmError> {
         let binding = self
             .config
             .role(role)
@@ -168,7 +184,11 @@ impl Client {
             );
             // A ledger that cannot write must not turn a paid answer into an error; it is
             // logged loudly instead.
-            if let Err(e) = self.record(
+            let hook = |c: &rusqlite::Connection| match (&outcome, journal) {
+                (Ok(r), Some(j)) => j(r, c),
+                _ => Ok(()),
+            };
+            let row = self.row(
                 role,
                 task,
                 provider.name(),
@@ -178,11 +198,22 @@ impl Client {
                 latency,
                 attempt,
                 label,
-            ) {
-                tracing::error!(error = %e, "the ledger could not record a model call");
-            }
+            );
+            let recorded = match (&self.ledger, row) {
+                (Some(l), Some(row)) => l.record_with(&row, Some(&hook)),
+                _ => Err(LlmError::Ledger("no ledger".into())),
+            };
+            let journaled = match recorded {
+                Ok(()) => journal.is_some(),
+                Err(e) => {
+                    if self.ledger.is_some() {
+                        tracing::error!(error = %e, "the ledger could not record a model call");
+                    }
+                    false
+                }
+            };
             match outcome {
-                Ok(r) => break Ok(r),
+                Ok(r) => break Ok((r, journaled)),
                 Err(e) => match self.policy.delay(attempt, &e) {
                     Some(wait) => {
                         tracing::warn!(provider = provider.name(), attempt, wait_ms = wait.as_millis() as u64, error = %e, "retrying");
@@ -196,7 +227,7 @@ impl Client {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn record(
+    fn row(
         &self,
         role: Role,
         task: &str,
@@ -207,11 +238,9 @@ impl Client {
         latency: Duration,
         attempt: u32,
         outcome: &str,
-    ) -> Result<(), LlmError> {
-        let Some(ledger) = &self.ledger else {
-            return Ok(());
-        };
-        ledger.record(&CallRow {
+    ) -> Option<CallRow> {
+        self.ledger.as_ref()?;
+        Some(CallRow {
             run: self.run.clone(),
             task: task.to_owned(),
             role: role.as_str().to_owned(),
@@ -225,6 +254,11 @@ impl Client {
         })
     }
 }
+
+/// Writes an answer to the state database inside the ledger's transaction
+/// ([`Client::call_journaled`]).
+pub type AnswerHook<'a> =
+    dyn Fn(&Response, &rusqlite::Connection) -> rusqlite::Result<()> + Sync + 'a;
 
 /// A budget reservation, released when dropped.
 struct Reservation {

@@ -44,6 +44,9 @@ pub struct CallRow {
     pub outcome: String,
 }
 
+/// More to write in the transaction that records a call: see [`Ledger::record_with`].
+pub type Also<'a> = &'a (dyn Fn(&Connection) -> rusqlite::Result<()> + Sync);
+
 /// Reservations older than this belong to a process that died mid-call; they stop counting.
 const STALE_RESERVATION: Duration = Duration::from_secs(3600);
 
@@ -128,29 +131,39 @@ impl Ledger {
     }
 
     pub fn record(&self, row: &CallRow) -> Result<(), LlmError> {
-        self.conn()?
-            .execute(
-                "INSERT INTO llm_calls (at_unix, run, task, role, provider, model, input_tokens,
+        self.record_with(row, None)
+    }
+
+    /// Records `row` and, in the same transaction, whatever `also` writes to the state
+    /// database (the runtime journals the response there): both are durable, or neither.
+    pub fn record_with(&self, row: &CallRow, also: Option<Also<'_>>) -> Result<(), LlmError> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction().map_err(db)?;
+        tx.execute(
+            "INSERT INTO llm_calls (at_unix, run, task, role, provider, model, input_tokens,
                  cached_input_tokens, output_tokens, dollars, latency_ms, attempt, outcome)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                params![
-                    now(),
-                    row.run,
-                    row.task,
-                    row.role,
-                    row.provider,
-                    row.model,
-                    row.usage.input as i64,
-                    row.usage.cached_input as i64,
-                    row.usage.output as i64,
-                    row.dollars,
-                    row.latency.as_millis() as i64,
-                    row.attempt,
-                    row.outcome,
-                ],
-            )
-            .map(|_| ())
-            .map_err(db)
+            params![
+                now(),
+                row.run,
+                row.task,
+                row.role,
+                row.provider,
+                row.model,
+                row.usage.input as i64,
+                row.usage.cached_input as i64,
+                row.usage.output as i64,
+                row.dollars,
+                row.latency.as_millis() as i64,
+                row.attempt,
+                row.outcome,
+            ],
+        )
+        .map_err(db)?;
+        if let Some(also) = also {
+            also(&tx).map_err(db)?;
+        }
+        tx.commit().map_err(db)
     }
 
     /// Reserves `dollars` for a call of `run`, unless spent plus reserved plus this would pass

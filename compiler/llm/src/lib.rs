@@ -23,7 +23,7 @@ pub mod sse;
 pub mod types;
 
 pub use anthropic::Anthropic;
-pub use client::Client;
+pub use client::{AnswerHook, Client};
 pub use config::{LlmConfig, Role};
 pub use error::LlmError;
 pub use http::{MAX_RETRY_AFTER, Timeouts, retry_after};

@@ -12,7 +12,7 @@ use specc_llm::types::Author;
 use specc_llm::{Client, LlmError, Message, Request, Response, Role, ToolCall, ToolChoice};
 
 use crate::acceptance::{self, Check};
-use crate::journal::{Journal, StepKind};
+use crate::journal::{Journal, StepAt, StepKind, insert_step};
 use crate::stuck::StuckDetector;
 use crate::tools::{self, Control, ToolOutcome, Toolbox};
 
@@ -80,6 +80,9 @@ struct Turns {
     flagged: Vec<String>,
     /// Times the acceptance checks ran.
     rounds: u32,
+    /// Responses journaled by this attempt before the build died: used, in order, instead
+    /// of asking the model again.
+    replay: std::collections::VecDeque<Response>,
 }
 
 impl Turns {
@@ -101,7 +104,7 @@ impl Turns {
 
 impl AgentLoop<'_> {
     /// Runs the attempt to its end: `done` with passing checks, a failure, or a stop.
-    pub async fn run(&self, messages: Vec<Message>) -> LoopEnd {
+    pub async fn run(&self, messages: Vec<Message>, replay: Vec<Response>) -> LoopEnd {
         let mut t = Turns {
             started: Instant::now(),
             messages,
@@ -111,6 +114,7 @@ impl AgentLoop<'_> {
             stuck: StuckDetector::default(),
             flagged: Vec::new(),
             rounds: 0,
+            replay: replay.into(),
         };
         loop {
             if let Err(end) = self.turn(&mut t).await {
@@ -157,9 +161,28 @@ impl AgentLoop<'_> {
     /// (a malformed call), and the next turn asks again.
     async fn ask(&self, t: &mut Turns, left: Duration) -> Result<Option<Response>, LoopEnd> {
         t.calls += 1;
-        let request = self.request(&t.messages);
-        let call = self.client.call(self.id.role, self.id.task, request);
-        let response = match tokio::time::timeout(left, call).await {
+        // The answer is journaled in the transaction that records its call: a crash cannot
+        // separate the two, so no answer is paid for and then asked for again.
+        let at = StepAt {
+            run: self.id.run,
+            task: self.id.task,
+            attempt: self.id.attempt,
+            step: t.step + 1,
+        };
+        let hook = move |r: &Response, c: &rusqlite::Connection| {
+            insert_step(c, at, StepKind::Model, &json!(r))
+        };
+        let answer = match t.replay.pop_front() {
+            Some(journaled) => Ok(Ok((journaled, false))),
+            None => {
+                let request = self.request(&t.messages);
+                let call =
+                    self.client
+                        .call_journaled(self.id.role, self.id.task, request, Some(&hook));
+                tokio::time::timeout(left, call).await
+            }
+        };
+        let (response, journaled) = match answer {
             Err(_) => return Err(t.fail(format!("wall clock: {} s", self.limits.wall.as_secs()))),
             Ok(Err(LlmError::Budget { .. })) => {
                 return Err(LoopEnd::Budget("the budget cap was reached".to_owned()));
@@ -193,7 +216,9 @@ impl AgentLoop<'_> {
         };
         t.tokens += response.usage.input + response.usage.cached_input + response.usage.output;
         t.step += 1;
-        self.log(t.step, StepKind::Model, &json!(response))?;
+        if !journaled {
+            self.log(t.step, StepKind::Model, &json!(response))?;
+        }
         let mut said = Message::new(Author::Assistant, response.text.clone());
         said.tool_calls = response.tool_calls.clone();
         t.messages.push(said);

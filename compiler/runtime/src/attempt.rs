@@ -80,12 +80,14 @@ enum Rung {
     Escalation,
 }
 
-/// Carries out one work leaf.
+/// Carries out one work leaf. In a resumed run, its last attempt is done again from the
+/// same base with the model responses it journaled (design: runtime.resume).
 pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
     let mut attempt = 0u32;
     let mut rung = Rung::Worker;
     let mut retry: Option<Retry> = None;
     let mut conflicts = 0u32;
+    let mut resumed = resume(s, &mut order, &mut attempt, &mut rung);
     loop {
         attempt += 1;
         let role = if rung == Rung::Escalation {
@@ -93,7 +95,8 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
         } else {
             Role::Worker
         };
-        let failure = match one_attempt(s, &order, attempt, role, retry.as_ref()).await {
+        let again = resumed.take();
+        let failure = match one_attempt(s, &order, attempt, role, retry.as_ref(), again).await {
             Attempted::Landed { commit, merged } => {
                 return TaskEnd::Landed {
                     commit,
@@ -134,7 +137,13 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
         match rung {
             Rung::Worker => {
                 rung = Rung::Replanned;
-                match replan::replan(s.client, &order, &failure).await {
+                // A re-plan journaled before the build died is not asked for again.
+                let journaled = s.journal.replanned(s.run, &order.task.id, attempt + 1);
+                let replanned = match journaled {
+                    Ok(Some(instructions)) => Ok(instructions),
+                    _ => replan::replan(s.client, &order, &failure).await,
+                };
+                match replanned {
                     Ok(instructions) => {
                         // Step 0 of the next attempt: the instructions it starts from.
                         let step = json!({"replanned": instructions, "after": failure});
@@ -199,16 +208,51 @@ enum Attempted {
     Journal(String),
 }
 
+/// An attempt done again after the build died: its base and its journaled responses.
+struct Resumed {
+    base: ObjectId,
+    replay: Vec<specc_llm::Response>,
+}
+
+/// Where a task of a resumed run stands: its last attempt is to be done again (so
+/// `attempt` is set one before it), on the rung it was on, with the instructions a re-plan
+/// gave it. `None` when the task has no attempt in this run.
+fn resume(
+    s: &Services<'_>,
+    order: &mut WorkOrder,
+    attempt: &mut u32,
+    rung: &mut Rung,
+) -> Option<Resumed> {
+    let task = order.task.id.clone();
+    let last = s.journal.last_attempt(s.run, &task).ok().flatten()?;
+    let base = ObjectId::from_hex(&last.base)?;
+    let replay = s.journal.model_responses(s.run, &task, last.attempt).ok()?;
+    *attempt = last.attempt - 1;
+    if let Ok(Some(instructions)) = s.journal.replanned(s.run, &task, last.attempt) {
+        order.task.instructions = instructions;
+        *rung = Rung::Replanned;
+    }
+    if last.role == Role::Escalation.as_str() {
+        *rung = Rung::Escalation;
+    }
+    Some(Resumed { base, replay })
+}
+
 async fn one_attempt(
     s: &Services<'_>,
     order: &WorkOrder,
     attempt: u32,
     role: Role,
     retry: Option<&Retry>,
+    resumed: Option<Resumed>,
 ) -> Attempted {
     let task = order.task.id.as_str();
-    let Some((base, _)) = s.repo.read_head("").await else {
-        return Attempted::Broken("the VCS is unavailable".to_owned());
+    let (base, replay) = match resumed {
+        Some(r) => (r.base, r.replay),
+        None => match s.repo.read_head("").await {
+            Some((head, _)) => (head, Vec::new()),
+            None => return Attempted::Broken("the VCS is unavailable".to_owned()),
+        },
     };
     if let Err(e) = s
         .journal
@@ -259,7 +303,9 @@ async fn one_attempt(
         limits: s.settings.attempt,
         max_tokens_per_call: s.settings.worker_max_tokens,
     };
-    let ended = agent.run(context::messages(order, &guide, retry)).await;
+    let ended = agent
+        .run(context::messages(order, &guide, retry), replay)
+        .await;
     let (summary, flagged, steps) = match ended {
         LoopEnd::Done {
             summary,

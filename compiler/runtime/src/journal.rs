@@ -89,6 +89,30 @@ impl TaskState {
     }
 }
 
+/// Where a step goes.
+#[derive(Clone, Copy, Debug)]
+pub struct StepAt<'a> {
+    pub run: &'a str,
+    pub task: &'a str,
+    pub attempt: u32,
+    pub step: u32,
+}
+
+/// Writes a step on `c`: the journal's own connection, or the ledger's transaction that
+/// records the call the step answers (`Client::call_journaled`).
+pub fn insert_step(
+    c: &Connection,
+    at: StepAt<'_>,
+    kind: StepKind,
+    body: &serde_json::Value,
+) -> rusqlite::Result<()> {
+    c.execute(
+        "INSERT OR REPLACE INTO steps (run, task, attempt, step, kind, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![at.run, at.task, at.attempt, at.step, kind.as_str(), body.to_string()],
+    )
+    .map(drop)
+}
+
 /// One step as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepRow {
@@ -159,7 +183,7 @@ impl Journal {
         })
     }
 
-    fn with<T>(
+    pub(crate) fn with<T>(
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T, JournalError> {
@@ -288,14 +312,13 @@ impl Journal {
         kind: StepKind,
         body: &serde_json::Value,
     ) -> Result<(), JournalError> {
-        let body = body.to_string();
-        self.with(|c| {
-            c.execute(
-                "INSERT OR REPLACE INTO steps (run, task, attempt, step, kind, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![run, task, attempt, step, kind.as_str(), body],
-            )
-            .map(drop)
-        })
+        let at = StepAt {
+            run,
+            task,
+            attempt,
+            step,
+        };
+        self.with(|c| insert_step(c, at, kind, body))
     }
 
     /// Every step of `run`, in order.

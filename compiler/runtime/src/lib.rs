@@ -21,6 +21,7 @@ pub mod context;
 pub mod coordinator;
 pub mod field_guide;
 pub mod journal;
+pub mod journal_resume;
 pub mod journal_status;
 pub mod limits;
 pub mod orders;

@@ -96,12 +96,7 @@ pub(crate) fn run(
 ) -> std::io::Result<usize> {
     std::fs::create_dir_all(dir)?;
     if !dir.join(".git").exists() {
-        let o = git(dir, &["init", "-q", "-b", "main"])?;
-        if !o.status.success() {
-            return Err(std::io::Error::other(
-                String::from_utf8_lossy(&o.stderr).into_owned(),
-            ));
-        }
+        init(dir)?;
     }
     // Where the last export ended is read back from git itself (the `Specc-Id` trailer of
     // `main`), so an export interrupted after fast-import is never repeated.
@@ -154,6 +149,29 @@ pub(crate) fn run(
         )));
     }
     Ok(count)
+}
+
+/// Makes `dir/.git` all at once: `git init` in a scratch directory beside it, then one
+/// rename, so a process killed meanwhile never leaves a half-made repository behind.
+fn init(dir: &Path) -> std::io::Result<()> {
+    // Beside `dir`, not in it: a scratch directory left in `dir` would look like a file
+    // nobody exported.
+    let name = dir
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let scratch = dir.with_file_name(format!(".{name}.specc-git-init"));
+    if scratch.exists() {
+        std::fs::remove_dir_all(&scratch)?;
+    }
+    std::fs::create_dir_all(&scratch)?;
+    let o = git(&scratch, &["init", "-q", "-b", "main"])?;
+    if !o.status.success() {
+        return Err(std::io::Error::other(
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        ));
+    }
+    std::fs::rename(scratch.join(".git"), dir.join(".git"))?;
+    std::fs::remove_dir_all(&scratch)
 }
 
 /// A path as fast-import reads it: quoted (paths are checked on commit to hold no quotes,

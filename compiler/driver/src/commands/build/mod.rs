@@ -49,6 +49,13 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
             return refused.status;
         }
     };
+    if s.resumed {
+        let _ = writeln!(
+            err,
+            "resuming build {}: it stopped before it finished; journaled work is not done or paid for again",
+            s.run
+        );
+    }
     if let Some(missing) = &s.weaker {
         let d = Diagnostic::new(
             codes::WEAKER_SANDBOX_ALLOWED,
@@ -259,11 +266,8 @@ fn execute(
 fn outcome_diagnostics(s: &Session, report: &BuildReport) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let exported = out_dir::check_clean(&s.out)
-        .and_then(|()| {
-            s.rt.block_on(s.repo.export_git(&s.out))
-                .map_err(|e| e.to_string())
-        })
-        .and_then(|_| out_dir::check_out(&s.out));
+        .and_then(|()| out_dir::begin_export(&s.out))
+        .and_then(|()| out_dir::export(&s.out, || s.rt.block_on(s.repo.export_git(&s.out))));
     if let Err(e) = exported {
         out.push(
             Diagnostic::new(

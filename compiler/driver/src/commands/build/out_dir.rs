@@ -7,10 +7,20 @@
 use std::path::Path;
 use std::process::Command;
 
+/// Marks an export in progress (fast-import, then checkout): a build killed during one left
+/// `out/` half written by specc itself, which the next build finishes rather than refuses.
+const EXPORT_MARK: &str = ".git/specc-export";
+
 /// Why `out/` may not be written.
 pub(super) fn check_clean(out: &Path) -> Result<(), String> {
     if !out.exists() {
         return Ok(());
+    }
+    // An export a killed build left: marked, or the first one, never checked out (no
+    // index yet: a person's repository has one once anything was checked out or added).
+    let never_checked_out = out.join(".git/HEAD").exists() && !out.join(".git/index").exists();
+    if out.join(EXPORT_MARK).exists() || never_checked_out {
+        finish_interrupted(out)?;
     }
     if !out.join(".git").exists() {
         let empty = std::fs::read_dir(out)
@@ -60,8 +70,58 @@ pub(super) fn check_clean(out: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Exports with `export` (the VCS's fast-import), then checks `main` out, between the
+/// marks of an export in progress.
+pub(super) fn export(
+    out: &Path,
+    export: impl FnOnce() -> std::io::Result<usize>,
+) -> Result<(), String> {
+    export().map_err(|e| e.to_string())?;
+    let mark = out.join(EXPORT_MARK);
+    std::fs::write(&mark, b"").map_err(|e| format!("{}: {e}", mark.display()))?;
+    check_out(out)?;
+    std::fs::remove_file(&mark).map_err(|e| format!("{}: {e}", mark.display()))
+}
+
+/// Marks the export as begun, for the case the process dies between fast-import and
+/// checkout (the mark must exist before fast-import touches `main`).
+pub(super) fn begin_export(out: &Path) -> Result<(), String> {
+    if !out.join(".git").is_dir() {
+        return Ok(()); // the export makes the repository, and `main`, from nothing
+    }
+    let mark = out.join(EXPORT_MARK);
+    std::fs::write(&mark, b"").map_err(|e| format!("{}: {e}", mark.display()))
+}
+
+/// Finishes an export a killed build left: the git it started may outlive it a moment, so
+/// its lock files are waited for; then `main` is checked out over what it left.
+fn finish_interrupted(out: &Path) -> Result<(), String> {
+    let locks = || -> bool {
+        ["index.lock", "refs/heads/main.lock", "HEAD.lock"]
+            .iter()
+            .any(|l| out.join(".git").join(l).exists())
+    };
+    for _ in 0..200 {
+        if !locks() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let _ = std::fs::remove_file(out.join(".git/index.lock"));
+    if git(out, &["rev-parse", "--verify", "-q", "refs/heads/main"])?.is_some() {
+        check_out(out)?;
+    }
+    let mark = out.join(EXPORT_MARK);
+    match std::fs::remove_file(&mark) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(format!("{}: {e}", mark.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Checks out `main` into the working tree after an export.
-pub(super) fn check_out(out: &Path) -> Result<(), String> {
+fn check_out(out: &Path) -> Result<(), String> {
     git(out, &["checkout", "-q", "-f", "main"])?
         .map(drop)
         .ok_or_else(|| format!("git could not check out main in {}", out.display()))

@@ -51,6 +51,8 @@ pub(super) struct Session {
     pub(super) repo: specc_vcs::Repo,
     pub(super) client: Client,
     pub(super) run: String,
+    /// The run was killed before it finished and is being resumed.
+    pub(super) resumed: bool,
     pub(super) rt: tokio::runtime::Runtime,
     /// Held while the build runs: one `specc build` per state directory.
     _lock: std::fs::File,
@@ -106,15 +108,31 @@ impl Session {
                 )
             })
             .map_err(|e| Refused::setup(format!("the VCS store in .specc/vcs: {e}")))?;
-        let run = format!(
-            "build-{}",
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis())
-        );
-        journal
-            .start_run(&run, &args.spec.display().to_string())
+        // A run that never finished died with its process: it is resumed, under its own id,
+        // so its idempotency keys and journaled responses are found again.
+        let unfinished = journal
+            .unfinished_run()
             .map_err(|e| Refused::setup(e.to_string()))?;
+        let (run, resumed) = match unfinished {
+            Some(run) => {
+                journal
+                    .reopen_run(&run)
+                    .map_err(|e| Refused::setup(e.to_string()))?;
+                (run, true)
+            }
+            None => {
+                let run = format!(
+                    "build-{}",
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_millis())
+                );
+                journal
+                    .start_run(&run, &args.spec.display().to_string())
+                    .map_err(|e| Refused::setup(e.to_string()))?;
+                (run, false)
+            }
+        };
         let client = client(&cfg, args, env).with_ledger(ledger.clone(), &run);
         Ok(Session {
             dir,
@@ -128,6 +146,7 @@ impl Session {
             repo,
             client,
             run,
+            resumed,
             rt,
             _lock: lock,
         })

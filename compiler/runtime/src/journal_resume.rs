@@ -1,0 +1,115 @@
+//! What resuming a killed build reads back from the journal: the run that did not finish,
+//! each task's last attempt (its number, role, base and state), the model responses it
+//! journaled (replayed instead of asked again), and the planner's new instructions for an
+//! attempt (step 0), so a re-plan made before the crash is not paid for twice.
+//! design: runtime.resume
+
+use rusqlite::{OptionalExtension, params};
+use specc_llm::Response;
+
+use crate::journal::{Journal, JournalError};
+
+/// A task's last attempt in a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LastAttempt {
+    pub attempt: u32,
+    pub role: String,
+    /// The commit it started from (hex).
+    pub base: String,
+    /// `running` if the build died during it.
+    pub state: String,
+}
+
+impl Journal {
+    /// The latest run, if it did not finish: its process died (`running`; the caller holds
+    /// the state directory's lock, so no build is running it) or it stopped early
+    /// (`stopped`: the budget cap). That run is resumed.
+    pub fn unfinished_run(&self) -> Result<Option<String>, JournalError> {
+        let latest: Option<(String, String)> = self.with(|c| {
+            c.query_row(
+                "SELECT run, status FROM runs ORDER BY started_unix DESC, run DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+        })?;
+        Ok(latest
+            .filter(|(_, status)| status == "running" || status == "stopped")
+            .map(|(run, _)| run))
+    }
+
+    /// Marks a resumed run as running again.
+    pub fn reopen_run(&self, run: &str) -> Result<(), JournalError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE runs SET status = 'running', finished_unix = NULL WHERE run = ?1",
+                params![run],
+            )
+            .map(drop)
+        })
+    }
+
+    pub fn last_attempt(&self, run: &str, task: &str) -> Result<Option<LastAttempt>, JournalError> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT attempt, role, base, state FROM attempts WHERE run = ?1 AND task = ?2
+                 ORDER BY attempt DESC LIMIT 1",
+                params![run, task],
+                |r| {
+                    Ok(LastAttempt {
+                        attempt: r.get(0)?,
+                        role: r.get(1)?,
+                        base: r.get(2)?,
+                        state: r.get(3)?,
+                    })
+                },
+            )
+            .optional()
+        })
+    }
+
+    /// The model responses an attempt journaled, in order.
+    pub fn model_responses(
+        &self,
+        run: &str,
+        task: &str,
+        attempt: u32,
+    ) -> Result<Vec<Response>, JournalError> {
+        let bodies: Vec<String> = self.with(|c| {
+            let mut q = c.prepare(
+                "SELECT body FROM steps WHERE run = ?1 AND task = ?2 AND attempt = ?3
+                 AND kind = 'model' ORDER BY step",
+            )?;
+            let rows = q.query_map(params![run, task, attempt], |r| r.get(0))?;
+            rows.collect()
+        })?;
+        bodies
+            .iter()
+            .map(|b| {
+                serde_json::from_str(b)
+                    .map_err(|e| JournalError(format!("a journaled response: {e}")))
+            })
+            .collect()
+    }
+
+    /// The instructions the planner gave for `attempt` (its step 0), if it was re-planned.
+    pub fn replanned(
+        &self,
+        run: &str,
+        task: &str,
+        attempt: u32,
+    ) -> Result<Option<String>, JournalError> {
+        let body: Option<String> = self.with(|c| {
+            c.query_row(
+                "SELECT body FROM steps WHERE run = ?1 AND task = ?2 AND attempt = ?3
+                 AND step = 0 AND kind = 'replan'",
+                params![run, task, attempt],
+                |r| r.get(0),
+            )
+            .optional()
+        })?;
+        Ok(body
+            .and_then(|b| serde_json::from_str::<serde_json::Value>(&b).ok())
+            .and_then(|v| v["replanned"].as_str().map(str::to_owned)))
+    }
+}

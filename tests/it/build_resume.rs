@@ -1,0 +1,134 @@
+//! `specc build` killed with SIGKILL at moments spread over a whole build, then run again:
+//! the build resumes its run, and every final tree equals the uninterrupted build's; no
+//! commit lands twice (idempotency keys), and no model response that was journaled is asked
+//! for again (the ledger's calls equal the journal's responses). The fixture's answers are
+//! hand-written (`fixtures/build/crash/answers.json`), replayed from its recording.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::root;
+
+const ITERATIONS: u32 = 30;
+
+fn fixture_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tmp");
+    for f in ["spec.md", "specc.toml", "recording.jsonl"] {
+        std::fs::copy(
+            root().join("fixtures/build/crash").join(f),
+            dir.path().join(f),
+        )
+        .expect("copy");
+    }
+    dir
+}
+
+fn build(bin: &Path, dir: &Path) -> std::process::Child {
+    Command::new(bin)
+        .args(["build", "spec.md"])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("specc starts")
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The tree of `out/`'s head, and how many commits each task landed.
+fn result(dir: &Path) -> (String, Vec<(String, usize)>) {
+    let out = dir.join("out");
+    let tree = git(&out, &["ls-tree", "-r", "HEAD"]);
+    let mut per_task: std::collections::BTreeMap<String, usize> = Default::default();
+    for t in git(
+        &out,
+        &["log", "--format=%(trailers:key=Specc-Task,valueonly)"],
+    )
+    .lines()
+    {
+        if !t.trim().is_empty() {
+            *per_task.entry(t.trim().to_owned()).or_default() += 1;
+        }
+    }
+    (tree, per_task.into_iter().collect())
+}
+
+/// `(ok model calls in the ledger, model responses in the journal)` for workers, over
+/// every run of the state directory.
+fn calls_and_responses(dir: &Path) -> (usize, usize) {
+    let db = dir.join(".specc/state.db");
+    let ledger = specc_llm::Ledger::open_existing(&db).expect("ledger");
+    let calls = ledger
+        .rows()
+        .expect("rows")
+        .iter()
+        .filter(|r| r.role == "worker" && r.outcome == "ok")
+        .count();
+    let journal = specc_runtime::journal::Journal::open(&db).expect("journal");
+    let runs: std::collections::BTreeSet<String> = ledger
+        .rows()
+        .expect("rows")
+        .into_iter()
+        .map(|r| r.run)
+        .collect();
+    let responses = runs
+        .iter()
+        .flat_map(|r| journal.steps(r).expect("steps"))
+        .filter(|s| s.kind == "model")
+        .count();
+    (calls, responses)
+}
+
+#[test]
+fn a_build_killed_at_any_moment_resumes_to_the_same_tree() {
+    let bin: PathBuf = specc_tests::specc_binary();
+    let reference = fixture_copy();
+    let started = Instant::now();
+    let status = build(&bin, reference.path())
+        .wait_with_output()
+        .expect("build");
+    let took = started.elapsed();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let (tree, per_task) = result(reference.path());
+    assert_eq!(per_task.len(), 8, "eight tasks: {per_task:?}");
+    assert!(per_task.iter().all(|(_, n)| *n == 1));
+    for i in 0..ITERATIONS {
+        let dir = fixture_copy();
+        let mut child = build(&bin, dir.path());
+        std::thread::sleep(took.mul_f64((f64::from(i) + 0.5) / f64::from(ITERATIONS)));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        let resumed = build(&bin, dir.path()).wait_with_output().expect("resume");
+        assert!(
+            resumed.status.success(),
+            "iteration {i}: {}",
+            String::from_utf8_lossy(&resumed.stderr)
+        );
+        let (t, p) = result(dir.path());
+        assert_eq!(t, tree, "iteration {i}: the tree differs");
+        assert!(
+            p.iter().all(|(_, n)| *n == 1),
+            "iteration {i}: a task landed twice: {p:?}"
+        );
+        let (calls, responses) = calls_and_responses(dir.path());
+        assert_eq!(
+            calls, responses,
+            "iteration {i}: a journaled response was asked for again"
+        );
+    }
+    // Nothing is left running: the helpers die with their parent.
+    std::thread::sleep(Duration::from_millis(200));
+}
