@@ -196,3 +196,74 @@ fn a_task_that_left_the_plan_is_reported_and_its_code_stays() {
     );
     assert_eq!(read(dir.path(), "b.txt"), "x\n");
 }
+
+#[test]
+fn the_example_rebuilds_only_the_tasks_an_edit_reaches() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let example = crate::support::root().join("examples/textstats");
+    for f in ["spec.md", "specc.toml", "field-guide/index.md"] {
+        let to = dir.path().join(f);
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(example.join(f), &to).expect("copy");
+    }
+    let mut answers: Value = serde_json::from_str(
+        &std::fs::read_to_string(example.join("answers.json")).expect("answers"),
+    )
+    .expect("json");
+    // A second attempt for every task, in case the edit reaches it.
+    for attempts in answers["workers"]
+        .as_object_mut()
+        .expect("workers")
+        .values_mut()
+    {
+        let first = attempts[0].clone();
+        attempts.as_array_mut().expect("attempts").push(first);
+    }
+    let b = Arc::new(AnswerBook::new(answers));
+    let first = build(dir.path(), &b, &[]);
+    assert_eq!(first.code, 0, "{}\n{}", first.err, first.out);
+    let after_first = b.seen().len();
+    let again = build(dir.path(), &b, &[]);
+    assert!(
+        again.out.contains("7 work tasks: 7 up to date"),
+        "{}",
+        again.out
+    );
+    assert_eq!(
+        b.seen().len(),
+        after_first,
+        "an unchanged spec makes no call"
+    );
+    // Reword the frequency section's requirement: only `freq` covers it.
+    let spec = std::fs::read_to_string(dir.path().join("spec.md")).expect("spec");
+    let edited = spec.replace(
+        "most frequent first, ties in alphabetical order",
+        "the most frequent first, and ties in alphabetical order",
+    );
+    assert_ne!(spec, edited);
+    std::fs::write(dir.path().join("spec.md"), edited).expect("spec");
+    let third = build(dir.path(), &b, &[]);
+    assert_eq!(third.code, 0, "{}\n{}", third.err, third.out);
+    assert!(
+        third.out.contains("7 work tasks: 1 landed, 6 up to date"),
+        "{}",
+        third.out
+    );
+    let worker_tasks: std::collections::BTreeSet<String> = b.seen()[after_first..]
+        .iter()
+        .filter(|s| !s.starts_with("plan:"))
+        .map(|s| s.split('#').next().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        worker_tasks,
+        ["freq".to_owned()].into_iter().collect(),
+        "{:?}",
+        b.seen()
+    );
+    // `freq` landing the same file again is no new commit: its dependents need no re-check.
+    assert!(
+        third.err.contains("landed      freq (no changes)"),
+        "{}",
+        third.err
+    );
+}
