@@ -11,7 +11,9 @@
 //!  "workers": {"<task>": [[<step>, …], …]}}
 //! ```
 //! A step is a list of tool calls `{"name": …, "arguments": {…}}`, or
-//! `{"malformed": "<tool>"}` (arguments that are not JSON), or `{"text": "…"}` (no call).
+//! `{"malformed": "<tool>"}` (arguments that are not JSON), `{"text": "…"}` (no call), or
+//! `{"parked_secs": N, "then": <step>}` (the provider asks to wait N seconds, the first time
+//! this step is asked; `then` answers it afterwards).
 //! A worker's attempt is recognised by a request with no assistant message yet.
 
 use std::collections::HashMap;
@@ -27,6 +29,8 @@ pub struct AnswerBook {
     attempts: Mutex<HashMap<String, usize>>,
     /// Requests answered, by task (the planner's as `plan:<task>`).
     seen: Mutex<Vec<String>>,
+    /// Steps that already answered "parked" once.
+    parked: Mutex<std::collections::HashSet<String>>,
 }
 
 impl AnswerBook {
@@ -35,6 +39,7 @@ impl AnswerBook {
             book,
             attempts: Mutex::new(HashMap::new()),
             seen: Mutex::new(Vec::new()),
+            parked: Mutex::new(std::collections::HashSet::new()),
         }
     }
 
@@ -76,7 +81,20 @@ impl AnswerBook {
             *n
         };
         self.note(format!("{task}#{attempt}.{step}"));
-        let entry = self.book["workers"][&task][attempt - 1][step].clone();
+        let mut entry = self.book["workers"][&task][attempt.saturating_sub(1)][step].clone();
+        if let Some(secs) = entry.get("parked_secs").and_then(Value::as_u64) {
+            let first = self
+                .parked
+                .lock()
+                .map_err(|_| miss("lock".into()))?
+                .insert(format!("{task}#{attempt}.{step}"));
+            if first {
+                return Err(LlmError::Parked {
+                    retry_after: std::time::Duration::from_secs(secs),
+                });
+            }
+            entry = entry["then"].clone();
+        }
         if entry.is_null() {
             return Err(miss(format!(
                 "answer for `{task}` attempt {attempt} step {step}"

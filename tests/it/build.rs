@@ -382,3 +382,28 @@ fn the_budget_cap_stops_the_build_cleanly() {
         "{seen:?}"
     );
 }
+
+#[test]
+fn a_parked_call_requeues_its_task_and_frees_its_slot() {
+    // One job slot. a's second call is parked for a second: b runs meanwhile, then a
+    // resumes its attempt (its first answer replayed, not asked again) and lands.
+    let toml = format!("{TOML}\n[build]\njobs = 1\n");
+    let b = build_with(
+        &toml,
+        two_leaves(&[]),
+        json!({"a": [[[write("a.txt", "alpha\n")], {"parked_secs": 1, "then": [done()]}]],
+               "b": [[[write("b.txt", "beta\n")], [done()]]]}),
+    );
+    assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
+    let parked = b.err.find("parked      a").expect("a was parked");
+    let b_landed = b.err.find("landed      b").expect("b landed");
+    let a_landed = b.err.find("landed      a").expect("a landed");
+    assert!(parked < b_landed && b_landed < a_landed, "{}", b.err);
+    let seen = b.book.seen();
+    assert_eq!(
+        seen.iter().filter(|s| s.starts_with("a#1.0")).count(),
+        1,
+        "{seen:?}"
+    );
+    assert_eq!(b.file("a.txt").as_deref(), Some("alpha\n"));
+}

@@ -53,6 +53,9 @@ pub enum LoopEnd {
     },
     /// The budget cap stops the build.
     Budget(String),
+    /// The provider asked to wait longer than a retry waits: the task is queued again after
+    /// this long, and gives up its job slot meanwhile.
+    Parked(Duration),
     /// The journal could not be written: nothing more may happen.
     Journal(String),
 }
@@ -186,6 +189,9 @@ impl AgentLoop<'_> {
             Err(_) => return Err(t.fail(format!("wall clock: {} s", self.limits.wall.as_secs()))),
             Ok(Err(LlmError::Budget { .. })) => {
                 return Err(LoopEnd::Budget("the budget cap was reached".to_owned()));
+            }
+            Ok(Err(LlmError::Parked { retry_after })) => {
+                return Err(LoopEnd::Parked(retry_after));
             }
             Ok(Err(LlmError::MalformedToolCall {
                 name,

@@ -68,6 +68,10 @@ pub enum TaskEnd {
     Budget {
         attempts: u32,
     },
+    /// The provider asked to wait: queue it again after `after` (its attempt is resumed).
+    Parked {
+        after: std::time::Duration,
+    },
     /// The journal failed: the build must stop.
     Journal(String),
 }
@@ -126,6 +130,7 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
                 };
             }
             Attempted::Budget => return TaskEnd::Budget { attempts: attempt },
+            Attempted::Parked(after) => return TaskEnd::Parked { after },
             Attempted::Journal(e) => return TaskEnd::Journal(e),
             Attempted::Failed(f) => f,
         };
@@ -205,6 +210,7 @@ enum Attempted {
     /// task fails without climbing the ladder.
     Broken(String),
     Budget,
+    Parked(std::time::Duration),
     Journal(String),
 }
 
@@ -319,6 +325,7 @@ async fn one_attempt(
             return end(s, task, attempt, Attempted::Failed(reason));
         }
         LoopEnd::Budget(_) => return end(s, task, attempt, Attempted::Budget),
+        LoopEnd::Parked(after) => return end(s, task, attempt, Attempted::Parked(after)),
         LoopEnd::Journal(e) => return Attempted::Journal(e),
     };
     flag(s.repo, &flagged);
@@ -375,6 +382,10 @@ fn end(s: &Services<'_>, task: &str, attempt: u32, a: Attempted) -> Attempted {
         Attempted::Failed(r) => ("failed", Some(r.clone())),
         Attempted::Broken(r) => ("broken", Some(r.clone())),
         Attempted::Budget => ("stopped", Some("budget".to_owned())),
+        Attempted::Parked(d) => (
+            "parked",
+            Some(format!("the provider asked to wait {} s", d.as_secs())),
+        ),
         Attempted::Journal(_) => return a,
     };
     match s

@@ -84,6 +84,12 @@ pub enum Event {
         task: String,
         because: String,
     },
+    /// The provider asked a task's model call to wait: the task is queued again after
+    /// `seconds`, its job slot free meanwhile.
+    Parked {
+        task: String,
+        seconds: u64,
+    },
     /// A running task ended without landing because the build is stopping.
     TaskStopped {
         task: String,
@@ -160,7 +166,14 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
             }
         }
         let Some((order, job)) = running.next().await else {
-            break;
+            // Nothing runs: wait for the earliest parked task, if any may still start.
+            match sched.next_wake() {
+                Some(at) if sched.stopping.is_none() => {
+                    tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+                    continue;
+                }
+                _ => break,
+            }
         };
         match job {
             Job::Ran(end) => sched.finish(order, end, &mut report),
@@ -189,6 +202,8 @@ struct Scheduler<'p, 's> {
     /// Up-to-date leaves waiting to re-run their checks, and how many are at it.
     to_recheck: Vec<&'p WorkOrder>,
     rechecking: usize,
+    /// Parked tasks: not to start before then.
+    not_before: HashMap<String, std::time::Instant>,
     stopping: Option<String>,
 }
 
@@ -213,6 +228,7 @@ impl<'p, 's> Scheduler<'p, 's> {
             running: Vec::new(),
             to_recheck: Vec::new(),
             rechecking: 0,
+            not_before: HashMap::new(),
             stopping: None,
         };
         for o in &plan.orders {
@@ -260,6 +276,15 @@ impl<'p, 's> Scheduler<'p, 's> {
 
     fn is(&self, id: &str, states: &[TaskState]) -> bool {
         self.state.get(id).is_some_and(|st| states.contains(st))
+    }
+
+    /// When the earliest parked task that is still pending may start.
+    fn next_wake(&self) -> Option<std::time::Instant> {
+        self.not_before
+            .iter()
+            .filter(|(id, _)| self.is(id, &[TaskState::Pending]))
+            .map(|(_, at)| *at)
+            .min()
     }
 
     /// Takes up to the free job slots of the leaves waiting to re-run their checks; they
@@ -326,7 +351,12 @@ impl<'p, 's> Scheduler<'p, 's> {
             }
             let o = self.order[i];
             let id = o.task.id.as_str();
-            let ready = self.is(id, &[TaskState::Pending])
+            let waiting = self
+                .not_before
+                .get(id)
+                .is_some_and(|at| *at > std::time::Instant::now());
+            let ready = !waiting
+                && self.is(id, &[TaskState::Pending])
                 && self.deps[id]
                     .iter()
                     .all(|d| self.is(d, &[TaskState::Landed, TaskState::UpToDate]));
@@ -412,6 +442,16 @@ impl<'p, 's> Scheduler<'p, 's> {
                     reason: reason.clone(),
                 });
                 self.stop(reason);
+            }
+            TaskEnd::Parked { after } => {
+                let reason = format!("parked: the provider asked to wait {} s", after.as_secs());
+                self.set(order, TaskState::Pending, Some(&reason), None);
+                self.not_before
+                    .insert(id.clone(), std::time::Instant::now() + after);
+                (self.s.events)(Event::Parked {
+                    task: id,
+                    seconds: after.as_secs(),
+                });
             }
             TaskEnd::Journal(e) => {
                 (self.s.events)(Event::TaskStopped {

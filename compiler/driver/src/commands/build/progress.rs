@@ -83,6 +83,7 @@ impl<'w> Progress<'w> {
                     c.done += 1;
                 }
                 Event::UpToDate { .. } | Event::Skipped { .. } => c.done += 1,
+                Event::Parked { .. } => c.running = c.running.saturating_sub(1),
                 _ => {}
             }
         }
@@ -164,6 +165,9 @@ pub(super) fn line(e: &Event) -> String {
         Event::Failed { task, reason } => format!("FAILED      {task}: {reason}"),
         Event::Skipped { task, because } => format!("skipped     {task}: {because}"),
         Event::TaskStopped { task, reason } => format!("stopped     {task}: {reason}"),
+        Event::Parked { task, seconds } => format!(
+            "parked      {task}: the provider asked to wait {seconds} s; its slot goes to other work"
+        ),
         Event::Stopped { reason } => {
             format!("stopping: {reason}; running attempts end, nothing new starts")
         }
@@ -214,6 +218,7 @@ fn json(e: &Event, secs: f64) -> serde_json::Value {
         Event::TaskStopped { task, reason } => {
             ("task_stopped", json!({"task": task, "reason": reason}))
         }
+        Event::Parked { task, seconds } => ("parked", json!({"task": task, "seconds": seconds})),
         Event::Stopped { reason } => ("stopped", json!({"reason": reason})),
     };
     v["event"] = json!(kind);
