@@ -39,6 +39,17 @@ pub fn specc_binary() -> std::path::PathBuf {
     .clone()
 }
 
+/// The plan-diagnostic cases, `fixtures/planner/cases/*/`, in order.
+pub fn planner_cases() -> Vec<std::path::PathBuf> {
+    let dir = root().join("fixtures/planner/cases");
+    let mut cases: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    cases.retain(|p| p.is_dir());
+    cases.sort();
+    cases
+}
+
 /// The workspace root.
 pub fn root() -> std::path::PathBuf {
     let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));

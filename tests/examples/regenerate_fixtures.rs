@@ -15,7 +15,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use specc_llm::{
@@ -159,14 +159,7 @@ impl Provider for ScriptedPlanner {
 /// Writes each case's `recording.jsonl` by planning with its script, exactly as the CLI
 /// plans with `--provider replay` (the planner role's model `planner`, 8192 tokens).
 fn planner_cases() {
-    let dir = root().join("fixtures/planner/cases");
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("cases")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    cases.sort();
-    for case in cases {
+    for case in specc_tests::planner_cases() {
         let script: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(case.join("script.json")).expect("script"),
         )

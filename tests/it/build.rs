@@ -106,6 +106,26 @@ pub(crate) fn build_in(dir: tempfile::TempDir, planner: Value, workers: Value) -
     let book = Arc::new(AnswerBook::new(
         json!({"planner": planner, "workers": workers}),
     ));
+    let run = rebuild(dir.path(), &book, &[]);
+    Built {
+        code: run.code,
+        out: run.out,
+        err: run.err,
+        dir,
+        book,
+    }
+}
+
+/// What one `specc build` said.
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) out: String,
+    pub(crate) err: String,
+}
+
+/// `specc build` (with `extra` arguments) of the spec in `dir`, in-process, with `book`
+/// answering and the specc binary as the sandbox's helper.
+pub(crate) fn rebuild(dir: &Path, book: &Arc<AnswerBook>, extra: &[&str]) -> Run {
     let env = specc::Env {
         no_color: true,
         width: Some(100),
@@ -113,16 +133,15 @@ pub(crate) fn build_in(dir: tempfile::TempDir, planner: Value, workers: Value) -
         sandbox_helper: Some(specc_tests::specc_binary()),
         ..specc::Env::default()
     };
-    let spec = dir.path().join("spec.md").display().to_string();
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    let code = specc::run(["specc", "build", spec.as_str()], &env, &mut out, &mut err);
-    Built {
+    let spec = dir.join("spec.md").display().to_string();
+    let mut args = vec!["specc", "build", spec.as_str()];
+    args.extend_from_slice(extra);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = specc::run(args, &env, &mut out, &mut err);
+    Run {
         code,
         out: String::from_utf8_lossy(&out).into_owned(),
         err: String::from_utf8_lossy(&err).into_owned(),
-        dir,
-        book,
     }
 }
 
@@ -163,17 +182,9 @@ fn two_leaves_land_and_out_is_a_clean_git_repository() {
     assert!(log.contains("make a") && log.contains("make b"), "{log}");
     // A person's change in out/ makes the next build refuse and overwrite nothing.
     std::fs::write(out.join("a.txt"), "mine\n").expect("edit");
-    let env = specc::Env {
-        no_color: true,
-        models: Some(specc::Models(b.book.clone())),
-        sandbox_helper: Some(specc_tests::specc_binary()),
-        ..specc::Env::default()
-    };
-    let spec = b.dir.path().join("spec.md").display().to_string();
-    let (mut o, mut e) = (Vec::new(), Vec::new());
-    let code = specc::run(["specc", "build", spec.as_str()], &env, &mut o, &mut e);
-    let e = String::from_utf8_lossy(&e);
-    assert_eq!(code, 1, "{e}");
+    let again = rebuild(b.dir.path(), &b.book, &[]);
+    let e = again.err;
+    assert_eq!(again.code, 1, "{e}");
     assert!(e.contains("E0403") && e.contains("a.txt"), "{e}");
     assert_eq!(
         std::fs::read_to_string(out.join("a.txt")).expect("kept"),
@@ -356,17 +367,9 @@ fn the_budget_cap_stops_the_build_cleanly() {
     // date, and b's calls are its first.
     let raised = toml.replace("dollars = 1.3", "dollars = 10");
     std::fs::write(b.dir.path().join("specc.toml"), raised).expect("toml");
-    let env = specc::Env {
-        no_color: true,
-        models: Some(specc::Models(b.book.clone())),
-        sandbox_helper: Some(specc_tests::specc_binary()),
-        ..specc::Env::default()
-    };
-    let spec = b.dir.path().join("spec.md").display().to_string();
-    let (mut o, mut e) = (Vec::new(), Vec::new());
-    let code = specc::run(["specc", "build", spec.as_str()], &env, &mut o, &mut e);
-    let (o, e) = (String::from_utf8_lossy(&o), String::from_utf8_lossy(&e));
-    assert_eq!(code, 0, "{e}\n{o}");
+    let resumed = rebuild(b.dir.path(), &b.book, &[]);
+    let (o, e) = (resumed.out, resumed.err);
+    assert_eq!(resumed.code, 0, "{e}\n{o}");
     assert!(e.contains("resuming build"), "{e}");
     assert!(o.contains("1 landed, 1 up to date"), "{o}");
     assert_eq!(b.file("b.txt").as_deref(), Some("x\n"));

@@ -13,30 +13,8 @@ use crate::build::{TOML, child, done, project, write};
 
 const SPEC_WITH_DECISION: &str = "# Pair\n\n> Decision: {#pair.words} Words are lower case.\n\n## Alpha\n\n- [R-1] Alpha MUST exist.\n\n## Beta\n\n- [R-2] Beta MUST exist.\n";
 
-struct Run {
-    code: i32,
-    out: String,
-    err: String,
-}
-
-fn build(dir: &Path, book: &Arc<AnswerBook>, extra: &[&str]) -> Run {
-    let env = specc::Env {
-        no_color: true,
-        width: Some(100),
-        models: Some(specc::Models(book.clone())),
-        sandbox_helper: Some(specc_tests::specc_binary()),
-        ..specc::Env::default()
-    };
-    let spec = dir.join("spec.md").display().to_string();
-    let mut args = vec!["specc", "build", spec.as_str()];
-    args.extend_from_slice(extra);
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = specc::run(args, &env, &mut out, &mut err);
-    Run {
-        code,
-        out: String::from_utf8_lossy(&out).into_owned(),
-        err: String::from_utf8_lossy(&err).into_owned(),
-    }
+fn build(dir: &Path, book: &Arc<AnswerBook>, extra: &[&str]) -> crate::build::Run {
+    crate::build::rebuild(dir, book, extra)
 }
 
 fn book(planner: Value, workers: Value) -> Arc<AnswerBook> {

@@ -14,14 +14,7 @@ use std::path::PathBuf;
 use crate::support::{root, specc};
 
 fn cases() -> Vec<PathBuf> {
-    let dir = root().join("fixtures/planner/cases");
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("cases")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    cases.sort();
-    cases
+    specc_tests::planner_cases()
 }
 
 #[test]

@@ -64,19 +64,29 @@ fn now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
+/// A connection to the state database at `path` (made, with its directory, if missing),
+/// set up as every writer of it must be: WAL, so readers never block the writer;
+/// synchronous=FULL, so an acknowledged write survives `kill -9`; a busy timeout for the
+/// other connections of the process. The ledger and the build journal both open it so.
+pub fn open_state_db(path: &Path) -> std::io::Result<Connection> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let setup = || -> rusqlite::Result<Connection> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(Duration::from_secs(30))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        Ok(conn)
+    };
+    setup().map_err(std::io::Error::other)
+}
+
 impl Ledger {
     /// Opens (creating) the state database: WAL, synchronous=FULL, so an acknowledged row
     /// survives `kill -9`.
     pub fn open(path: &Path) -> Result<Ledger, LlmError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| LlmError::Ledger(e.to_string()))?;
-        }
-        let conn = Connection::open(path).map_err(db)?;
-        conn.busy_timeout(Duration::from_secs(30)).map_err(db)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(db)?;
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(db)?;
+        let conn = open_state_db(path).map_err(|e| LlmError::Ledger(e.to_string()))?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS llm_calls (
                  id INTEGER PRIMARY KEY,

@@ -27,7 +27,7 @@ pub use client::{AnswerHook, Client};
 pub use config::{LlmConfig, Role};
 pub use error::LlmError;
 pub use http::{MAX_RETRY_AFTER, Timeouts, retry_after};
-pub use ledger::{CallRow, Ledger, Price};
+pub use ledger::{CallRow, Ledger, Price, open_state_db};
 pub use openai::OpenAiCompatible;
 pub use provider::{BoxFuture, Provider};
 pub use replay::{Recorder, Recording, Replay, fingerprint};

@@ -146,16 +146,7 @@ pub struct Journal {
 impl Journal {
     /// Opens (creating) the journal's tables in the state database at `path`.
     pub fn open(path: &Path) -> Result<Journal, JournalError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| JournalError(e.to_string()))?;
-        }
-        let conn = Connection::open(path).map_err(db)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(db)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(db)?;
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(db)?;
+        let conn = specc_llm::open_state_db(path).map_err(|e| JournalError(e.to_string()))?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS runs (
                  run TEXT PRIMARY KEY, spec TEXT NOT NULL, started_unix INTEGER NOT NULL,

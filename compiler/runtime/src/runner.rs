@@ -131,7 +131,7 @@ pub struct ProcessRunner {
 }
 
 /// Variables a command may inherit.
-const ALLOWED: &[&str] = &[
+pub const ALLOWED_VARS: &[&str] = &[
     "PATH",
     "LANG",
     "LC_ALL",
@@ -146,7 +146,7 @@ impl ProcessRunner {
     /// the real HOME's, so rustup's proxies still find their toolchain), HOME and TMPDIR in
     /// private directories, and `extra`. Never a variable in `secret_vars`.
     pub fn environment(&self, home: &Path, extra: &[(String, String)]) -> Vec<(String, String)> {
-        let mut env: Vec<(String, String)> = ALLOWED
+        let mut env: Vec<(String, String)> = ALLOWED_VARS
             .iter()
             .filter_map(|k| Some(((*k).to_owned(), std::env::var(k).ok()?)))
             .collect();

@@ -8,19 +8,8 @@ use std::process::Command;
 use specc_vcs::object::ObjectId;
 use specc_vcs::{Change, FileEntry, Options, Outcome, Repo, Submission};
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+mod support;
+use support::git;
 
 async fn commit(repo: &Repo, path: &str, new: Option<&str>, task: &str) -> ObjectId {
     let (head, file) = repo.read_head(path).await.expect("head");

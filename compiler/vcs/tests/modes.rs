@@ -6,24 +6,12 @@
 use std::collections::BTreeSet;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use specc_vcs::object::ObjectId;
 use specc_vcs::{Change, FileEntry, Options, Outcome, Repo, Resolver, Submission};
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+mod support;
+use support::git;
 
 /// A change of `path` against `base`, expecting what `base` has there.
 async fn change(
