@@ -138,10 +138,15 @@ pub(crate) fn run(
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()?;
+    // While it runs, its pid is in `.git/`: a fast-import whose caller was killed outlives
+    // it, and whoever exports next must stop it first (see `FAST_IMPORT_PID`).
+    let pid_file = dir.join(FAST_IMPORT_PID);
+    std::fs::write(&pid_file, child.id().to_string())?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin.write_all(&stream)?;
     }
     let o = child.wait_with_output()?;
+    std::fs::remove_file(&pid_file)?;
     if !o.status.success() {
         return Err(std::io::Error::other(format!(
             "git fast-import failed: {}",
@@ -151,9 +156,12 @@ pub(crate) fn run(
     Ok(count)
 }
 
+/// Where the pid of a running `git fast-import` is kept, relative to the repository.
+pub const FAST_IMPORT_PID: &str = ".git/specc-fast-import.pid";
+
 /// Makes `dir/.git` all at once: `git init` in a scratch directory beside it, then one
 /// rename, so a process killed meanwhile never leaves a half-made repository behind.
-fn init(dir: &Path) -> std::io::Result<()> {
+pub fn init(dir: &Path) -> std::io::Result<()> {
     // Beside `dir`, not in it: a scratch directory left in `dir` would look like a file
     // nobody exported.
     let name = dir

@@ -12,6 +12,7 @@
 
 mod checkout;
 mod export;
+pub use export::{FAST_IMPORT_PID, init as init_git};
 mod log;
 pub mod merge;
 pub mod object;

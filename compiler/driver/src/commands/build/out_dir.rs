@@ -87,15 +87,18 @@ pub(super) fn export(
 /// checkout (the mark must exist before fast-import touches `main`).
 pub(super) fn begin_export(out: &Path) -> Result<(), String> {
     if !out.join(".git").is_dir() {
-        return Ok(()); // the export makes the repository, and `main`, from nothing
+        std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+        specc_vcs::init_git(out).map_err(|e| format!("{}: {e}", out.display()))?;
     }
     let mark = out.join(EXPORT_MARK);
     std::fs::write(&mark, b"").map_err(|e| format!("{}: {e}", mark.display()))
 }
 
-/// Finishes an export a killed build left: the git it started may outlive it a moment, so
-/// its lock files are waited for; then `main` is checked out over what it left.
+/// Finishes an export a killed build left: the `git fast-import` it started outlives it,
+/// so it is stopped (this build holds `.specc/lock`: no other build is exporting), its lock
+/// files are waited for, and `main` is checked out over what it left.
 fn finish_interrupted(out: &Path) -> Result<(), String> {
+    stop_orphaned_fast_import(out);
     let locks = || -> bool {
         ["index.lock", "refs/heads/main.lock", "HEAD.lock"]
             .iter()
@@ -107,7 +110,11 @@ fn finish_interrupted(out: &Path) -> Result<(), String> {
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    let _ = std::fs::remove_file(out.join(".git/index.lock"));
+    // What is left locked was locked by a git that is gone (killed with its build, or by
+    // us above): the locks are stale.
+    for lock in ["index.lock", "refs/heads/main.lock", "HEAD.lock"] {
+        let _ = std::fs::remove_file(out.join(".git").join(lock));
+    }
     if git(out, &["rev-parse", "--verify", "-q", "refs/heads/main"])?.is_some() {
         check_out(out)?;
     }
@@ -118,6 +125,35 @@ fn finish_interrupted(out: &Path) -> Result<(), String> {
         }
         _ => Ok(()),
     }
+}
+
+/// Kills the `git fast-import` a killed build left running, if it still runs, and waits for
+/// it to be gone.
+fn stop_orphaned_fast_import(out: &Path) {
+    let pid_file = out.join(specc_vcs::FAST_IMPORT_PID);
+    let Some(pid) = std::fs::read_to_string(&pid_file)
+        .ok()
+        .and_then(|p| p.trim().parse::<i32>().ok())
+    else {
+        return;
+    };
+    let proc = Path::new("/proc").join(pid.to_string());
+    let is_git = std::fs::read_to_string(proc.join("comm")).is_ok_and(|c| c.starts_with("git"));
+    if is_git {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        for _ in 0..500 {
+            // Gone, or a zombie nobody will reap (its parent died): either way it is over.
+            let state = std::fs::read_to_string(proc.join("stat")).unwrap_or_default();
+            if state.is_empty() || state.contains(") Z ") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+    let _ = std::fs::remove_file(&pid_file);
 }
 
 /// Checks out `main` into the working tree after an export.
