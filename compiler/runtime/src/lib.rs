@@ -1,7 +1,8 @@
 //! specc-runtime: driving models through the compiler's work.
 //!
 //! Planning: the planner protocol (`planner`), planning a whole tree with answers cached by
-//! request fingerprint (`plan_tree`), the coordinator that merges two planners' decisions
+//! what their requests depend on (`plan_tree`, `plan_cache`), re-planning an edited task by
+//! amending its earlier answer (`amend`), the coordinator that merges two planners' decisions
 //! of one question, the field guide and the `[limits]` of specc.toml, and the outline
 //! planner that needs no model.
 //!
@@ -15,6 +16,7 @@
 
 pub mod acceptance;
 pub mod agent;
+pub mod amend;
 pub mod attempt;
 pub mod build;
 pub mod context;
@@ -26,6 +28,7 @@ pub mod journal_status;
 pub mod limits;
 pub mod orders;
 pub mod outline;
+pub mod plan_cache;
 pub mod plan_tree;
 pub mod planner;
 pub mod replan;

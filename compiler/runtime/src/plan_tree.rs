@@ -1,8 +1,12 @@
 //! Planning a whole intent tree: the root's planner first, then every `plan` child's, each
 //! on the intent node it covers, depth first. Answers are cached by the fingerprint of their
-//! request — everything the request was built from — with the provider and model that
-//! answer it, so re-planning after a spec edit calls the model only for nodes whose inputs
-//! changed. A cached answer is checked again like a fresh one, and re-asked if it fails.
+//! request with the provider and model that answer it. A request holds only what its answer
+//! depends on — the task, its intent node, the decisions above it, the spec's decisions in
+//! its scope and the field guide — never the rest of the tree, so an edit re-plans only the
+//! tasks whose own inputs it changed. A cached answer is checked again like a fresh one
+//! (ownership against today's owners), and re-asked if it fails. A task re-planned after an
+//! edit amends its earlier answer (`amend`), and what it marks unchanged keeps its earlier
+//! text, so its children's requests, and their cached subtrees, stay.
 //!
 //! Every decision id has one owner, the first task to decide it. When later answers still
 //! decide an owned id differently after their repairs, the coordinator merges them, the
@@ -11,18 +15,21 @@
 //! every task that read an old text, have changed, so exactly those are re-planned, and
 //! everything else is a cache hit.
 //! design: runtime.incremental-planning
+//! design: runtime.amend-planning
 //! design: runtime.coordinator
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::{Deserialize, Serialize};
 use specc_ir::plan::{ChildKind, PlannedChild, PlannedDecision, PlannerAnswer};
 use specc_ir::{Diagnostic, IntentNode, IntentTree};
-use specc_llm::{Client, Role};
+use specc_llm::Client;
 use specc_passes::plan::{self, Conflict, Owned};
 
+use crate::amend::{self, Amended};
 use crate::coordinator;
 pub use crate::limits::Limits;
+pub use crate::plan_cache::Cache;
+use crate::plan_cache::{as_earlier, cache_key, clashes};
 use crate::planner::{self, Context, PlanError};
 
 /// Merges one planning may make before it gives up.
@@ -36,21 +43,6 @@ pub struct PlannedTree {
     pub calls: usize,
     /// Warnings from the checks (serialised siblings, merged decisions, …).
     pub diagnostics: Vec<Diagnostic>,
-}
-
-/// What planning remembers between runs, by request key: planner answers, and the
-/// coordinator's merges. Persisting it is the caller's business (it is plain data).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Cache {
-    pub answers: HashMap<String, PlannerAnswer>,
-    #[serde(default)]
-    pub merges: HashMap<String, PlannedDecision>,
-}
-
-impl Cache {
-    pub fn new() -> Cache {
-        Cache::default()
-    }
 }
 
 /// A decision the coordinator settled.
@@ -128,19 +120,6 @@ pub async fn plan_tree(
     }
 }
 
-/// The cache key of a planner-role request: the request as the provider will get it, with
-/// the provider's name, so answers from one provider or model never stand in for another's.
-fn cache_key(client: &Client, mut request: specc_llm::Request) -> String {
-    let provider = match client.binding(Role::Planner) {
-        Some(b) => {
-            request.model.clone_from(&b.model);
-            b.provider.clone()
-        }
-        None => String::new(),
-    };
-    format!("{provider}:{}", specc_llm::fingerprint(&request))
-}
-
 /// One walk over the tree, with the decisions settled so far.
 struct Walk<'a> {
     client: &'a Client,
@@ -166,11 +145,7 @@ type Pending<'t> = (
 impl Walk<'_> {
     async fn run(&self, cache: &mut Cache) -> Result<WalkOutcome, PlanError> {
         let tree = self.tree;
-        let spec_decisions: Vec<(String, String)> = tree
-            .nodes()
-            .flat_map(|n| n.decisions.iter())
-            .filter_map(|d| Some((d.id.clone()?, d.text.clone())))
-            .collect();
+        let spec_decisions = scoped_spec_decisions(&tree.root);
         let by_id: HashMap<&str, &IntentNode> = tree.nodes().map(|n| (n.id.as_str(), n)).collect();
         let mut out = PlannedTree::default();
         let mut owned: BTreeMap<String, Owned> = BTreeMap::new();
@@ -189,16 +164,15 @@ impl Walk<'_> {
                 assignment,
                 limits: (self.limits.max_depth, self.limits.max_width),
                 ancestors: above.clone(),
-                owned_elsewhere: owned
-                    .keys()
-                    .filter(|id| !settled.iter().any(|s| &s.id == *id))
-                    .cloned()
-                    .collect(),
                 settled: settled.clone(),
-                spec_decisions: spec_decisions.clone(),
+                spec_decisions: spec_decisions
+                    .get(node.id.as_str())
+                    .cloned()
+                    .unwrap_or_default(),
                 field_guide: self.field_guide.to_owned(),
             };
-            let request = planner::request(node, &ctx, self.limits.max_tokens);
+            let inputs = planner::inputs(node, &ctx);
+            let request = planner::request_for(&inputs, self.limits.max_tokens);
             let key = cache_key(self.client, request.clone());
             let limits = self.limits;
             let check = |a: &PlannerAnswer| {
@@ -218,22 +192,59 @@ impl Walk<'_> {
                 ));
                 d
             };
-            // A cached answer passes the checks a fresh one would, or it is asked again;
-            // ownership conflicts it was accepted with go to the coordinator as before.
+            let clashing = |a: &PlannerAnswer| {
+                let mut seen = a.clone();
+                self.replace_settled_texts(&mut seen);
+                clashes(&seen, &owned)
+            };
+            // A cached answer passes the checks a fresh one would, or it is asked again.
+            // Its ownership clashes are checked against today's owners: the ones it was
+            // accepted with go to the coordinator as before; a new one asks again.
             let cached = cache.answers.get(&key).filter(|a| {
+                let contested = cache.contested.get(&key).map_or(&[][..], |c| &c[..]);
                 check(a)
                     .iter()
                     .all(|d| !d.is_error() || planner::survives_repairs(d))
+                    && clashing(a).iter().all(|id| contested.contains(id))
             });
             let mut answer = match cached {
                 Some(a) => a.clone(),
                 None => {
-                    let asked = planner::ask(self.client, &task, request, check).await?;
+                    // An earlier answer of this task is amended rather than asked afresh.
+                    let earlier = cache.earlier(&task, &inputs);
+                    let asked = match &earlier {
+                        None => planner::ask(self.client, &task, request, check).await?,
+                        Some(e) => {
+                            let req = amend::request(&inputs, &as_earlier(e), limits.max_tokens);
+                            let resolve = |am: &Amended| am.resolve(&e.0);
+                            let a = planner::ask_tool(
+                                self.client,
+                                &task,
+                                req,
+                                planner::TOOL,
+                                |am: &Amended| check(&resolve(am)),
+                                planner::survives_repairs,
+                            )
+                            .await?;
+                            planner::Asked {
+                                answer: resolve(&a.answer),
+                                calls: a.calls,
+                                unresolved: a.unresolved,
+                            }
+                        }
+                    };
                     out.calls += asked.calls;
-                    cache.answers.insert(key, asked.answer.clone());
+                    let contested = clashing(&asked.answer);
+                    if contested.is_empty() {
+                        cache.contested.remove(&key);
+                    } else {
+                        cache.contested.insert(key.clone(), contested);
+                    }
+                    cache.answers.insert(key.clone(), asked.answer.clone());
                     asked.answer
                 }
             };
+            cache.remember(&task, &key, &inputs);
             let mut conflicts = self.apply_settled(&task, &mut answer);
             // A party restates what was settled for it, so its subtree reads it; if its
             // planner left one out, it is added.
@@ -339,4 +350,36 @@ impl Walk<'_> {
         }
         conflicts
     }
+}
+
+/// The spec's decisions each intent node's planner is given, by node id: those of its
+/// ancestors and of its own subtree, in document order. A decision elsewhere binds it
+/// through the checks (E0302 quotes the spec's text), not through every request.
+fn scoped_spec_decisions(root: &IntentNode) -> HashMap<&str, Vec<(String, String)>> {
+    fn own(n: &IntentNode) -> impl Iterator<Item = (String, String)> + '_ {
+        n.decisions
+            .iter()
+            .filter_map(|d| Some((d.id.clone()?, d.text.clone())))
+    }
+    /// Fills `out` for `n`'s subtree; returns the decisions of that subtree.
+    fn walk<'t>(
+        n: &'t IntentNode,
+        above: &[(String, String)],
+        out: &mut HashMap<&'t str, Vec<(String, String)>>,
+    ) -> Vec<(String, String)> {
+        let mine: Vec<(String, String)> = own(n).collect();
+        let mut path = above.to_vec();
+        path.extend(mine.iter().cloned());
+        let mut subtree = mine;
+        for c in &n.children {
+            subtree.extend(walk(c, &path, out));
+        }
+        let mut scoped = above.to_vec();
+        scoped.extend(subtree.iter().cloned());
+        out.insert(n.id.as_str(), scoped);
+        subtree
+    }
+    let mut out = HashMap::new();
+    walk(root, &[], &mut out);
+    out
 }

@@ -1,5 +1,5 @@
 //! The planner protocol: a request built from one intent node and what the planner must
-//! respect (its ancestors' decisions, the spec's, the ids owned elsewhere, the field guide);
+//! respect (its ancestors' decisions, the spec's decisions in scope, the field guide);
 //! the answer comes as a tool call forced by name, is parsed into a `PlannerAnswer` and
 //! checked; an invalid answer gets at most two repair round-trips quoting the errors.
 //! design: runtime.planner-protocol
@@ -28,10 +28,9 @@ pub struct Context {
     pub ancestors: Vec<PlannedDecision>,
     /// Decisions the coordinator settled after this task's planner disagreed: binding.
     pub settled: Vec<PlannedDecision>,
-    /// `(id, text)` of the spec's own decisions.
+    /// `(id, text)` of the spec's own decisions in scope: those of the intent node's
+    /// ancestors and of its subtree (the checks still hold every answer to all of them).
     pub spec_decisions: Vec<(String, String)>,
-    /// Decision ids other nodes own: not to be decided here.
-    pub owned_elsewhere: Vec<String>,
     pub field_guide: String,
 }
 
@@ -63,17 +62,21 @@ pub fn answer_schema() -> serde_json::Value {
     })
 }
 
-/// The request for `node`.
-pub fn request(node: &IntentNode, ctx: &Context, max_tokens: u32) -> Request {
-    let system = "You are specc's planner. Split the intent node you are given into children: \
+/// The planner's standing instructions.
+pub(crate) const SYSTEM: &str = "You are specc's planner. Split the intent node you are given into children: \
         `plan` children are planned further, `work` children are carried out by a cheaper model \
         that only follows instructions, so write those explicitly. Make every design decision \
-        the children need, with an id naming the question (`area.question`), and never decide an \
-        id listed as owned elsewhere or contradict a spec decision. Restate every decision under \
+        the children need, with an id naming the question and prefixed by your node's area \
+        (`area.question`), and never contradict a spec decision. Restate every decision under \
         settled_decisions word for word among your decisions: the coordinator settled them after \
         planners disagreed. Give siblings disjoint write scopes where you can, and cover every \
         MUST, MUST NOT and SHALL requirement with a work child. Answer only by calling \
         submit_plan.";
+
+/// What a planner's answer for `node` depends on, as the JSON user message of its request.
+/// Nothing about the rest of the tree is in it (no ids owned elsewhere: ownership is
+/// checked after the answer), so an edit elsewhere leaves it, and its cache key, alone.
+pub fn inputs(node: &IntentNode, ctx: &Context) -> serde_json::Value {
     let requirements: Vec<serde_json::Value> = node
         .requirements
         .iter()
@@ -85,7 +88,7 @@ pub fn request(node: &IntentNode, ctx: &Context, max_tokens: u32) -> Request {
                            "write_scope": c.write_scope, "read_scope": c.read_scope,
                            "acceptance": c.acceptance})
     });
-    let user = serde_json::json!({
+    serde_json::json!({
         "task": {"id": ctx.task, "depth": ctx.depth, "assignment": assignment,
                  "max_depth": ctx.limits.0, "max_width": ctx.limits.1},
         "node": {"id": node.id.as_str(), "title": node.title, "prose": node.prose,
@@ -94,12 +97,20 @@ pub fn request(node: &IntentNode, ctx: &Context, max_tokens: u32) -> Request {
         "ancestor_decisions": ctx.ancestors,
         "settled_decisions": ctx.settled,
         "spec_decisions": ctx.spec_decisions,
-        "owned_elsewhere": ctx.owned_elsewhere,
         "field_guide": ctx.field_guide,
-    });
+    })
+}
+
+/// The request for `node`.
+pub fn request(node: &IntentNode, ctx: &Context, max_tokens: u32) -> Request {
+    request_for(&inputs(node, ctx), max_tokens)
+}
+
+/// The request of a user message made by [`inputs`].
+pub fn request_for(user: &serde_json::Value, max_tokens: u32) -> Request {
     forced_tool_request(
-        system,
-        &user,
+        SYSTEM,
+        user,
         Tool {
             name: TOOL.to_owned(),
             description: "Submit the plan for this node.".to_owned(),
@@ -221,7 +232,10 @@ pub async fn ask_tool<T: serde::de::DeserializeOwned>(
             "Your answer is not valid:\n{}\nCall {tool} again with a corrected answer.",
             problems
                 .iter()
-                .map(|d| format!("- {}: {}", d.code, d.message))
+                .map(|d| match &d.help {
+                    Some(help) => format!("- {}: {} ({help})", d.code, d.message),
+                    None => format!("- {}: {}", d.code, d.message),
+                })
                 .collect::<Vec<_>>()
                 .join("\n")
         );

@@ -33,8 +33,8 @@ pub fn check_ownership(
                     ),
                 )
                 .with_help(format!(
-                    "one question has one owner: leave `{}` out of this answer, it is {owner}'s to decide",
-                    d.id
+                    "one question has one owner: {owner} decided `{}` as \"{}\"; restate that text word for word, or leave the id out, or name your own question with an id of your own area",
+                    d.id, o.decision.decision
                 )),
             );
         } else if let Some(first) = mine.get(d.id.as_str())
