@@ -1,4 +1,5 @@
-//! The client agents call: role → provider and model, concurrency per provider, retries,
+//! The client agents call: role → provider and model, concurrency per role and per
+//! provider, retries,
 //! the budget, and a ledger row for every attempt.
 //! design: llm.faults
 
@@ -28,6 +29,8 @@ struct Slot {
 pub struct Client {
     config: LlmConfig,
     slots: HashMap<String, Slot>,
+    /// The roles with a `concurrency` of their own.
+    role_limits: HashMap<Role, Arc<Semaphore>>,
     ledger: Option<Arc<Ledger>>,
     run: String,
     policy: RetryPolicy,
@@ -56,9 +59,17 @@ impl Client {
             );
         }
         let policy = config.retry_policy();
+        let role_limits = Role::ALL
+            .into_iter()
+            .filter_map(|role| {
+                let n = config.role(role)?.concurrency?;
+                Some((role, Arc::new(Semaphore::new(n.max(1)))))
+            })
+            .collect();
         Client {
             config,
             slots,
+            role_limits,
             ledger: None,
             run: "default".to_owned(),
             policy,
@@ -137,9 +148,19 @@ impl Client {
         request.max_tokens = request.max_tokens.min(binding.max_tokens).max(1);
         let price = self.config.price(&binding.model);
 
-        // Queue for the provider first, so that waiting calls hold no budget; then reserve
-        // the most this call can cost. The guard releases the reservation however the call
-        // ends: returned, failed, or dropped by a caller's timeout.
+        // Queue for the role, then for the provider, so that waiting calls hold no budget
+        // (nor a provider slot another role could use); then reserve the most this call can
+        // cost. The guard releases the reservation however the call ends: returned,
+        // failed, or dropped by a caller's timeout.
+        let _role_permit = match self.role_limits.get(&role) {
+            Some(limit) => Some(
+                limit
+                    .acquire()
+                    .await
+                    .map_err(|_| LlmError::Config("role closed".into()))?,
+            ),
+            None => None,
+        };
         let _permit = slot
             .limit
             .acquire()

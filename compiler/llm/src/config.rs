@@ -12,6 +12,7 @@
 //! provider = "local"
 //! model = "smollm2"
 //! max_tokens = 4096
+//! concurrency = 2                    # optional: calls of this role in flight
 //!
 //! [prices.smollm2]                   # dollars per million tokens
 //! input = 0.1
@@ -108,6 +109,10 @@ pub struct RoleConfig {
     pub model: String,
     #[serde(default = "default_max_tokens")]
     pub max_tokens: u32,
+    /// At most this many calls of this role in flight, whatever their provider allows
+    /// (none: only the provider's limit).
+    #[serde(default)]
+    pub concurrency: Option<usize>,
 }
 
 fn default_max_tokens() -> u32 {

@@ -199,6 +199,7 @@ fn load_config(args: &PlanArgs, dir: &Path, state: &Path) -> Result<(LlmConfig, 
                     provider: name.to_owned(),
                     model,
                     max_tokens: 8192,
+                    concurrency: None,
                 },
             );
         };
