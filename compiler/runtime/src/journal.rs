@@ -236,6 +236,40 @@ impl Journal {
         })
     }
 
+    /// [`Journal::set_task`] for many tasks in one transaction (a build's first states).
+    pub fn set_tasks(
+        &self,
+        run: &str,
+        tasks: &[(TaskRef<'_>, TaskState)],
+    ) -> Result<(), JournalError> {
+        self.with(|c| {
+            let tx = c.unchecked_transaction()?;
+            {
+                let mut insert = tx.prepare_cached(
+                    "INSERT INTO tasks (run, task, title, fingerprint, state, reason, commit_id)
+                     VALUES (?1, ?2, ?3, ?4, ?5, NULL, NULL)
+                     ON CONFLICT (run, task) DO UPDATE SET state = ?5, reason = NULL,
+                         fingerprint = ?4",
+                )?;
+                for (t, state) in tasks {
+                    insert.execute(params![run, t.id, t.title, t.fingerprint, state.as_str()])?;
+                }
+            }
+            tx.commit()
+        })
+    }
+
+    /// Every task's last landed fingerprint, in any run.
+    pub fn landed_fingerprints(
+        &self,
+    ) -> Result<std::collections::HashMap<String, String>, JournalError> {
+        self.with(|c| {
+            let mut q = c.prepare("SELECT task, fingerprint FROM landed")?;
+            let rows = q.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect()
+        })
+    }
+
     /// The fingerprint task `task` last landed with, in any run.
     pub fn landed_fingerprint(&self, task: &str) -> Result<Option<String>, JournalError> {
         self.with(|c| {

@@ -9,9 +9,10 @@
 
 mod dag;
 mod recheck;
+mod sched;
 mod seed;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
@@ -19,10 +20,10 @@ use specc_ir::plan::{ChildKind, TaskNode};
 use specc_vcs::object::ObjectId;
 
 pub use self::dag::{critical_path, dependencies};
+use self::sched::Scheduler;
 use crate::attempt::{self, Services, TaskEnd};
 use crate::context::WorkOrder;
-use crate::journal::{TaskRef, TaskState};
-use crate::scope::Scope;
+use crate::journal::TaskState;
 
 /// What the build runs.
 pub struct Plan {
@@ -153,19 +154,19 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
     loop {
         sched.skip_blocked();
         if sched.stopping.is_none() {
-            for order in sched.rechecks(jobs.max(1)) {
+            for (i, order) in sched.rechecks(jobs.max(1)) {
                 running.push(Box::pin(async move {
-                    (order, Job::Rechecked(recheck::recheck(s, order).await))
+                    (i, Job::Rechecked(recheck::recheck(s, order).await))
                 })
                     as std::pin::Pin<Box<dyn std::future::Future<Output = _> + '_>>);
             }
-            for order in sched.ready(jobs.max(1)) {
+            for (i, order) in sched.ready(jobs.max(1)) {
                 running.push(Box::pin(async move {
-                    (order, Job::Ran(attempt::run_task(s, order.clone()).await))
+                    (i, Job::Ran(attempt::run_task(s, order.clone()).await))
                 }));
             }
         }
-        let Some((order, job)) = running.next().await else {
+        let Some((i, job)) = running.next().await else {
             // Nothing runs: wait for the earliest parked task, if any may still start.
             match sched.next_wake() {
                 Some(at) if sched.stopping.is_none() => {
@@ -176,8 +177,8 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
             }
         };
         match job {
-            Job::Ran(end) => sched.finish(order, end, &mut report),
-            Job::Rechecked(result) => sched.rechecked(order, result),
+            Job::Ran(end) => sched.finish(i, end, &mut report),
+            Job::Rechecked(result) => sched.rechecked(i, result),
         }
     }
     sched.report(report).await
@@ -187,320 +188,6 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
 enum Job {
     Ran(TaskEnd),
     Rechecked(Result<(), String>),
-}
-
-/// The scheduler's state: each leaf's state, the leaves running, and what ordering needs.
-struct Scheduler<'p, 's> {
-    s: &'s Services<'s>,
-    /// Leaves, critical path first.
-    order: Vec<&'p WorkOrder>,
-    deps: HashMap<&'p str, Vec<String>>,
-    scopes: HashMap<&'p str, Scope>,
-    state: HashMap<String, TaskState>,
-    attempts: HashMap<String, u32>,
-    running: Vec<&'p str>,
-    /// Up-to-date leaves waiting to re-run their checks, and how many are at it.
-    to_recheck: Vec<&'p WorkOrder>,
-    rechecking: usize,
-    /// Parked tasks: not to start before then.
-    not_before: HashMap<String, std::time::Instant>,
-    stopping: Option<String>,
-}
-
-impl<'p, 's> Scheduler<'p, 's> {
-    fn new(s: &'s Services<'s>, plan: &'p Plan) -> Scheduler<'p, 's> {
-        let deps = dependencies(&plan.tasks, &plan.orders);
-        let length = critical_path(&deps);
-        let mut order: Vec<&WorkOrder> = plan.orders.iter().collect();
-        order.sort_by_key(|o| std::cmp::Reverse(length.get(o.task.id.as_str()).copied()));
-        let scopes = plan
-            .orders
-            .iter()
-            .map(|o| (o.task.id.as_str(), Scope::new(&o.task.write_scope)))
-            .collect();
-        let mut sched = Scheduler {
-            s,
-            order,
-            deps,
-            scopes,
-            state: HashMap::new(),
-            attempts: HashMap::new(),
-            running: Vec::new(),
-            to_recheck: Vec::new(),
-            rechecking: 0,
-            not_before: HashMap::new(),
-            stopping: None,
-        };
-        for o in &plan.orders {
-            let t = &o.task;
-            let landed = s.journal.landed_fingerprint(&t.id).ok().flatten();
-            let forced = plan.force.contains(&t.id);
-            let st = if landed.as_deref() == Some(o.fingerprint.as_str()) && !forced {
-                (s.events)(Event::UpToDate { task: t.id.clone() });
-                TaskState::UpToDate
-            } else {
-                TaskState::Pending
-            };
-            sched.set(o, st, None, None);
-        }
-        sched
-    }
-
-    /// Records `st` for `t`, in memory and in the journal. A journal that cannot record
-    /// stops the build: its state would no longer be known.
-    fn set(&mut self, o: &WorkOrder, st: TaskState, reason: Option<&str>, commit: Option<&str>) {
-        let t = &o.task;
-        self.state.insert(t.id.clone(), st);
-        let task = TaskRef {
-            id: &t.id,
-            title: &t.title,
-            fingerprint: &o.fingerprint,
-        };
-        if let Err(e) = self
-            .s
-            .journal
-            .set_task(self.s.run, task, st, reason, commit)
-        {
-            self.stop(e.to_string());
-        }
-    }
-
-    fn stop(&mut self, reason: String) {
-        if self.stopping.is_none() {
-            (self.s.events)(Event::Stopped {
-                reason: reason.clone(),
-            });
-            self.stopping = Some(reason);
-        }
-    }
-
-    fn is(&self, id: &str, states: &[TaskState]) -> bool {
-        self.state.get(id).is_some_and(|st| states.contains(st))
-    }
-
-    /// When the earliest parked task that is still pending may start.
-    fn next_wake(&self) -> Option<std::time::Instant> {
-        self.not_before
-            .iter()
-            .filter(|(id, _)| self.is(id, &[TaskState::Pending]))
-            .map(|(_, at)| *at)
-            .min()
-    }
-
-    /// Takes up to the free job slots of the leaves waiting to re-run their checks; they
-    /// count as running until the result is in (their dependents wait for it).
-    fn rechecks(&mut self, jobs: usize) -> Vec<&'p WorkOrder> {
-        let free = jobs.saturating_sub(self.running.len() + self.rechecking);
-        let n = free.min(self.to_recheck.len());
-        let taken: Vec<&WorkOrder> = self.to_recheck.drain(..n).collect();
-        self.rechecking += taken.len();
-        taken
-    }
-
-    /// Takes in a re-check's result.
-    fn rechecked(&mut self, order: &WorkOrder, result: Result<(), String>) {
-        self.rechecking -= 1;
-        let task = order.task.id.clone();
-        match result {
-            Ok(()) => {
-                self.set(order, TaskState::UpToDate, None, None);
-                (self.s.events)(Event::Rechecked {
-                    task,
-                    passed: true,
-                    reason: None,
-                });
-            }
-            Err(reason) => {
-                self.set(order, TaskState::Pending, Some(&reason), None);
-                (self.s.events)(Event::Rechecked {
-                    task,
-                    passed: false,
-                    reason: Some(reason),
-                });
-            }
-        }
-    }
-
-    /// After `landed` landed again: every up-to-date leaf that depends on it, directly or
-    /// through others, waits for a re-check (marked running, so its dependents wait too).
-    fn queue_dependents(&mut self, landed: &str) {
-        let mut frontier = vec![landed.to_owned()];
-        while let Some(id) = frontier.pop() {
-            for i in 0..self.order.len() {
-                let o = self.order[i];
-                let dep = &o.task.id;
-                if self.deps[dep.as_str()].contains(&id) && self.is(dep, &[TaskState::UpToDate]) {
-                    self.set(o, TaskState::Running, Some("re-checking"), None);
-                    self.to_recheck.push(o);
-                    frontier.push(dep.clone());
-                }
-            }
-        }
-    }
-
-    /// Starts what may start: pending leaves whose dependencies landed and whose write
-    /// scope overlaps no running leaf's, up to `jobs` running.
-    fn ready(&mut self, jobs: usize) -> Vec<&'p WorkOrder> {
-        let mut started = Vec::new();
-        for i in 0..self.order.len() {
-            if self.running.len() >= jobs {
-                break;
-            }
-            if self.running.len() + self.rechecking >= jobs {
-                break;
-            }
-            let o = self.order[i];
-            let id = o.task.id.as_str();
-            let waiting = self
-                .not_before
-                .get(id)
-                .is_some_and(|at| *at > std::time::Instant::now());
-            let ready = !waiting
-                && self.is(id, &[TaskState::Pending])
-                && self.deps[id]
-                    .iter()
-                    .all(|d| self.is(d, &[TaskState::Landed, TaskState::UpToDate]));
-            let clash = self
-                .running
-                .iter()
-                .any(|r| self.scopes[r].overlaps(&self.scopes[id]));
-            if ready && !clash {
-                self.set(o, TaskState::Running, None, None);
-                self.running.push(id);
-                started.push(o);
-            }
-        }
-        started
-    }
-
-    /// Marks pending leaves whose dependencies failed or were skipped as skipped.
-    fn skip_blocked(&mut self) {
-        loop {
-            let mut changed = false;
-            for i in 0..self.order.len() {
-                let o = self.order[i];
-                let id = o.task.id.as_str();
-                if !self.is(id, &[TaskState::Pending]) {
-                    continue;
-                }
-                let blocker = self.deps[id]
-                    .iter()
-                    .find(|d| self.is(d, &[TaskState::Failed, TaskState::Skipped]))
-                    .cloned();
-                if let Some(b) = blocker {
-                    let because = format!("depends on {b}, which did not land");
-                    self.set(o, TaskState::Skipped, Some(&because), None);
-                    (self.s.events)(Event::Skipped {
-                        task: id.to_owned(),
-                        because,
-                    });
-                    changed = true;
-                }
-            }
-            if !changed {
-                return;
-            }
-        }
-    }
-
-    /// Takes in a finished leaf.
-    fn finish(&mut self, order: &WorkOrder, end: TaskEnd, report: &mut BuildReport) {
-        let task = &order.task;
-        self.running.retain(|r| *r != task.id);
-        let id = task.id.clone();
-        match end {
-            TaskEnd::Landed {
-                commit,
-                merged,
-                attempts,
-            } => {
-                report.commits += usize::from(commit.is_some());
-                report.merged.extend(merged.iter().cloned());
-                self.attempts.insert(id.clone(), attempts);
-                let hex = commit.map(|c| c.hex());
-                self.set(order, TaskState::Landed, None, hex.as_deref());
-                if commit.is_some() {
-                    self.queue_dependents(&task.id);
-                }
-                (self.s.events)(Event::Landed {
-                    task: id,
-                    commit: hex,
-                    merged,
-                });
-            }
-            TaskEnd::Failed { reason, attempts } => {
-                self.attempts.insert(id.clone(), attempts);
-                self.set(order, TaskState::Failed, Some(&reason), None);
-                (self.s.events)(Event::Failed { task: id, reason });
-            }
-            TaskEnd::Budget { attempts } => {
-                let reason = "the budget cap was reached".to_owned();
-                self.attempts.insert(id.clone(), attempts);
-                self.set(order, TaskState::Stopped, Some(&reason), None);
-                (self.s.events)(Event::TaskStopped {
-                    task: id,
-                    reason: reason.clone(),
-                });
-                self.stop(reason);
-            }
-            TaskEnd::Parked { after } => {
-                let reason = format!("parked: the provider asked to wait {} s", after.as_secs());
-                self.set(order, TaskState::Pending, Some(&reason), None);
-                self.not_before
-                    .insert(id.clone(), std::time::Instant::now() + after);
-                (self.s.events)(Event::Parked {
-                    task: id,
-                    seconds: after.as_secs(),
-                });
-            }
-            TaskEnd::Journal(e) => {
-                (self.s.events)(Event::TaskStopped {
-                    task: id,
-                    reason: e.clone(),
-                });
-                self.stop(e);
-            }
-        }
-    }
-
-    /// The report, once nothing runs: leaves never started are stopped.
-    async fn report(mut self, mut report: BuildReport) -> BuildReport {
-        let because = self
-            .stopping
-            .clone()
-            .unwrap_or_else(|| "never became ready".to_owned());
-        for i in 0..self.order.len() {
-            let o = self.order[i];
-            if self.is(&o.task.id, &[TaskState::Pending]) {
-                self.set(o, TaskState::Stopped, Some(&because), None);
-            }
-        }
-        let stats = self.s.repo.stats().await;
-        report.head = stats.head;
-        report.conflicts = stats.conflicts.iter().map(|(_, n)| *n as usize).sum();
-        report.stopped = self.stopping.clone();
-        let reasons: HashMap<String, Option<String>> = self
-            .s
-            .journal
-            .tasks(self.s.run)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|r| (r.task, r.reason))
-            .collect();
-        let mut leaves: Vec<&WorkOrder> = self.order.clone();
-        leaves.sort_by(|a, b| a.task.id.cmp(&b.task.id));
-        for o in leaves {
-            let id = &o.task.id;
-            report.tasks.push(TaskReport {
-                id: id.clone(),
-                title: o.task.title.clone(),
-                state: self.state.get(id).copied().unwrap_or(TaskState::Pending),
-                reason: reasons.get(id).cloned().flatten(),
-                attempts: self.attempts.get(id).copied().unwrap_or(0),
-            });
-        }
-        report
-    }
 }
 
 /// The leaves that landed in earlier builds and are not in `plan`.

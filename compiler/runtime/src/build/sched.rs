@@ -1,0 +1,398 @@
+//! The scheduler's state: each leaf's state, and what deciding the next leaf needs, kept so
+//! that every event costs time in proportion to the leaves it touches, never to the plan:
+//! leaves by index in critical-path order, each with its dependencies and dependents, a
+//! count of its dependencies not yet landed, and the set of pending leaves whose count is
+//! zero. A 10,000-leaf build must not scan 10,000 leaves per landing
+//! (`cargo bench -p specc-tests --bench scheduler`).
+//! design: runtime.scheduler
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::time::Instant;
+
+use crate::attempt::{Services, TaskEnd};
+use crate::build::{BuildReport, Event, Plan, TaskReport, critical_path, dependencies};
+use crate::context::WorkOrder;
+use crate::journal::{TaskRef, TaskState};
+use crate::scope::Scope;
+
+/// Whether a leaf's dependents may start: it landed, now or in an earlier build.
+fn satisfied(st: TaskState) -> bool {
+    matches!(st, TaskState::Landed | TaskState::UpToDate)
+}
+
+fn blocks(st: TaskState) -> bool {
+    matches!(st, TaskState::Failed | TaskState::Skipped)
+}
+
+pub(super) struct Scheduler<'p, 's> {
+    s: &'s Services<'s>,
+    /// Leaves, critical path first: a leaf's index is its rank.
+    pub(super) order: Vec<&'p WorkOrder>,
+    deps: Vec<Vec<usize>>,
+    dependents: Vec<Vec<usize>>,
+    scopes: Vec<Scope>,
+    state: Vec<TaskState>,
+    /// Dependencies not landed (nor up to date).
+    unmet: Vec<usize>,
+    /// Pending leaves with no unmet dependency, by rank.
+    ready: BTreeSet<usize>,
+    /// Pending leaves that may have a failed or skipped dependency: to be looked at.
+    blocked: Vec<usize>,
+    attempts: Vec<u32>,
+    running: Vec<usize>,
+    /// Up-to-date leaves waiting to re-run their checks, and how many are at it.
+    to_recheck: VecDeque<usize>,
+    rechecking: usize,
+    /// Parked leaves: not to start before then.
+    not_before: HashMap<usize, Instant>,
+    pub(super) stopping: Option<String>,
+}
+
+impl<'p, 's> Scheduler<'p, 's> {
+    pub(super) fn new(s: &'s Services<'s>, plan: &'p Plan) -> Scheduler<'p, 's> {
+        let by_id = dependencies(&plan.tasks, &plan.orders);
+        let length = critical_path(&by_id);
+        let mut order: Vec<&WorkOrder> = plan.orders.iter().collect();
+        // Critical path first; ties in plan order (the sort is stable).
+        order.sort_by_key(|o| std::cmp::Reverse(length.get(o.task.id.as_str()).copied()));
+        let rank: HashMap<&str, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (o.task.id.as_str(), i))
+            .collect();
+        let n = order.len();
+        let mut deps = vec![Vec::new(); n];
+        let mut dependents = vec![Vec::new(); n];
+        for (i, o) in order.iter().enumerate() {
+            for d in by_id.get(o.task.id.as_str()).into_iter().flatten() {
+                if let Some(&j) = rank.get(d.as_str()) {
+                    deps[i].push(j);
+                    dependents[j].push(i);
+                }
+            }
+        }
+        let unmet = deps.iter().map(Vec::len).collect();
+        let mut sched = Scheduler {
+            s,
+            scopes: order
+                .iter()
+                .map(|o| Scope::new(&o.task.write_scope))
+                .collect(),
+            order,
+            deps,
+            dependents,
+            state: vec![TaskState::Pending; n],
+            unmet,
+            ready: BTreeSet::new(),
+            blocked: Vec::new(),
+            attempts: vec![0; n],
+            running: Vec::new(),
+            to_recheck: VecDeque::new(),
+            rechecking: 0,
+            not_before: HashMap::new(),
+            stopping: None,
+        };
+        let landed = s.journal.landed_fingerprints().unwrap_or_default();
+        let mut first = Vec::with_capacity(n);
+        for i in 0..n {
+            let o = sched.order[i];
+            let up_to_date =
+                landed.get(&o.task.id) == Some(&o.fingerprint) && !plan.force.contains(&o.task.id);
+            let st = if up_to_date {
+                (s.events)(Event::UpToDate {
+                    task: o.task.id.clone(),
+                });
+                TaskState::UpToDate
+            } else {
+                TaskState::Pending
+            };
+            sched.transition(i, st);
+            first.push((task_ref(o), st));
+        }
+        // Every leaf's first state in one transaction.
+        if let Err(e) = s.journal.set_tasks(s.run, &first) {
+            sched.stop(e.to_string());
+        }
+        sched
+    }
+
+    /// Records `st` for leaf `i`, in memory and in the journal. A journal that cannot
+    /// record stops the build: its state would no longer be known.
+    fn set(&mut self, i: usize, st: TaskState, reason: Option<&str>, commit: Option<&str>) {
+        self.transition(i, st);
+        let o = self.order[i];
+        if let Err(e) = self
+            .s
+            .journal
+            .set_task(self.s.run, task_ref(o), st, reason, commit)
+        {
+            self.stop(e.to_string());
+        }
+    }
+
+    /// Moves leaf `i` to `st` in memory, keeping the counts and sets in step.
+    fn transition(&mut self, i: usize, st: TaskState) {
+        let old = std::mem::replace(&mut self.state[i], st);
+        if old == TaskState::Pending {
+            self.ready.remove(&i);
+        }
+        if satisfied(old) != satisfied(st) {
+            for k in 0..self.dependents[i].len() {
+                let d = self.dependents[i][k];
+                if satisfied(st) {
+                    self.unmet[d] -= 1;
+                } else {
+                    self.unmet[d] += 1;
+                }
+                if self.state[d] == TaskState::Pending {
+                    if self.unmet[d] == 0 {
+                        self.ready.insert(d);
+                    } else {
+                        self.ready.remove(&d);
+                    }
+                }
+            }
+        }
+        if st == TaskState::Pending {
+            if self.unmet[i] == 0 {
+                self.ready.insert(i);
+            }
+            if self.deps[i].iter().any(|&d| blocks(self.state[d])) {
+                self.blocked.push(i);
+            }
+        }
+        if blocks(st) {
+            for &d in &self.dependents[i] {
+                if self.state[d] == TaskState::Pending {
+                    self.blocked.push(d);
+                }
+            }
+        }
+    }
+
+    pub(super) fn stop(&mut self, reason: String) {
+        if self.stopping.is_none() {
+            (self.s.events)(Event::Stopped {
+                reason: reason.clone(),
+            });
+            self.stopping = Some(reason);
+        }
+    }
+
+    /// When the earliest parked leaf that is still pending may start.
+    pub(super) fn next_wake(&self) -> Option<Instant> {
+        self.not_before
+            .iter()
+            .filter(|(i, _)| self.state[**i] == TaskState::Pending)
+            .map(|(_, at)| *at)
+            .min()
+    }
+
+    /// Takes up to the free job slots of the leaves waiting to re-run their checks; they
+    /// count as running until the result is in (their dependents wait for it).
+    pub(super) fn rechecks(&mut self, jobs: usize) -> Vec<(usize, &'p WorkOrder)> {
+        let free = jobs.saturating_sub(self.running.len() + self.rechecking);
+        let n = free.min(self.to_recheck.len());
+        let taken: Vec<(usize, &WorkOrder)> = self
+            .to_recheck
+            .drain(..n)
+            .map(|i| (i, self.order[i]))
+            .collect();
+        self.rechecking += taken.len();
+        taken
+    }
+
+    /// Takes in a re-check's result.
+    pub(super) fn rechecked(&mut self, i: usize, result: Result<(), String>) {
+        self.rechecking -= 1;
+        let task = self.order[i].task.id.clone();
+        match result {
+            Ok(()) => {
+                self.set(i, TaskState::UpToDate, None, None);
+                (self.s.events)(Event::Rechecked {
+                    task,
+                    passed: true,
+                    reason: None,
+                });
+            }
+            Err(reason) => {
+                self.set(i, TaskState::Pending, Some(&reason), None);
+                (self.s.events)(Event::Rechecked {
+                    task,
+                    passed: false,
+                    reason: Some(reason),
+                });
+            }
+        }
+    }
+
+    /// After leaf `landed` landed again: every up-to-date leaf that depends on it, directly
+    /// or through others, waits for a re-check (marked running, so its dependents wait too).
+    fn queue_dependents(&mut self, landed: usize) {
+        let mut frontier = vec![landed];
+        while let Some(i) = frontier.pop() {
+            for k in 0..self.dependents[i].len() {
+                let d = self.dependents[i][k];
+                if self.state[d] == TaskState::UpToDate {
+                    self.set(d, TaskState::Running, Some("re-checking"), None);
+                    self.to_recheck.push_back(d);
+                    frontier.push(d);
+                }
+            }
+        }
+    }
+
+    /// Starts what may start: ready leaves, critical path first, not parked, whose write
+    /// scope overlaps no running leaf's, up to `jobs` running.
+    pub(super) fn ready(&mut self, jobs: usize) -> Vec<(usize, &'p WorkOrder)> {
+        let now = Instant::now();
+        let mut picked: Vec<usize> = Vec::new();
+        for &i in &self.ready {
+            if self.running.len() + self.rechecking + picked.len() >= jobs {
+                break;
+            }
+            if self.not_before.get(&i).is_some_and(|at| *at > now) {
+                continue;
+            }
+            let clash = self
+                .running
+                .iter()
+                .chain(&picked)
+                .any(|&r| self.scopes[r].overlaps(&self.scopes[i]));
+            if !clash {
+                picked.push(i);
+            }
+        }
+        picked
+            .into_iter()
+            .map(|i| {
+                self.set(i, TaskState::Running, None, None);
+                self.running.push(i);
+                (i, self.order[i])
+            })
+            .collect()
+    }
+
+    /// Marks pending leaves whose dependencies failed or were skipped as skipped.
+    pub(super) fn skip_blocked(&mut self) {
+        while let Some(i) = self.blocked.pop() {
+            if self.state[i] != TaskState::Pending {
+                continue;
+            }
+            let Some(&b) = self.deps[i].iter().find(|&&d| blocks(self.state[d])) else {
+                continue;
+            };
+            let because = format!("depends on {}, which did not land", self.order[b].task.id);
+            self.set(i, TaskState::Skipped, Some(&because), None);
+            (self.s.events)(Event::Skipped {
+                task: self.order[i].task.id.clone(),
+                because,
+            });
+        }
+    }
+
+    /// Takes in a finished leaf.
+    pub(super) fn finish(&mut self, i: usize, end: TaskEnd, report: &mut BuildReport) {
+        self.running.retain(|r| *r != i);
+        let id = self.order[i].task.id.clone();
+        match end {
+            TaskEnd::Landed {
+                commit,
+                merged,
+                attempts,
+            } => {
+                report.commits += usize::from(commit.is_some());
+                report.merged.extend(merged.iter().cloned());
+                self.attempts[i] = attempts;
+                let hex = commit.map(|c| c.hex());
+                self.set(i, TaskState::Landed, None, hex.as_deref());
+                if commit.is_some() {
+                    self.queue_dependents(i);
+                }
+                (self.s.events)(Event::Landed {
+                    task: id,
+                    commit: hex,
+                    merged,
+                });
+            }
+            TaskEnd::Failed { reason, attempts } => {
+                self.attempts[i] = attempts;
+                self.set(i, TaskState::Failed, Some(&reason), None);
+                (self.s.events)(Event::Failed { task: id, reason });
+            }
+            TaskEnd::Budget { attempts } => {
+                let reason = "the budget cap was reached".to_owned();
+                self.attempts[i] = attempts;
+                self.set(i, TaskState::Stopped, Some(&reason), None);
+                (self.s.events)(Event::TaskStopped {
+                    task: id,
+                    reason: reason.clone(),
+                });
+                self.stop(reason);
+            }
+            TaskEnd::Parked { after } => {
+                let reason = format!("parked: the provider asked to wait {} s", after.as_secs());
+                self.set(i, TaskState::Pending, Some(&reason), None);
+                self.not_before.insert(i, Instant::now() + after);
+                (self.s.events)(Event::Parked {
+                    task: id,
+                    seconds: after.as_secs(),
+                });
+            }
+            TaskEnd::Journal(e) => {
+                (self.s.events)(Event::TaskStopped {
+                    task: id,
+                    reason: e.clone(),
+                });
+                self.stop(e);
+            }
+        }
+    }
+
+    /// The report, once nothing runs: leaves never started are stopped.
+    pub(super) async fn report(mut self, mut report: BuildReport) -> BuildReport {
+        let because = self
+            .stopping
+            .clone()
+            .unwrap_or_else(|| "never became ready".to_owned());
+        for i in 0..self.order.len() {
+            if self.state[i] == TaskState::Pending {
+                self.set(i, TaskState::Stopped, Some(&because), None);
+            }
+        }
+        let stats = self.s.repo.stats().await;
+        report.head = stats.head;
+        report.conflicts = stats.conflicts.iter().map(|(_, n)| *n as usize).sum();
+        report.stopped = self.stopping.clone();
+        let reasons: HashMap<String, Option<String>> = self
+            .s
+            .journal
+            .tasks(self.s.run)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| (r.task, r.reason))
+            .collect();
+        let mut leaves: Vec<usize> = (0..self.order.len()).collect();
+        leaves.sort_by(|a, b| self.order[*a].task.id.cmp(&self.order[*b].task.id));
+        for i in leaves {
+            let o = self.order[i];
+            let id = &o.task.id;
+            report.tasks.push(TaskReport {
+                id: id.clone(),
+                title: o.task.title.clone(),
+                state: self.state[i],
+                reason: reasons.get(id).cloned().flatten(),
+                attempts: self.attempts[i],
+            });
+        }
+        report
+    }
+}
+
+fn task_ref(o: &WorkOrder) -> TaskRef<'_> {
+    TaskRef {
+        id: &o.task.id,
+        title: &o.task.title,
+        fingerprint: &o.fingerprint,
+    }
+}

@@ -1,0 +1,287 @@
+//! The orchestration's own cost: N synthetic work leaves in a DAG (groups of 100: one root
+//! task, 49 that fan out from it, and a chain of 50) carried out by an instant scripted
+//! worker that writes one file each (two model calls: `write`, then `done`), through the
+//! real scheduler, attempts, journal, ledger and VCS — everything `specc build` runs but the
+//! model's latency and the export. The VCS's own time is measured apart: the same N
+//! one-file commits submitted straight to a fresh store, `jobs` at a time. Overhead per task
+//! is (build wall time − that VCS time) / N. The bar: ≤ 100 µs per task at 10,000, growing
+//! linearly.
+//! `cargo bench -p specc-tests --bench scheduler [-- N…]` (default 1000 2000 5000 10000).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use specc_ir::plan::{ChildKind, TaskNode};
+use specc_llm::types::Author;
+use specc_llm::{
+    BoxFuture, Client, Ledger, LlmConfig, LlmError, Provider, Request, Response, Scripted,
+    ToolCall, Usage,
+};
+use specc_runtime::agent::AttemptLimits;
+use specc_runtime::attempt::{Services, Settings};
+use specc_runtime::build::{Plan, build};
+use specc_runtime::context::WorkOrder;
+use specc_runtime::journal::{Journal, TaskState};
+use specc_runtime::runner::{CommandLimits, ProcessRunner};
+use specc_vcs::{Change, Outcome, Repo, Submission};
+
+const JOBS: usize = 8;
+
+/// The worker: `write` its file at the first step, `done` at the second.
+struct Instant2;
+
+impl Provider for Instant2 {
+    fn name(&self) -> &str {
+        "w"
+    }
+
+    fn complete<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, LlmError>> {
+        let first = !request
+            .messages
+            .iter()
+            .any(|m| m.author == Author::Assistant);
+        let user = request
+            .messages
+            .iter()
+            .find(|m| m.author == Author::User)
+            .map_or("", |m| m.text.as_str());
+        // "# Task `t/00042`: …"
+        let task = user
+            .split('`')
+            .nth(1)
+            .unwrap_or("unknown")
+            .replace('/', "-");
+        let call = if first {
+            ToolCall {
+                id: "1".into(),
+                name: "write".into(),
+                arguments: json!({"path": format!("f/{task}.txt"), "content": format!("{task}\n")}),
+            }
+        } else {
+            ToolCall {
+                id: "2".into(),
+                name: "done".into(),
+                arguments: json!({"summary": "wrote it"}),
+            }
+        };
+        let mut r = Scripted::text(
+            "",
+            Usage {
+                input: 100,
+                cached_input: 0,
+                output: 10,
+            },
+        );
+        r.tool_calls = vec![call];
+        Box::pin(async move { Ok(r) })
+    }
+}
+
+fn leaf(i: usize) -> TaskNode {
+    let group = i / 100;
+    let k = i % 100;
+    let dep = match k {
+        0 => None,
+        1..=49 => Some(group * 100),
+        _ => Some(i - 1),
+    };
+    TaskNode {
+        id: format!("t/{i:05}"),
+        parent: Some("t".into()),
+        kind: ChildKind::Work,
+        role: "worker".into(),
+        model: "w".into(),
+        title: format!("file {i}"),
+        instructions: format!("Write f/t-{i:05}.txt."),
+        decisions_to_read: Vec::new(),
+        write_scope: vec![format!("f/t-{i:05}.txt")],
+        read_scope: Vec::new(),
+        acceptance: Vec::new(),
+        dependencies: dep.map(|d| format!("t/{d:05}")).into_iter().collect(),
+        covers_requirements: Vec::new(),
+        budget: 1000,
+        fingerprint: format!("fp{i}"),
+    }
+}
+
+fn plan(n: usize) -> Plan {
+    let mut tasks = vec![TaskNode {
+        id: "t".into(),
+        parent: Some(String::new()),
+        kind: ChildKind::Plan,
+        role: "planner".into(),
+        model: "p".into(),
+        title: "files".into(),
+        instructions: String::new(),
+        decisions_to_read: Vec::new(),
+        write_scope: Vec::new(),
+        read_scope: Vec::new(),
+        acceptance: Vec::new(),
+        dependencies: Vec::new(),
+        covers_requirements: Vec::new(),
+        budget: 0,
+        fingerprint: "t".into(),
+    }];
+    let leaves: Vec<TaskNode> = (0..n).map(leaf).collect();
+    let orders = leaves
+        .iter()
+        .map(|t| {
+            let mut o = WorkOrder {
+                task: t.clone(),
+                fingerprint: String::new(),
+                decisions: Vec::new(),
+                requirements: Vec::new(),
+                checks: Vec::new(),
+            };
+            o.fingerprint = specc_runtime::orders::fingerprint(&o);
+            o
+        })
+        .collect();
+    tasks.extend(leaves);
+    Plan {
+        tasks,
+        orders,
+        seed: [("README.md".to_owned(), "synthetic\n".to_owned())].into(),
+        force: Vec::new(),
+    }
+}
+
+/// One build of `n` leaves; its wall time.
+fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
+    let db = dir.join("state.db");
+    let ledger = Arc::new(Ledger::open(&db).expect("ledger"));
+    let journal = Journal::open(&db).expect("journal");
+    std::fs::create_dir_all(dir.join("vcs")).expect("dir");
+    let repo = Repo::open(&dir.join("vcs/log"), specc_vcs::Options::default()).expect("repo");
+    let config = LlmConfig::parse(
+        "[providers.w]\nkind = \"replay\"\nrecording = \"/nonexistent/none.jsonl\"\n\
+         [roles.worker]\nprovider = \"w\"\nmodel = \"w\"\n",
+    )
+    .expect("config");
+    let client = Client::from_config(config, &|_| None, None)
+        .with_provider("w", Arc::new(Instant2), JOBS)
+        .with_ledger(ledger, "bench");
+    let settings = Settings {
+        attempt: AttemptLimits {
+            max_steps: 10,
+            max_tokens: 100_000,
+            wall: Duration::from_secs(60),
+        },
+        commands: CommandLimits {
+            timeout: Duration::from_secs(10),
+            output_cap: 1 << 14,
+        },
+        guide_lines: 200,
+        escalation: false,
+        worker_max_tokens: 1000,
+    };
+    let events = |_: specc_runtime::Event| {};
+    let services = Services {
+        client: &client,
+        journal: &journal,
+        repo: &repo,
+        runner: Arc::new(ProcessRunner::default()),
+        run: "bench",
+        work: dir.join("work"),
+        settings: &settings,
+        events: &events,
+    };
+    journal.start_run("bench", "synthetic").expect("run");
+    let plan = plan(n);
+    let started = Instant::now();
+    let report = rt.block_on(build(&services, plan, JOBS));
+    let wall = started.elapsed();
+    assert_eq!(report.count(TaskState::Landed), n, "{:?}", report.stopped);
+    wall
+}
+
+/// The VCS alone: the same `n` one-file commits, `JOBS` in flight, each on the head it saw.
+fn run_vcs(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
+    std::fs::create_dir_all(dir.join("vcs")).expect("dir");
+    let repo = Repo::open(&dir.join("vcs/log"), specc_vcs::Options::default()).expect("repo");
+    let started = Instant::now();
+    rt.block_on(async {
+        let head = repo.stats().await.head.expect("a head");
+        let seed = repo
+            .submit(submission(head, "README.md", "synthetic\n", "seed"))
+            .await;
+        let Outcome::Committed { .. } = seed else {
+            panic!("{seed:?}")
+        };
+        let mut next = 0;
+        let mut running = futures_util::stream::FuturesUnordered::new();
+        use futures_util::StreamExt;
+        loop {
+            while running.len() < JOBS && next < n {
+                let i = next;
+                next += 1;
+                let repo = &repo;
+                running.push(async move {
+                    let head = repo.stats().await.head.expect("a head");
+                    let task = format!("t-{i:05}");
+                    repo.submit(submission(
+                        head,
+                        &format!("f/{task}.txt"),
+                        &format!("{task}\n"),
+                        &task,
+                    ))
+                    .await
+                });
+            }
+            match running.next().await {
+                Some(Outcome::Committed { .. }) => {}
+                Some(other) => panic!("{other:?}"),
+                None => break,
+            }
+        }
+    });
+    started.elapsed()
+}
+
+fn submission(base: specc_vcs::object::ObjectId, path: &str, text: &str, task: &str) -> Submission {
+    Submission {
+        base,
+        changes: vec![Change {
+            path: path.to_owned(),
+            expected: None,
+            new: Some(text.as_bytes().to_vec()),
+            executable: false,
+        }],
+        message: format!("{task}: write"),
+        task: task.to_owned(),
+        idempotency_key: task.to_owned(),
+    }
+}
+
+#[allow(clippy::print_stdout)] // a bench binary reports on stdout
+fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![1000, 2000, 5000, 10000]
+    } else {
+        sizes
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    println!("tasks   build s   tasks/s   vcs s   overhead/task µs");
+    for n in sizes {
+        let a = tempfile::tempdir().expect("dir");
+        let b = tempfile::tempdir().expect("dir");
+        let wall = run_build(&rt, a.path(), n);
+        let vcs = run_vcs(&rt, b.path(), n);
+        let overhead = wall.saturating_sub(vcs).as_secs_f64() / n as f64 * 1e6;
+        println!(
+            "{n:>5}  {:>8.2}  {:>8.0}  {:>6.2}  {overhead:>16.0}",
+            wall.as_secs_f64(),
+            n as f64 / wall.as_secs_f64(),
+            vcs.as_secs_f64()
+        );
+    }
+}
