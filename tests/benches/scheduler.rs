@@ -1,12 +1,13 @@
 //! The orchestration's own cost: N synthetic work leaves in a DAG (groups of 100: one root
 //! task, 49 that fan out from it, and a chain of 50) carried out by an instant scripted
 //! worker that writes one file each (two model calls: `write`, then `done`), through the
-//! real scheduler, attempts, journal, ledger and VCS — everything `specc build` runs but the
-//! model's latency and the export. The VCS's own time is measured apart: the same N
+//! real scheduler, attempts, journal, ledger (with a budget cap, so every call reserves)
+//! and VCS — everything `specc build` runs but the model's latency and the export. The VCS's own time is measured apart: the same N
 //! one-file commits submitted straight to a fresh store, `jobs` at a time. Overhead per task
 //! is (build wall time − that VCS time) / N. The bar: ≤ 100 µs per task at 10,000, growing
 //! linearly.
-//! `cargo bench -p specc-tests --bench scheduler [-- N…]` (default 1000 2000 5000 10000).
+//! `cargo bench -p specc-tests --bench scheduler [-- N…]` (default 1000 2000 5000 10000);
+//! `SPECC_BENCH_DIR=DIR` puts the state directories there instead of under target/.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -48,16 +49,13 @@ impl Provider for Instant2 {
             .find(|m| m.author == Author::User)
             .map_or("", |m| m.text.as_str());
         // "# Task `t/00042`: …"
-        let task = user
-            .split('`')
-            .nth(1)
-            .unwrap_or("unknown")
-            .replace('/', "-");
+        let task = user.split('`').nth(1).unwrap_or("t/0");
+        let i: usize = task.trim_start_matches("t/").parse().unwrap_or(0);
         let call = if first {
             ToolCall {
                 id: "1".into(),
                 name: "write".into(),
-                arguments: json!({"path": format!("f/{task}.txt"), "content": format!("{task}\n")}),
+                arguments: json!({"path": path(i), "content": format!("{task}\n")}),
             }
         } else {
             ToolCall {
@@ -79,6 +77,11 @@ impl Provider for Instant2 {
     }
 }
 
+/// Leaf `i`'s file: a hundred to a directory, as a codebase spreads its files.
+fn path(i: usize) -> String {
+    format!("f/g{:03}/t-{i:05}.txt", i / 100)
+}
+
 fn leaf(i: usize) -> TaskNode {
     let group = i / 100;
     let k = i % 100;
@@ -94,9 +97,9 @@ fn leaf(i: usize) -> TaskNode {
         role: "worker".into(),
         model: "w".into(),
         title: format!("file {i}"),
-        instructions: format!("Write f/t-{i:05}.txt."),
+        instructions: format!("Write {}.", path(i)),
         decisions_to_read: Vec::new(),
-        write_scope: vec![format!("f/t-{i:05}.txt")],
+        write_scope: vec![path(i)],
         read_scope: Vec::new(),
         acceptance: Vec::new(),
         dependencies: dep.map(|d| format!("t/{d:05}")).into_iter().collect(),
@@ -157,7 +160,8 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
     let repo = Repo::open(&dir.join("vcs/log"), specc_vcs::Options::default()).expect("repo");
     let config = LlmConfig::parse(
         "[providers.w]\nkind = \"replay\"\nrecording = \"/nonexistent/none.jsonl\"\n\
-         [roles.worker]\nprovider = \"w\"\nmodel = \"w\"\n",
+         [roles.worker]\nprovider = \"w\"\nmodel = \"w\"\n\
+         [prices.w]\ninput = 1.0\noutput = 2.0\n[budget]\ndollars = 1000000.0\n",
     )
     .expect("config");
     let client = Client::from_config(config, &|_| None, None)
@@ -178,6 +182,7 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
         worker_max_tokens: 1000,
     };
     let events = |_: specc_runtime::Event| {};
+    let slots = specc_runtime::slots::Slots::new(dir.join("work"));
     let services = Services {
         client: &client,
         journal: &journal,
@@ -185,6 +190,7 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
         runner: Arc::new(ProcessRunner::default()),
         run: "bench",
         work: dir.join("work"),
+        slots: &slots,
         settings: &settings,
         events: &events,
     };
@@ -220,14 +226,9 @@ fn run_vcs(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
                 let repo = &repo;
                 running.push(async move {
                     let head = repo.stats().await.head.expect("a head");
-                    let task = format!("t-{i:05}");
-                    repo.submit(submission(
-                        head,
-                        &format!("f/{task}.txt"),
-                        &format!("{task}\n"),
-                        &task,
-                    ))
-                    .await
+                    let task = format!("t/{i:05}");
+                    repo.submit(submission(head, &path(i), &format!("{task}\n"), &task))
+                        .await
                 });
             }
             match running.next().await {
@@ -271,9 +272,16 @@ fn main() {
         .build()
         .expect("runtime");
     println!("tasks   build s   tasks/s   vcs s   overhead/task µs");
+    // The state lives beside the spec, on the project's file system: under target/ unless
+    // SPECC_BENCH_DIR names another place (to compare file systems).
+    let root = std::env::var_os("SPECC_BENCH_DIR").map_or_else(
+        || Path::new(env!("CARGO_TARGET_TMPDIR")).to_path_buf(),
+        Into::into,
+    );
+    let root = root.as_path();
     for n in sizes {
-        let a = tempfile::tempdir().expect("dir");
-        let b = tempfile::tempdir().expect("dir");
+        let a = tempfile::tempdir_in(root).expect("dir");
+        let b = tempfile::tempdir_in(root).expect("dir");
         let wall = run_build(&rt, a.path(), n);
         let vcs = run_vcs(&rt, b.path(), n);
         let overhead = wall.saturating_sub(vcs).as_secs_f64() / n as f64 * 1e6;

@@ -166,7 +166,7 @@ impl Client {
             .acquire()
             .await
             .map_err(|_| LlmError::Config("provider closed".into()))?;
-        let _reservation = match &self.ledger {
+        let mut reservation = match &self.ledger {
             Some(l) => {
                 let worst = price.dollars(Usage {
                     input: input_estimate(&request),
@@ -176,7 +176,7 @@ impl Client {
                 let id = l.reserve(&self.run, worst, self.config.budget.dollars)?;
                 Some(Reservation {
                     ledger: l.clone(),
-                    id,
+                    id: Some(id),
                 })
             }
             None => None,
@@ -203,6 +203,16 @@ impl Client {
                 output = usage.output,
                 "model call"
             );
+            // Whether the call is settled (answered, or failed for good): then its
+            // reservation is released in the transaction that records it.
+            let retry = match &outcome {
+                Ok(_) => None,
+                Err(e) => self.policy.delay(attempt, e),
+            };
+            let release = reservation
+                .as_ref()
+                .and_then(|r| r.id)
+                .filter(|_| retry.is_none());
             // A ledger that cannot write must not turn a paid answer into an error; it is
             // logged loudly instead.
             let hook = |c: &rusqlite::Connection| match (&outcome, journal) {
@@ -221,11 +231,18 @@ impl Client {
                 label,
             );
             let recorded = match (&self.ledger, row) {
-                (Some(l), Some(row)) => l.record_with(&row, Some(&hook)),
+                (Some(l), Some(row)) => l.record_with(&row, Some(&hook), release),
                 _ => Err(LlmError::Ledger("no ledger".into())),
             };
             let journaled = match recorded {
-                Ok(()) => journal.is_some(),
+                Ok(()) => {
+                    if release.is_some()
+                        && let Some(r) = reservation.as_mut()
+                    {
+                        r.id = None; // released with the row
+                    }
+                    journal.is_some()
+                }
                 Err(e) => {
                     if self.ledger.is_some() {
                         tracing::error!(error = %e, "the ledger could not record a model call");
@@ -235,7 +252,7 @@ impl Client {
             };
             match outcome {
                 Ok(r) => break Ok((r, journaled)),
-                Err(e) => match self.policy.delay(attempt, &e) {
+                Err(e) => match retry {
                     Some(wait) => {
                         tracing::warn!(provider = provider.name(), attempt, wait_ms = wait.as_millis() as u64, error = %e, "retrying");
                         tokio::time::sleep(wait).await;
@@ -281,15 +298,18 @@ impl Client {
 pub type AnswerHook<'a> =
     dyn Fn(&Response, &rusqlite::Connection) -> rusqlite::Result<()> + Sync + 'a;
 
-/// A budget reservation, released when dropped.
+/// A budget reservation, released when dropped unless it was released with its call's row.
 struct Reservation {
     ledger: Arc<Ledger>,
-    id: i64,
+    id: Option<i64>,
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        if let Err(e) = self.ledger.release(self.id) {
+        let Some(id) = self.id else {
+            return;
+        };
+        if let Err(e) = self.ledger.release(id) {
             tracing::error!(error = %e, "a budget reservation could not be released");
         }
     }

@@ -66,8 +66,11 @@ fn now() -> i64 {
 
 /// A connection to the state database at `path` (made, with its directory, if missing),
 /// set up as every writer of it must be: WAL, so readers never block the writer;
-/// synchronous=FULL, so an acknowledged write survives `kill -9`; a busy timeout for the
-/// other connections of the process. The ledger and the build journal both open it so.
+/// synchronous=NORMAL, so a committed write survives `kill -9` (it is in the WAL, which the
+/// operating system holds) without an fsync per transaction — a power cut may roll back
+/// the last transactions, never corrupt the database; a busy timeout for the other
+/// connections of the process. The ledger and the build journal both open it so.
+/// design: llm.ledger
 pub fn open_state_db(path: &Path) -> std::io::Result<Connection> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
@@ -76,15 +79,14 @@ pub fn open_state_db(path: &Path) -> std::io::Result<Connection> {
         let conn = Connection::open(path)?;
         conn.busy_timeout(Duration::from_secs(30))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         Ok(conn)
     };
     setup().map_err(std::io::Error::other)
 }
 
 impl Ledger {
-    /// Opens (creating) the state database: WAL, synchronous=FULL, so an acknowledged row
-    /// survives `kill -9`.
+    /// Opens (creating) the state database (see [`open_state_db`]).
     pub fn open(path: &Path) -> Result<Ledger, LlmError> {
         let conn = open_state_db(path).map_err(|e| LlmError::Ledger(e.to_string()))?;
         conn.execute_batch(
@@ -99,7 +101,13 @@ impl Ledger {
              CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls(run);
              CREATE TABLE IF NOT EXISTS llm_reservations (
                  id INTEGER PRIMARY KEY, run TEXT NOT NULL, dollars REAL NOT NULL,
-                 created_unix INTEGER NOT NULL);",
+                 created_unix INTEGER NOT NULL);
+             CREATE TABLE IF NOT EXISTS llm_run_spent (
+                 run TEXT PRIMARY KEY, dollars REAL NOT NULL);
+             BEGIN IMMEDIATE;
+             INSERT OR REPLACE INTO llm_run_spent (run, dollars)
+                 SELECT run, SUM(dollars) FROM llm_calls GROUP BY run;
+             COMMIT;",
         )
         .map_err(db)?;
         Ok(Ledger {
@@ -141,37 +149,58 @@ impl Ledger {
     }
 
     pub fn record(&self, row: &CallRow) -> Result<(), LlmError> {
-        self.record_with(row, None)
+        self.record_with(row, None, None)
     }
 
     /// Records `row` and, in the same transaction, whatever `also` writes to the state
-    /// database (the runtime journals the response there): both are durable, or neither.
-    pub fn record_with(&self, row: &CallRow, also: Option<Also<'_>>) -> Result<(), LlmError> {
+    /// database (the runtime journals the response there) and the release of reservation
+    /// `release` (the call is settled): all of it is durable, or none.
+    pub fn record_with(
+        &self,
+        row: &CallRow,
+        also: Option<Also<'_>>,
+        release: Option<i64>,
+    ) -> Result<(), LlmError> {
         let mut conn = self.conn()?;
         let tx = conn.transaction().map_err(db)?;
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO llm_calls (at_unix, run, task, role, provider, model, input_tokens,
                  cached_input_tokens, output_tokens, dollars, latency_ms, attempt, outcome)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-            params![
-                now(),
-                row.run,
-                row.task,
-                row.role,
-                row.provider,
-                row.model,
-                row.usage.input as i64,
-                row.usage.cached_input as i64,
-                row.usage.output as i64,
-                row.dollars,
-                row.latency.as_millis() as i64,
-                row.attempt,
-                row.outcome,
-            ],
         )
+        .map_err(db)?
+        .execute(params![
+            now(),
+            row.run,
+            row.task,
+            row.role,
+            row.provider,
+            row.model,
+            row.usage.input as i64,
+            row.usage.cached_input as i64,
+            row.usage.output as i64,
+            row.dollars,
+            row.latency.as_millis() as i64,
+            row.attempt,
+            row.outcome,
+        ])
+        .map_err(db)?;
+        // The run's total, kept as rows are added, so the budget check reads one row.
+        tx.prepare_cached(
+            "INSERT INTO llm_run_spent (run, dollars) VALUES (?1, ?2)
+             ON CONFLICT (run) DO UPDATE SET dollars = dollars + ?2",
+        )
+        .map_err(db)?
+        .execute(params![row.run, row.dollars])
         .map_err(db)?;
         if let Some(also) = also {
             also(&tx).map_err(db)?;
+        }
+        if let Some(id) = release {
+            tx.prepare_cached("DELETE FROM llm_reservations WHERE id = ?1")
+                .map_err(db)?
+                .execute([id])
+                .map_err(db)?;
         }
         tx.commit().map_err(db)
     }
@@ -185,16 +214,15 @@ impl Ledger {
             .map_err(db)?;
         if let Some(cap) = cap {
             let spent: f64 = tx
-                .query_row(
-                    "SELECT COALESCE(SUM(dollars), 0) FROM llm_calls WHERE run = ?1",
-                    [run],
-                    |r| r.get(0),
+                .prepare_cached(
+                    "SELECT COALESCE((SELECT dollars FROM llm_run_spent WHERE run = ?1), 0)",
                 )
+                .map_err(db)?
+                .query_row([run], |r| r.get(0))
                 .map_err(db)?;
             let reserved: f64 = tx
-                .query_row(
-                    "SELECT COALESCE(SUM(dollars), 0) FROM llm_reservations WHERE run = ?1 AND created_unix > ?2",
-                    params![run, now() - STALE_RESERVATION.as_secs() as i64],
+                .prepare_cached(
+                    "SELECT COALESCE(SUM(dollars), 0) FROM llm_reservations WHERE run = ?1 AND created_unix > ?2").map_err(db)?.query_row(params![run, now() - STALE_RESERVATION.as_secs() as i64],
                     |r| r.get(0),
                 )
                 .map_err(db)?;
@@ -206,10 +234,11 @@ impl Ledger {
                 });
             }
         }
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO llm_reservations (run, dollars, created_unix) VALUES (?1, ?2, ?3)",
-            params![run, dollars, now()],
         )
+        .map_err(db)?
+        .execute(params![run, dollars, now()])
         .map_err(db)?;
         let id = tx.last_insert_rowid();
         tx.commit().map_err(db)?;
@@ -226,13 +255,22 @@ impl Ledger {
 
     /// Dollars spent by `run`.
     pub fn spent(&self, run: &str) -> Result<f64, LlmError> {
-        self.conn()?
-            .query_row(
-                "SELECT COALESCE(SUM(dollars), 0) FROM llm_calls WHERE run = ?1",
-                [run],
-                |r| r.get(0),
-            )
-            .map_err(db)
+        let conn = self.conn()?;
+        // The kept total (one row); a database from before it was kept is summed.
+        let kept = conn
+            .prepare_cached("SELECT dollars FROM llm_run_spent WHERE run = ?1")
+            .and_then(|mut q| q.query_row([run], |r| r.get(0)).optional());
+        match kept {
+            Ok(Some(d)) => Ok(d),
+            Ok(None) => Ok(0.0),
+            Err(_) => conn
+                .query_row(
+                    "SELECT COALESCE(SUM(dollars), 0) FROM llm_calls WHERE run = ?1",
+                    [run],
+                    |r| r.get(0),
+                )
+                .map_err(db),
+        }
     }
 
     /// Every recorded attempt, oldest first.

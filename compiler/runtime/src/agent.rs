@@ -268,6 +268,7 @@ impl AgentLoop<'_> {
         let restored = self
             .tools
             .restore_outside_scope()
+            .await
             .map_err(|e| t.fail(format!("restoring the checkout: {e}")))?;
         let left = self.limits.wall.saturating_sub(t.started.elapsed());
         let mut report = acceptance::run(self.tools, self.checks, t.rounds, left).await;

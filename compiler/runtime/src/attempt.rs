@@ -33,8 +33,10 @@ pub struct Services<'a> {
     pub repo: &'a Repo,
     pub runner: Arc<dyn Runner>,
     pub run: &'a str,
-    /// `.specc/work/`: checkouts, and their logs beside them.
+    /// `.specc/work/`: the checkout slots, and the commands' logs.
     pub work: PathBuf,
+    /// The checkout slots under `work`.
+    pub slots: &'a crate::slots::Slots,
     pub settings: &'a Settings,
     pub events: &'a dyn Fn(crate::Event),
 }
@@ -271,10 +273,9 @@ async fn one_attempt(
         attempt,
         role: role.as_str().to_owned(),
     });
-    let dir = workspace::dir_for(&s.work, task);
-    let logs = workspace::logs_for(&dir, attempt);
-    let base_files = match workspace::prepare(s.repo, base, &dir).await {
-        Ok(f) => f,
+    let logs = workspace::logs_for(&s.work, task, attempt);
+    let lease = match s.slots.lease(s.repo, base).await {
+        Ok(l) => l,
         Err(e) => {
             return end(
                 s,
@@ -284,6 +285,7 @@ async fn one_attempt(
             );
         }
     };
+    let dir = lease.dir.clone();
     let guide = crate::field_guide::load(&dir, s.settings.guide_lines).text;
     let scope = Scope::new(&order.task.write_scope);
     let tools = Toolbox {
@@ -293,7 +295,8 @@ async fn one_attempt(
         limits: s.settings.commands.clone(),
         logs,
         guide_lines: s.settings.guide_lines,
-        base: base_files,
+        base: crate::tools::Base::new(s.repo.clone(), base),
+        tracked: lease.tracked.clone(),
     };
     let agent = AgentLoop {
         client: s.client,
@@ -329,7 +332,14 @@ async fn one_attempt(
         LoopEnd::Journal(e) => return Attempted::Journal(e),
     };
     flag(s.repo, &flagged);
-    let diff = match workspace::diff(&dir, &tools.base, &scope) {
+    let diff = match tools.tracked.known() {
+        Some(paths) => workspace::diff_tracked(s.repo, base, &dir, &paths, &scope).await,
+        None => match tools.base.files().await {
+            Ok(files) => workspace::diff(&dir, files, &scope),
+            Err(e) => Err(e),
+        },
+    };
+    let diff = match diff {
         Ok(d) => d,
         Err(e) => return end(s, task, attempt, Attempted::Broken(format!("diff: {e}"))),
     };

@@ -1,5 +1,5 @@
 //! The execution journal in `.specc/state.db`: runs, tasks, attempts and their steps. Every
-//! model response and tool result is written here (WAL, synchronous=FULL) before the next
+//! model response and tool result is written here (WAL, synchronous=NORMAL) before the next
 //! step: what resuming a killed build will replay instead of paying for it again (the next
 //! stage; today a killed build re-runs unfinished tasks). The journal is the only writer of
 //! build state.
@@ -106,9 +106,8 @@ pub fn insert_step(
     kind: StepKind,
     body: &serde_json::Value,
 ) -> rusqlite::Result<()> {
-    c.execute(
-        "INSERT OR REPLACE INTO steps (run, task, attempt, step, kind, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![at.run, at.task, at.attempt, at.step, kind.as_str(), body.to_string()],
+    c.prepare_cached(
+        "INSERT OR REPLACE INTO steps (run, task, attempt, step, kind, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?.execute(params![at.run, at.task, at.attempt, at.step, kind.as_str(), body.to_string()],
     )
     .map(drop)
 }
@@ -187,9 +186,8 @@ impl Journal {
 
     pub fn start_run(&self, run: &str, spec: &str) -> Result<(), JournalError> {
         self.with(|c| {
-            c.execute(
-                "INSERT OR REPLACE INTO runs (run, spec, started_unix, status) VALUES (?1, ?2, ?3, 'running')",
-                params![run, spec, now()],
+            c.prepare_cached(
+                "INSERT OR REPLACE INTO runs (run, spec, started_unix, status) VALUES (?1, ?2, ?3, 'running')")?.execute(params![run, spec, now()],
             )
             .map(drop)
         })
@@ -197,11 +195,9 @@ impl Journal {
 
     pub fn finish_run(&self, run: &str, status: &str) -> Result<(), JournalError> {
         self.with(|c| {
-            c.execute(
-                "UPDATE runs SET finished_unix = ?2, status = ?3 WHERE run = ?1",
-                params![run, now(), status],
-            )
-            .map(drop)
+            c.prepare_cached("UPDATE runs SET finished_unix = ?2, status = ?3 WHERE run = ?1")?
+                .execute(params![run, now(), status])
+                .map(drop)
         })
     }
 
@@ -219,17 +215,15 @@ impl Journal {
             fingerprint,
         } = t;
         self.with(|c| {
-            c.execute(
+            c.prepare_cached(
                 "INSERT INTO tasks (run, task, title, fingerprint, state, reason, commit_id)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                  ON CONFLICT (run, task) DO UPDATE SET state = ?5, reason = ?6,
-                     commit_id = COALESCE(?7, commit_id), fingerprint = ?4",
-                params![run, task, title, fingerprint, state.as_str(), reason, commit],
+                     commit_id = COALESCE(?7, commit_id), fingerprint = ?4")?.execute(params![run, task, title, fingerprint, state.as_str(), reason, commit],
             )?;
             if state == TaskState::Landed {
-                c.execute(
-                    "INSERT OR REPLACE INTO landed (task, fingerprint, commit_id, run) VALUES (?1, ?2, ?3, ?4)",
-                    params![task, fingerprint, commit, run],
+                c.prepare_cached(
+                    "INSERT OR REPLACE INTO landed (task, fingerprint, commit_id, run) VALUES (?1, ?2, ?3, ?4)")?.execute(params![task, fingerprint, commit, run],
                 )?;
             }
             Ok(())
@@ -273,12 +267,9 @@ impl Journal {
     /// The fingerprint task `task` last landed with, in any run.
     pub fn landed_fingerprint(&self, task: &str) -> Result<Option<String>, JournalError> {
         self.with(|c| {
-            c.query_row(
-                "SELECT fingerprint FROM landed WHERE task = ?1",
-                params![task],
-                |r| r.get(0),
-            )
-            .optional()
+            c.prepare_cached("SELECT fingerprint FROM landed WHERE task = ?1")?
+                .query_row(params![task], |r| r.get(0))
+                .optional()
         })
     }
 
@@ -300,10 +291,9 @@ impl Journal {
         base: &str,
     ) -> Result<(), JournalError> {
         self.with(|c| {
-            c.execute(
+            c.prepare_cached(
                 "INSERT OR REPLACE INTO attempts (run, task, attempt, role, base, state, started_unix)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6)",
-                params![run, task, attempt, role, base, now()],
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6)")?.execute(params![run, task, attempt, role, base, now()],
             )
             .map(drop)
         })
@@ -318,11 +308,11 @@ impl Journal {
         reason: Option<&str>,
     ) -> Result<(), JournalError> {
         self.with(|c| {
-            c.execute(
+            c.prepare_cached(
                 "UPDATE attempts SET state = ?4, reason = ?5, finished_unix = ?6
                  WHERE run = ?1 AND task = ?2 AND attempt = ?3",
-                params![run, task, attempt, state, reason, now()],
-            )
+            )?
+            .execute(params![run, task, attempt, state, reason, now()])
             .map(drop)
         })
     }

@@ -26,11 +26,10 @@ impl Journal {
     /// (`stopped`: the budget cap). That run is resumed.
     pub fn unfinished_run(&self) -> Result<Option<String>, JournalError> {
         let latest: Option<(String, String)> = self.with(|c| {
-            c.query_row(
+            c.prepare_cached(
                 "SELECT run, status FROM runs ORDER BY started_unix DESC, run DESC LIMIT 1",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            )?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()
         })?;
         Ok(latest
@@ -41,29 +40,28 @@ impl Journal {
     /// Marks a resumed run as running again.
     pub fn reopen_run(&self, run: &str) -> Result<(), JournalError> {
         self.with(|c| {
-            c.execute(
+            c.prepare_cached(
                 "UPDATE runs SET status = 'running', finished_unix = NULL WHERE run = ?1",
-                params![run],
-            )
+            )?
+            .execute(params![run])
             .map(drop)
         })
     }
 
     pub fn last_attempt(&self, run: &str, task: &str) -> Result<Option<LastAttempt>, JournalError> {
         self.with(|c| {
-            c.query_row(
+            c.prepare_cached(
                 "SELECT attempt, role, base, state FROM attempts WHERE run = ?1 AND task = ?2
                  ORDER BY attempt DESC LIMIT 1",
-                params![run, task],
-                |r| {
-                    Ok(LastAttempt {
-                        attempt: r.get(0)?,
-                        role: r.get(1)?,
-                        base: r.get(2)?,
-                        state: r.get(3)?,
-                    })
-                },
-            )
+            )?
+            .query_row(params![run, task], |r| {
+                Ok(LastAttempt {
+                    attempt: r.get(0)?,
+                    role: r.get(1)?,
+                    base: r.get(2)?,
+                    state: r.get(3)?,
+                })
+            })
             .optional()
         })
     }
@@ -100,12 +98,11 @@ impl Journal {
         attempt: u32,
     ) -> Result<Option<String>, JournalError> {
         let body: Option<String> = self.with(|c| {
-            c.query_row(
+            c.prepare_cached(
                 "SELECT body FROM steps WHERE run = ?1 AND task = ?2 AND attempt = ?3
                  AND step = 0 AND kind = 'replan'",
-                params![run, task, attempt],
-                |r| r.get(0),
-            )
+            )?
+            .query_row(params![run, task, attempt], |r| r.get(0))
             .optional()
         })?;
         Ok(body

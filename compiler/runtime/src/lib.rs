@@ -35,6 +35,7 @@ pub mod replan;
 pub mod runner;
 pub mod sandbox;
 pub mod scope;
+pub mod slots;
 pub mod stuck;
 pub mod tools;
 pub mod workspace;

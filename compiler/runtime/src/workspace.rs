@@ -1,8 +1,10 @@
-//! Checkouts and diffs. An attempt works in `.specc/work/<task>/`, a checkout of its base
-//! commit (modes kept, stale files removed, `target/` kept so builds stay warm); at `done`
-//! the checkout's difference from the base becomes the changes of a submission, each with
-//! the blob it expects at the base. Files a command changed outside the write scope are
-//! left out of the submission (and reported): build output, formatters run too widely.
+//! Diffs. An attempt works in a checkout slot of its base commit (`slots`: modes kept,
+//! stale files removed, `target/` kept so builds stay warm); at `done` the checkout's
+//! difference from the base becomes the changes of a submission, each with the blob it
+//! expects at the base. While no command ran, the paths the tools wrote are all that can
+//! differ, and only they are compared (`diff_tracked`); otherwise the whole checkout is
+//! (`diff`). Files a command changed outside the write scope are left out of the
+//! submission (and reported): build output, formatters run too widely.
 //! design: runtime.workspace
 
 use std::collections::BTreeMap;
@@ -12,14 +14,18 @@ use std::path::{Path, PathBuf};
 use specc_vcs::object::{Kind, ObjectId};
 use specc_vcs::{Change, FileEntry, Repo};
 
+use std::collections::BTreeSet;
+
 use crate::scope::Scope;
 use crate::tools::GUIDE;
 
 /// Top-level entries of a checkout that a new checkout keeps and a diff ignores.
 pub const KEPT: &[&str] = &[".git", "target"];
 
-/// The directory of `task`'s checkout under `work` (task ids hold `/`; the name is flat).
-pub fn dir_for(work: &Path, task: &str) -> PathBuf {
+/// Where attempt `attempt` of `task` logs its commands (and keeps the commands' private
+/// homes): under `work/logs/`, never inside a checkout, so the commands' own files are not
+/// part of the diff. Task ids hold `/`; the directory name is flat, with a hash.
+pub fn logs_for(work: &Path, task: &str, attempt: u32) -> PathBuf {
     let flat: String = task
         .chars()
         .map(|c| {
@@ -31,27 +37,9 @@ pub fn dir_for(work: &Path, task: &str) -> PathBuf {
         })
         .collect();
     let hash = &blake3::hash(task.as_bytes()).to_hex()[..8];
-    work.join(format!("{flat}-{hash}"))
-}
-
-/// Where attempt `attempt`'s command logs (and the commands' private homes) go: beside the
-/// checkout, never inside it, so the commands' own files are not part of the diff.
-pub fn logs_for(checkout: &Path, attempt: u32) -> PathBuf {
-    let name = checkout
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    checkout
-        .with_file_name(format!("{name}.logs"))
+    work.join("logs")
+        .join(format!("{flat}-{hash}"))
         .join(attempt.to_string())
-}
-
-/// Makes `dir` a checkout of `base`; returns the base's files.
-pub async fn prepare(repo: &Repo, base: ObjectId, dir: &Path) -> std::io::Result<Vec<FileEntry>> {
-    std::fs::create_dir_all(dir)?;
-    repo.checkout(base, dir, KEPT).await?;
-    repo.files(base)
-        .await
-        .ok_or_else(|| std::io::Error::other("the base commit has no files listing"))
 }
 
 /// What a checkout changed against its base.
@@ -66,6 +54,48 @@ impl Diff {
     pub fn paths(&self) -> Vec<&str> {
         self.changes.iter().map(|c| c.path.as_str()).collect()
     }
+}
+
+/// [`diff`] when only the tools wrote since the checkout held `base`: only `paths` are
+/// compared, each with the base's file read from the VCS. Costs what the task wrote.
+pub async fn diff_tracked(
+    repo: &Repo,
+    base: ObjectId,
+    dir: &Path,
+    paths: &BTreeSet<String>,
+    scope: &Scope,
+) -> std::io::Result<Diff> {
+    let mut out = Diff::default();
+    for path in paths.iter().filter(|p| !skipped(p)) {
+        let before = repo
+            .file(base, path)
+            .await
+            .ok_or_else(|| std::io::Error::other("the VCS does not know the base commit"))?;
+        let full = dir.join(path);
+        let now = match std::fs::symlink_metadata(&full) {
+            Ok(m) if m.is_file() => {
+                Some((std::fs::read(&full)?, m.permissions().mode() & 0o111 != 0))
+            }
+            Ok(_) => None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        if before == now {
+            continue;
+        }
+        if !(path == GUIDE || scope.allows(path)) {
+            out.left_out.push(path.clone());
+            continue;
+        }
+        let executable = now.as_ref().is_some_and(|(_, x)| *x);
+        out.changes.push(Change {
+            path: path.clone(),
+            expected: before.map(|(b, _)| ObjectId::of(Kind::Blob, &b)),
+            new: now.map(|(b, _)| b),
+            executable,
+        });
+    }
+    Ok(out)
 }
 
 /// The difference between the files under `dir` and `base`, limited to `scope` (and the

@@ -18,6 +18,7 @@ pub mod merge;
 pub mod object;
 mod queue;
 mod read;
+pub use read::{Changes, FileAt};
 mod state;
 
 pub use queue::{Queued, Resolver};
@@ -161,6 +162,12 @@ enum Request {
     Submit(Box<Submission>, oneshot::Sender<Outcome>),
     ReadHead(String, oneshot::Sender<(ObjectId, Option<HeadFile>)>),
     Read(ObjectId, String, oneshot::Sender<Option<Vec<u8>>>),
+    File(
+        ObjectId,
+        String,
+        oneshot::Sender<Option<read::FileAt>>,
+    ),
+    Changes(ObjectId, ObjectId, oneshot::Sender<Option<read::Changes>>),
     Flag(String),
     Stats(oneshot::Sender<Stats>),
     Commit(ObjectId, oneshot::Sender<Option<object::Commit>>),
@@ -312,6 +319,23 @@ impl Repo {
         rx.await.ok().flatten()
     }
 
+    /// The content and mode of `path` at `commit`: `None` if the commit is unknown,
+    /// `Some(None)` if it has no file there.
+    pub async fn file(&self, commit: ObjectId, path: &str) -> Option<FileAt> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Request::File(commit, path.to_owned(), tx)).ok()?;
+        rx.await.ok().flatten()
+    }
+
+    /// What moving a checkout from commit `from` to commit `to` writes: each path whose
+    /// content or mode differs, with `to`'s (`None`: removed). It costs what changed, not
+    /// the tree: equal subtrees are skipped. `None` if either commit is unknown.
+    pub async fn changes(&self, from: ObjectId, to: ObjectId) -> Option<read::Changes> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Request::Changes(from, to, tx)).ok()?;
+        rx.await.ok().flatten()
+    }
+
     /// Flags a file for the megafile guard: it may not grow until a split lands.
     pub fn flag(&self, path: &str) {
         let _ = self.send(Request::Flag(path.to_owned()));
@@ -442,6 +466,12 @@ fn answer(state: &state::State, r: Request, batches: u64) {
         }
         Request::Read(commit, path, tx) => {
             let _ = tx.send(read::file_at(state, commit, &path));
+        }
+        Request::File(commit, path, tx) => {
+            let _ = tx.send(read::entry_at(state, commit, &path));
+        }
+        Request::Changes(from, to, tx) => {
+            let _ = tx.send(read::changes(state, from, to));
         }
         Request::Stats(tx) => {
             let mut conflicts: Vec<(String, u64)> = state

@@ -9,19 +9,53 @@ pub(crate) fn commit(state: &State, id: ObjectId) -> Option<Commit> {
 }
 
 pub(crate) fn file_at(state: &State, commit_id: ObjectId, path: &str) -> Option<Vec<u8>> {
+    entry_at(state, commit_id, path)?.map(|(bytes, _)| bytes)
+}
+
+/// The content and mode of `path` at a commit: `None` if the commit is unknown,
+/// `Some(None)` if it has no file there.
+pub(crate) fn entry_at(
+    state: &State,
+    commit_id: ObjectId,
+    path: &str,
+) -> Option<Option<(Vec<u8>, bool)>> {
     let mut tree = commit(state, commit_id)?.tree;
     let parts: Vec<&str> = path.split('/').collect();
     for (i, part) in parts.iter().enumerate() {
         let entries = decode_tree(&state.object(tree)?)?;
-        let (_, entry) = entries.into_iter().find(|(n, _)| n == part)?;
+        let Some((_, entry)) = entries.into_iter().find(|(n, _)| n == part) else {
+            return Some(None);
+        };
         match (entry.as_file(), entry.as_tree(), i + 1 == parts.len()) {
-            (Some((id, _)), _, true) => return state.object(id),
+            (Some((id, executable)), _, true) => {
+                return state.object(id).map(|b| Some((b, executable)));
+            }
             (_, Some(id), false) => tree = id,
-            _ => return None,
+            _ => return Some(None),
         }
     }
-    None
+    Some(None)
 }
+
+/// What moving a checkout from commit `from` to commit `to` writes: each path that
+/// differs, with `to`'s content and mode (`None`: remove it). Equal subtrees are skipped,
+/// so it costs what changed, not the tree.
+pub(crate) fn changes(state: &State, from: ObjectId, to: ObjectId) -> Option<Changes> {
+    let (a, b) = (commit(state, from)?.tree, commit(state, to)?.tree);
+    diff(state, Some(a), b)?
+        .into_iter()
+        .map(|(path, file)| match file {
+            Some((id, executable)) => state.object(id).map(|b| (path, Some((b, executable)))),
+            None => Some((path, None)),
+        })
+        .collect()
+}
+
+/// See [`changes`].
+pub type Changes = Vec<(String, FileAt)>;
+
+/// A file's content and whether it is executable, or no file (`None`).
+pub type FileAt = Option<(Vec<u8>, bool)>;
 
 /// Every file of a tree: (path, blob, executable), sorted by path.
 pub(crate) fn files(state: &State, tree: ObjectId) -> Option<Vec<(String, ObjectId, bool)>> {

@@ -20,18 +20,20 @@ pub async fn recheck(s: &Services<'_>, order: &WorkOrder) -> Result<(), String> 
     let Some((head, _)) = s.repo.read_head("").await else {
         return Err("the VCS is unavailable".to_owned());
     };
-    let dir = workspace::dir_for(&s.work, &order.task.id);
-    let base = workspace::prepare(s.repo, head, &dir)
+    let lease = s
+        .slots
+        .lease(s.repo, head)
         .await
         .map_err(|e| format!("checkout: {e}"))?;
     let tools = Toolbox {
-        root: dir.clone(),
+        root: lease.dir.clone(),
         scope: Scope::new(&order.task.write_scope),
         runner: s.runner.clone(),
         limits: s.settings.commands.clone(),
-        logs: workspace::logs_for(&dir, 0),
+        logs: workspace::logs_for(&s.work, &order.task.id, 0),
         guide_lines: s.settings.guide_lines,
-        base,
+        base: crate::tools::Base::new(s.repo.clone(), head),
+        tracked: lease.tracked.clone(),
     };
     let report = acceptance::run(&tools, &order.checks, 0, s.settings.attempt.wall).await;
     if report.passed() {

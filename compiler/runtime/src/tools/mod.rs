@@ -41,9 +41,42 @@ pub struct Toolbox {
     pub logs: PathBuf,
     /// The field guide's line budget.
     pub guide_lines: usize,
-    /// The files of the attempt's base commit: what is restored outside the write scope
-    /// before the acceptance checks run.
-    pub base: Vec<specc_vcs::FileEntry>,
+    /// The attempt's base commit: what is restored outside the write scope before the
+    /// acceptance checks run.
+    pub base: Base,
+    /// What the tools wrote, and whether a command ran.
+    pub tracked: Arc<crate::slots::Tracked>,
+}
+
+/// The attempt's base commit; its files are read from the VCS only if a full comparison
+/// is needed (a command ran), once.
+pub struct Base {
+    pub repo: specc_vcs::Repo,
+    pub commit: specc_vcs::object::ObjectId,
+    files: tokio::sync::OnceCell<Vec<specc_vcs::FileEntry>>,
+}
+
+impl Base {
+    pub fn new(repo: specc_vcs::Repo, commit: specc_vcs::object::ObjectId) -> Base {
+        Base {
+            repo,
+            commit,
+            files: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// Every file of the base commit.
+    pub async fn files(&self) -> std::io::Result<&[specc_vcs::FileEntry]> {
+        self.files
+            .get_or_try_init(|| async {
+                self.repo
+                    .files(self.commit)
+                    .await
+                    .ok_or_else(|| std::io::Error::other("the base commit has no files listing"))
+            })
+            .await
+            .map(Vec::as_slice)
+    }
 }
 
 /// What a tool call means for the attempt.
@@ -260,18 +293,26 @@ impl Toolbox {
         Ok((rel, full))
     }
 
-    /// [`Toolbox::writable`] for a file: a regular file, or nothing yet.
+    /// [`Toolbox::writable`] for a file: a regular file, or nothing yet. The caller is
+    /// about to write it, so it is tracked from here (a write that then fails costs only a
+    /// comparison).
     fn writable_file(&self, path: &str) -> Result<(String, PathBuf), ToolOutcome> {
         let (rel, full) = self.writable(path)?;
         not_special(&rel, &full)?;
+        self.tracked.wrote(&rel);
         Ok((rel, full))
     }
 
     /// The changes outside the write scope (other than the field guide) undone, so the
     /// acceptance checks run on what would land: the base plus the task's own changes.
-    /// Returns the paths restored or removed.
-    pub fn restore_outside_scope(&self) -> std::io::Result<Vec<String>> {
-        crate::workspace::restore_outside(&self.root, &self.base, &self.scope)
+    /// Returns the paths restored or removed. While no command has run, only the tools
+    /// wrote, and they write nothing outside the scope: nothing to look at.
+    pub async fn restore_outside_scope(&self) -> std::io::Result<Vec<String>> {
+        if self.tracked.known().is_some() {
+            return Ok(Vec::new());
+        }
+        let files = self.base.files().await?;
+        crate::workspace::restore_outside(&self.root, files, &self.scope)
     }
 
     /// The checkout path of a relative `path` the task may write, or an error that says

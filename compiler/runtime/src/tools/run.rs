@@ -26,6 +26,7 @@ pub(super) async fn run(t: &Toolbox, a: Run, seq: u32, left: Duration) -> ToolOu
         .map(Duration::from_secs)
         .map_or(limit, |d| d.min(limit))
         .max(Duration::from_millis(100));
+    t.tracked.ran_command();
     let result = t
         .runner
         .run(CommandSpec {

@@ -234,6 +234,7 @@ fn execute(
             s.cfg.llm.budget.dollars,
         );
     };
+    let slots = specc_runtime::slots::Slots::new(s.state.join("work"));
     let services = Services {
         client: &s.client,
         journal: &s.journal,
@@ -241,6 +242,7 @@ fn execute(
         runner: s.runner.clone(),
         run: &s.run,
         work: s.state.join("work"),
+        slots: &slots,
         settings: &settings,
         events: &on_event,
     };

@@ -1,0 +1,233 @@
+//! Checkout slots: the attempts' working directories, reused so that moving one to a new
+//! base costs what changed, not the tree. A slot remembers what it holds: a commit, plus
+//! the paths specc's tools wrote since (the tools are the only writers while no command
+//! runs); a slot in which a command ran, or one this process has not written, holds
+//! something unknown and gets a full checkout. An attempt leases a slot, its tools record
+//! what they write in the lease's `Tracked`, and the lease goes back to the pool when
+//! dropped, however the attempt ended.
+//! design: runtime.workspace
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use specc_vcs::{FileAt, Repo};
+use specc_vcs::object::ObjectId;
+
+use crate::workspace::KEPT;
+
+/// What the tools of one attempt did to its checkout.
+#[derive(Debug, Default)]
+pub struct Tracked {
+    inner: Mutex<TrackedState>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct TrackedState {
+    /// Relative paths the tools wrote (or tried to).
+    wrote: BTreeSet<String>,
+    /// A command ran: anything in the checkout may have changed.
+    ran_command: bool,
+}
+
+impl Tracked {
+    /// A tool is about to write `path` (relative).
+    pub fn wrote(&self, path: &str) {
+        if let Ok(mut t) = self.inner.lock() {
+            t.wrote.insert(path.to_owned());
+        }
+    }
+
+    /// A command is about to run in the checkout.
+    pub fn ran_command(&self) {
+        if let Ok(mut t) = self.inner.lock() {
+            t.ran_command = true;
+        }
+    }
+
+    /// The paths written, if they are all that changed (no command ran).
+    pub fn known(&self) -> Option<BTreeSet<String>> {
+        let t = self.inner.lock().ok()?;
+        (!t.ran_command).then(|| t.wrote.clone())
+    }
+}
+
+/// What a free slot's directory holds.
+#[derive(Clone, Debug)]
+enum Held {
+    /// Not known (new to this process, or a command ran in it).
+    Unknown,
+    /// `base`, except the `wrote` paths.
+    Commit {
+        base: ObjectId,
+        wrote: BTreeSet<String>,
+    },
+}
+
+/// The pool of slots under `.specc/work/`.
+pub struct Slots {
+    work: PathBuf,
+    free: Mutex<Vec<(usize, Held)>>,
+    made: Mutex<usize>,
+}
+
+impl Slots {
+    pub fn new(work: PathBuf) -> Slots {
+        Slots {
+            work,
+            free: Mutex::new(Vec::new()),
+            made: Mutex::new(0),
+        }
+    }
+
+    /// A slot holding exactly `base` (outside `KEPT`), for one attempt or re-check.
+    pub async fn lease(&self, repo: &Repo, base: ObjectId) -> std::io::Result<Lease<'_>> {
+        let taken = self.free.lock().ok().and_then(|mut free| {
+            // A slot already at `base` first, then the most recently freed.
+            let at = free
+                .iter()
+                .rposition(|(_, h)| matches!(h, Held::Commit { base: b, .. } if *b == base))
+                .or_else(|| free.len().checked_sub(1))?;
+            Some(free.swap_remove(at))
+        });
+        let (id, held) = match taken {
+            Some(t) => t,
+            None => {
+                let mut made = self
+                    .made
+                    .lock()
+                    .map_err(|_| std::io::Error::other("slots"))?;
+                *made += 1;
+                (*made, Held::Unknown)
+            }
+        };
+        let dir = self.work.join(format!("slot-{id}"));
+        let lease = Lease {
+            slots: self,
+            id,
+            dir,
+            base,
+            tracked: Arc::new(Tracked::default()),
+        };
+        // Until it is brought to `base`, the slot holds something unknown: a failure below
+        // leaves it so (the lease's drop records what the tracker says, and it says a
+        // command may have run).
+        lease.tracked.ran_command();
+        std::fs::create_dir_all(&lease.dir)?;
+        match held {
+            Held::Commit { base: from, wrote } => {
+                let changes = repo.changes(from, base).await.ok_or_else(|| {
+                    std::io::Error::other("the VCS does not know the slot's commit")
+                })?;
+                let mut paths: BTreeSet<&str> = changes.iter().map(|(p, _)| p.as_str()).collect();
+                apply(&lease.dir, &changes)?;
+                // What the last tools wrote and the commits did not change goes back to `base`.
+                for p in &wrote {
+                    if paths.insert(p) {
+                        let file = repo.file(base, p).await.ok_or_else(|| {
+                            std::io::Error::other("the VCS does not know the base")
+                        })?;
+                        apply(&lease.dir, &[(p.clone(), file)])?;
+                    }
+                }
+            }
+            Held::Unknown => {
+                repo.checkout(base, &lease.dir, KEPT).await?;
+            }
+        }
+        lease.tracked.reset();
+        Ok(lease)
+    }
+}
+
+impl Tracked {
+    fn reset(&self) {
+        if let Ok(mut t) = self.inner.lock() {
+            *t = TrackedState::default();
+        }
+    }
+}
+
+/// One slot, leased: it goes back to the pool when dropped.
+pub struct Lease<'a> {
+    slots: &'a Slots,
+    id: usize,
+    pub dir: PathBuf,
+    pub base: ObjectId,
+    pub tracked: Arc<Tracked>,
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        let held = match self.tracked.known() {
+            Some(wrote) => Held::Commit {
+                base: self.base,
+                wrote,
+            },
+            None => Held::Unknown,
+        };
+        if let Ok(mut free) = self.slots.free.lock() {
+            free.push((self.id, held));
+        }
+    }
+}
+
+/// Writes `changes` into the checkout at `dir`: each file with its mode (a link or anything
+/// else in the way removed first, never written through), each removed path deleted with
+/// the directories it leaves empty.
+pub fn apply(dir: &Path, changes: &[(String, FileAt)]) -> std::io::Result<()> {
+    for (path, file) in changes {
+        let full = dir.join(path);
+        match file {
+            Some((bytes, executable)) => {
+                if let Some(parent) = full.parent() {
+                    make_dirs(dir, parent)?;
+                }
+                match std::fs::symlink_metadata(&full) {
+                    Ok(m) if m.is_dir() => std::fs::remove_dir_all(&full)?,
+                    Ok(m) if !m.is_file() => std::fs::remove_file(&full)?,
+                    _ => {}
+                }
+                std::fs::write(&full, bytes)?;
+                let mode = if *executable { 0o755 } else { 0o644 };
+                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(mode))?;
+            }
+            None => {
+                match std::fs::symlink_metadata(&full) {
+                    Ok(m) if m.is_dir() => std::fs::remove_dir_all(&full)?,
+                    Ok(_) => std::fs::remove_file(&full)?,
+                    Err(_) => continue,
+                }
+                let mut at = full.parent();
+                while let Some(p) = at.filter(|p| *p != dir) {
+                    if std::fs::remove_dir(p).is_err() {
+                        break; // not empty
+                    }
+                    at = p.parent();
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Creates `parent` under `dir`, replacing any file or link in the way of a directory.
+fn make_dirs(dir: &Path, parent: &Path) -> std::io::Result<()> {
+    let Ok(rel) = parent.strip_prefix(dir) else {
+        return Err(std::io::Error::other("a path outside the checkout"));
+    };
+    let mut at = dir.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                std::fs::remove_file(&at)?;
+                std::fs::create_dir(&at)?;
+            }
+            Err(_) => std::fs::create_dir(&at)?,
+        }
+    }
+    Ok(())
+}

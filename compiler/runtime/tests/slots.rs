@@ -1,0 +1,165 @@
+//! Checkout slots: a slot moved to another commit holds exactly what a fresh checkout of
+//! that commit holds — after the tools wrote in it (only those paths and the commits'
+//! changes are touched), and after a command ran (a full checkout).
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use specc_runtime::slots::Slots;
+use specc_vcs::object::{Kind, ObjectId};
+use specc_vcs::{Change, Options, Outcome, Repo, Submission};
+
+/// Every file under `dir` (outside `.git` and `target`) with its content and mode.
+fn tree(dir: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("dir").flatten() {
+            let p = e.path();
+            let rel = p
+                .strip_prefix(dir)
+                .expect("under")
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".git" || rel == "target" {
+                continue;
+            }
+            let m = std::fs::symlink_metadata(&p).expect("meta");
+            if m.is_dir() {
+                stack.push(p);
+            } else {
+                let exec = m.permissions().mode() & 0o111 != 0;
+                out.insert(rel, (std::fs::read(&p).expect("read"), exec));
+            }
+        }
+    }
+    out
+}
+
+/// Empty directories under `dir` (a removed file's directory must go with it).
+fn empty_dirs(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries: Vec<_> = std::fs::read_dir(&d).expect("dir").flatten().collect();
+        if entries.is_empty() && d != dir {
+            out.push(d.display().to_string());
+        }
+        for e in entries {
+            if e.file_type().expect("type").is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+async fn commit(repo: &Repo, base: ObjectId, files: &[(&str, Option<&str>, bool)]) -> ObjectId {
+    let mut changes = Vec::new();
+    for (path, text, executable) in files {
+        let expected = repo
+            .file(base, path)
+            .await
+            .expect("base")
+            .map(|(b, _)| ObjectId::of(Kind::Blob, &b));
+        changes.push(Change {
+            path: (*path).to_owned(),
+            expected,
+            new: text.map(|t| t.as_bytes().to_vec()),
+            executable: *executable,
+        });
+    }
+    let outcome = repo
+        .submit(Submission {
+            base,
+            changes,
+            message: "m".into(),
+            task: "t".into(),
+            idempotency_key: String::new(),
+        })
+        .await;
+    match outcome {
+        Outcome::Committed { id, .. } => id,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_slot_moved_between_commits_holds_exactly_a_fresh_checkout() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = Repo::open(&tmp.path().join("log"), Options::default()).expect("repo");
+    let root = repo.stats().await.head.expect("head");
+    let c1 = commit(
+        &repo,
+        root,
+        &[
+            ("a.txt", Some("a1\n"), false),
+            ("d/b.txt", Some("b1\n"), false),
+            ("run.sh", Some("#!/bin/sh\n"), true),
+        ],
+    )
+    .await;
+    let c2 = commit(
+        &repo,
+        c1,
+        &[
+            ("a.txt", Some("a2\n"), false),
+            ("d/b.txt", None, false),
+            ("e/f/c.txt", Some("c\n"), false),
+            ("run.sh", Some("#!/bin/sh\n"), false),
+        ],
+    )
+    .await;
+    let fresh = |c: ObjectId, name: &str| {
+        let dir = tmp.path().join(name);
+        let repo = repo.clone();
+        async move {
+            repo.checkout(c, &dir, &[]).await.expect("checkout");
+            tree(&dir)
+        }
+    };
+    let (want1, want2) = (fresh(c1, "fresh1").await, fresh(c2, "fresh2").await);
+    assert_ne!(want1, want2);
+
+    let slots = Slots::new(tmp.path().join("work"));
+    let dir = {
+        let lease = slots.lease(&repo, c1).await.expect("lease");
+        assert_eq!(tree(&lease.dir), want1, "a new slot: a full checkout");
+        // The tools write: a new file in a new directory, and a changed one.
+        for (path, text) in [("n/new.txt", "new\n"), ("a.txt", "mine\n")] {
+            lease.tracked.wrote(path);
+            let full = lease.dir.join(path);
+            std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+            std::fs::write(full, text).expect("write");
+        }
+        lease.dir.clone()
+    };
+    {
+        let lease = slots.lease(&repo, c2).await.expect("lease");
+        assert_eq!(lease.dir, dir, "the freed slot is reused");
+        assert_eq!(
+            tree(&lease.dir),
+            want2,
+            "the tools' writes undone, c2's changes made"
+        );
+        assert!(
+            empty_dirs(&lease.dir).is_empty(),
+            "{:?}",
+            empty_dirs(&lease.dir)
+        );
+    }
+    {
+        let lease = slots.lease(&repo, c1).await.expect("lease");
+        assert_eq!(tree(&lease.dir), want1, "and back");
+        // A command runs and leaves a file the tools never saw.
+        lease.tracked.ran_command();
+        std::fs::write(lease.dir.join("stray.o"), "x").expect("write");
+    }
+    let lease = slots.lease(&repo, c2).await.expect("lease");
+    assert_eq!(tree(&lease.dir), want2, "after a command: a full checkout");
+    // A second lease while the first is held gets another slot.
+    let other = slots.lease(&repo, c1).await.expect("lease");
+    assert_ne!(other.dir, lease.dir);
+    assert_eq!(tree(&other.dir), want1);
+}
