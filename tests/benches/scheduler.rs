@@ -155,7 +155,7 @@ fn plan(n: usize) -> Plan {
 fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
     let db = dir.join("state.db");
     let ledger = Arc::new(Ledger::open(&db).expect("ledger"));
-    let journal = Journal::open(&db).expect("journal");
+    let journal = Journal::on(ledger.state_db()).expect("journal");
     std::fs::create_dir_all(dir.join("vcs")).expect("dir");
     let repo = Repo::open(&dir.join("vcs/log"), specc_vcs::Options::default()).expect("repo");
     let config = LlmConfig::parse(

@@ -215,9 +215,9 @@ impl Client {
                 .filter(|_| retry.is_none());
             // A ledger that cannot write must not turn a paid answer into an error; it is
             // logged loudly instead.
-            let hook = |c: &rusqlite::Connection| match (&outcome, journal) {
-                (Ok(r), Some(j)) => j(r, c),
-                _ => Ok(()),
+            let also = match (&outcome, journal) {
+                (Ok(r), Some(j)) => Some(j(r)),
+                _ => None,
             };
             let row = self.row(
                 role,
@@ -230,8 +230,13 @@ impl Client {
                 attempt,
                 label,
             );
+            // Queued with the others of this moment, and committed before the answer is
+            // used: a crash cannot lose a paid answer once the caller has it.
             let recorded = match (&self.ledger, row) {
-                (Some(l), Some(row)) => l.record_with(&row, Some(&hook), release),
+                (Some(l), Some(row)) => match l.record_with(&row, also, release) {
+                    Ok(()) => l.durable().await,
+                    Err(e) => Err(e),
+                },
                 _ => Err(LlmError::Ledger("no ledger".into())),
             };
             let journaled = match recorded {
@@ -293,10 +298,9 @@ impl Client {
     }
 }
 
-/// Writes an answer to the state database inside the ledger's transaction
+/// What writes an answer to the state database in the transaction that records its call
 /// ([`Client::call_journaled`]).
-pub type AnswerHook<'a> =
-    dyn Fn(&Response, &rusqlite::Connection) -> rusqlite::Result<()> + Sync + 'a;
+pub type AnswerHook<'a> = dyn Fn(&Response) -> crate::state_db::Write + Sync + 'a;
 
 /// A budget reservation, released when dropped unless it was released with its call's row.
 struct Reservation {

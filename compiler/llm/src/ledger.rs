@@ -3,13 +3,14 @@
 //! design: llm.ledger
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use crate::error::LlmError;
+use crate::state_db::StateDb;
 use crate::types::Usage;
 
 /// Prices in dollars per million tokens.
@@ -45,13 +46,13 @@ pub struct CallRow {
 }
 
 /// More to write in the transaction that records a call: see [`Ledger::record_with`].
-pub type Also<'a> = &'a (dyn Fn(&Connection) -> rusqlite::Result<()> + Sync);
+pub type Also = crate::state_db::Write;
 
 /// Reservations older than this belong to a process that died mid-call; they stop counting.
 const STALE_RESERVATION: Duration = Duration::from_secs(3600);
 
 pub struct Ledger {
-    conn: Mutex<Connection>,
+    db: Arc<StateDb>,
 }
 
 fn db(e: rusqlite::Error) -> LlmError {
@@ -111,8 +112,19 @@ impl Ledger {
         )
         .map_err(db)?;
         Ok(Ledger {
-            conn: Mutex::new(conn),
+            db: Arc::new(StateDb::on(conn)),
         })
+    }
+
+    /// The state database the ledger writes through: the build journal shares it, so one
+    /// commit takes both.
+    pub fn state_db(&self) -> Arc<StateDb> {
+        self.db.clone()
+    }
+
+    /// Returns once every row recorded so far is committed ([`StateDb::durable`]).
+    pub async fn durable(&self) -> Result<(), LlmError> {
+        self.db.durable().await.map_err(LlmError::Ledger)
     }
 
     /// Opens an existing state database to read it, changing nothing: no tables are made and
@@ -138,181 +150,175 @@ impl Ledger {
             ));
         }
         Ok(Ledger {
-            conn: Mutex::new(conn),
+            db: Arc::new(StateDb::on(conn)),
         })
-    }
-
-    fn conn(&self) -> Result<std::sync::MutexGuard<'_, Connection>, LlmError> {
-        self.conn
-            .lock()
-            .map_err(|_| LlmError::Ledger("the ledger lock is poisoned".into()))
     }
 
     pub fn record(&self, row: &CallRow) -> Result<(), LlmError> {
         self.record_with(row, None, None)
     }
 
-    /// Records `row` and, in the same transaction, whatever `also` writes to the state
+    /// Queues `row` and, in the same transaction, whatever `also` writes to the state
     /// database (the runtime journals the response there) and the release of reservation
-    /// `release` (the call is settled): all of it is durable, or none.
+    /// `release` (the call is settled): all of it is committed, or none. Durable after
+    /// [`Ledger::durable`].
     pub fn record_with(
         &self,
         row: &CallRow,
-        also: Option<Also<'_>>,
+        also: Option<Also>,
         release: Option<i64>,
     ) -> Result<(), LlmError> {
-        let mut conn = self.conn()?;
-        let tx = conn.transaction().map_err(db)?;
-        tx.prepare_cached(
-            "INSERT INTO llm_calls (at_unix, run, task, role, provider, model, input_tokens,
+        let row = row.clone();
+        self.db.defer(Box::new(move |c| {
+            c.prepare_cached(
+                "INSERT INTO llm_calls (at_unix, run, task, role, provider, model, input_tokens,
                  cached_input_tokens, output_tokens, dollars, latency_ms, attempt, outcome)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-        )
-        .map_err(db)?
-        .execute(params![
-            now(),
-            row.run,
-            row.task,
-            row.role,
-            row.provider,
-            row.model,
-            row.usage.input as i64,
-            row.usage.cached_input as i64,
-            row.usage.output as i64,
-            row.dollars,
-            row.latency.as_millis() as i64,
-            row.attempt,
-            row.outcome,
-        ])
-        .map_err(db)?;
-        // The run's total, kept as rows are added, so the budget check reads one row.
-        tx.prepare_cached(
-            "INSERT INTO llm_run_spent (run, dollars) VALUES (?1, ?2)
-             ON CONFLICT (run) DO UPDATE SET dollars = dollars + ?2",
-        )
-        .map_err(db)?
-        .execute(params![row.run, row.dollars])
-        .map_err(db)?;
-        if let Some(also) = also {
-            also(&tx).map_err(db)?;
-        }
-        if let Some(id) = release {
-            tx.prepare_cached("DELETE FROM llm_reservations WHERE id = ?1")
-                .map_err(db)?
-                .execute([id])
-                .map_err(db)?;
-        }
-        tx.commit().map_err(db)
+            )?
+            .execute(params![
+                now(),
+                row.run,
+                row.task,
+                row.role,
+                row.provider,
+                row.model,
+                row.usage.input as i64,
+                row.usage.cached_input as i64,
+                row.usage.output as i64,
+                row.dollars,
+                row.latency.as_millis() as i64,
+                row.attempt,
+                row.outcome,
+            ])?;
+            // The run's total, kept as rows are added, so the budget check reads one row.
+            c.prepare_cached(
+                "INSERT INTO llm_run_spent (run, dollars) VALUES (?1, ?2)
+                 ON CONFLICT (run) DO UPDATE SET dollars = dollars + ?2",
+            )?
+            .execute(params![row.run, row.dollars])?;
+            if let Some(also) = also {
+                also(c)?;
+            }
+            if let Some(id) = release {
+                c.prepare_cached("DELETE FROM llm_reservations WHERE id = ?1")?
+                    .execute([id])?;
+            }
+            Ok(())
+        }));
+        Ok(())
     }
 
     /// Reserves `dollars` for a call of `run`, unless spent plus reserved plus this would pass
     /// `cap`. Atomic across processes (an immediate transaction). Returns the reservation id.
     pub fn reserve(&self, run: &str, dollars: f64, cap: Option<f64>) -> Result<i64, LlmError> {
-        let mut conn = self.conn()?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(db)?;
-        if let Some(cap) = cap {
-            let spent: f64 = tx
-                .prepare_cached(
-                    "SELECT COALESCE((SELECT dollars FROM llm_run_spent WHERE run = ?1), 0)",
-                )
-                .map_err(db)?
-                .query_row([run], |r| r.get(0))
-                .map_err(db)?;
-            let reserved: f64 = tx
-                .prepare_cached(
-                    "SELECT COALESCE(SUM(dollars), 0) FROM llm_reservations WHERE run = ?1 AND created_unix > ?2").map_err(db)?.query_row(params![run, now() - STALE_RESERVATION.as_secs() as i64],
-                    |r| r.get(0),
-                )
-                .map_err(db)?;
-            if spent + reserved + dollars > cap {
-                return Err(LlmError::Budget {
-                    cap,
-                    committed: spent + reserved,
-                    needed: dollars,
-                });
+        // The reservation is committed at once, so other processes count it, in one
+        // transaction with the queue before it.
+        let reserved = self.db.now_with_queue(|tx| {
+            if let Some(cap) = cap {
+                let spent: f64 = tx
+                    .prepare_cached(
+                        "SELECT COALESCE((SELECT dollars FROM llm_run_spent WHERE run = ?1), 0)",
+                    )?
+                    .query_row([run], |r| r.get(0))?;
+                let reserved: f64 = tx
+                    .prepare_cached(
+                        "SELECT COALESCE(SUM(dollars), 0) FROM llm_reservations
+                         WHERE run = ?1 AND created_unix > ?2",
+                    )?
+                    .query_row(
+                        params![run, now() - STALE_RESERVATION.as_secs() as i64],
+                        |r| r.get(0),
+                    )?;
+                if spent + reserved + dollars > cap {
+                    return Ok(Err(LlmError::Budget {
+                        cap,
+                        committed: spent + reserved,
+                        needed: dollars,
+                    }));
+                }
             }
-        }
-        tx.prepare_cached(
-            "INSERT INTO llm_reservations (run, dollars, created_unix) VALUES (?1, ?2, ?3)",
-        )
-        .map_err(db)?
-        .execute(params![run, dollars, now()])
-        .map_err(db)?;
-        let id = tx.last_insert_rowid();
-        tx.commit().map_err(db)?;
-        Ok(id)
+            tx.prepare_cached(
+                "INSERT INTO llm_reservations (run, dollars, created_unix) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![run, dollars, now()])?;
+            Ok(Ok(tx.last_insert_rowid()))
+        });
+        reserved.map_err(LlmError::Ledger)?
     }
 
     /// Releases a reservation once its call is settled (its rows recorded).
     pub fn release(&self, reservation: i64) -> Result<(), LlmError> {
-        self.conn()?
-            .execute("DELETE FROM llm_reservations WHERE id = ?1", [reservation])
-            .map(|_| ())
-            .map_err(db)
+        self.db.defer(Box::new(move |c| {
+            c.prepare_cached("DELETE FROM llm_reservations WHERE id = ?1")?
+                .execute([reservation])
+                .map(drop)
+        }));
+        Ok(())
     }
 
     /// Dollars spent by `run`.
+    /// Dollars spent by `run`, as committed (a figure for progress: rows still queued are
+    /// not counted; the budget check counts them, see [`Ledger::reserve`]).
     pub fn spent(&self, run: &str) -> Result<f64, LlmError> {
-        let conn = self.conn()?;
-        // The kept total (one row); a database from before it was kept is summed.
-        let kept = conn
-            .prepare_cached("SELECT dollars FROM llm_run_spent WHERE run = ?1")
-            .and_then(|mut q| q.query_row([run], |r| r.get(0)).optional());
-        match kept {
-            Ok(Some(d)) => Ok(d),
-            Ok(None) => Ok(0.0),
-            Err(_) => conn
-                .query_row(
-                    "SELECT COALESCE(SUM(dollars), 0) FROM llm_calls WHERE run = ?1",
-                    [run],
-                    |r| r.get(0),
-                )
-                .map_err(db),
-        }
+        self.db
+            .read(|conn| {
+                // The kept total (one row); a database from before it was kept is summed.
+                let kept = conn
+                    .prepare_cached("SELECT dollars FROM llm_run_spent WHERE run = ?1")
+                    .and_then(|mut q| q.query_row([run], |r| r.get(0)).optional());
+                match kept {
+                    Ok(Some(d)) => Ok(d),
+                    Ok(None) => Ok(0.0),
+                    Err(_) => conn.query_row(
+                        "SELECT COALESCE(SUM(dollars), 0) FROM llm_calls WHERE run = ?1",
+                        [run],
+                        |r| r.get(0),
+                    ),
+                }
+            })
+            .map_err(LlmError::Ledger)
     }
 
     /// Every recorded attempt, oldest first.
     pub fn rows(&self) -> Result<Vec<CallRow>, LlmError> {
-        let conn = self.conn()?;
-        let mut stmt = conn
-            .prepare(
-                "SELECT run, task, role, provider, model, input_tokens, cached_input_tokens,
-                 output_tokens, dollars, latency_ms, attempt, outcome FROM llm_calls ORDER BY id",
-            )
-            .map_err(db)?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(CallRow {
-                    run: r.get(0)?,
-                    task: r.get(1)?,
-                    role: r.get(2)?,
-                    provider: r.get(3)?,
-                    model: r.get(4)?,
-                    usage: Usage {
-                        input: r.get::<_, i64>(5)? as u64,
-                        cached_input: r.get::<_, i64>(6)? as u64,
-                        output: r.get::<_, i64>(7)? as u64,
-                    },
-                    dollars: r.get(8)?,
-                    latency: Duration::from_millis(r.get::<_, i64>(9)? as u64),
-                    attempt: r.get(10)?,
-                    outcome: r.get(11)?,
-                })
+        self.db
+            .now(|conn| {
+                let mut stmt = conn.prepare(
+                    "SELECT run, task, role, provider, model, input_tokens, cached_input_tokens,
+                     output_tokens, dollars, latency_ms, attempt, outcome FROM llm_calls ORDER BY id",
+                )?;
+                let rows = stmt.query_map([], |r| {
+                    Ok(CallRow {
+                        run: r.get(0)?,
+                        task: r.get(1)?,
+                        role: r.get(2)?,
+                        provider: r.get(3)?,
+                        model: r.get(4)?,
+                        usage: Usage {
+                            input: r.get::<_, i64>(5)? as u64,
+                            cached_input: r.get::<_, i64>(6)? as u64,
+                            output: r.get::<_, i64>(7)? as u64,
+                        },
+                        dollars: r.get(8)?,
+                        latency: Duration::from_millis(r.get::<_, i64>(9)? as u64),
+                        attempt: r.get(10)?,
+                        outcome: r.get(11)?,
+                    })
+                })?;
+                rows.collect::<Result<Vec<_>, _>>()
             })
-            .map_err(db)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(db)
+            .map_err(LlmError::Ledger)
     }
 
     /// Open reservations (for tests and `specc cost`).
     pub fn reservations(&self) -> Result<usize, LlmError> {
-        self.conn()?
-            .query_row("SELECT COUNT(*) FROM llm_reservations", [], |r| {
-                r.get::<_, i64>(0)
+        self.db
+            .now(|c| {
+                c.query_row("SELECT COUNT(*) FROM llm_reservations", [], |r| {
+                    r.get::<_, i64>(0)
+                })
             })
-            .optional()
-            .map(|n| n.unwrap_or(0) as usize)
-            .map_err(db)
+            .map(|n| n as usize)
+            .map_err(LlmError::Ledger)
     }
 }

@@ -20,6 +20,7 @@ mod retry;
 mod scripted;
 mod secret;
 pub mod sse;
+mod state_db;
 pub mod types;
 
 pub use anthropic::Anthropic;
@@ -34,4 +35,5 @@ pub use replay::{Recorder, Recording, Replay, fingerprint};
 pub use retry::RetryPolicy;
 pub use scripted::Scripted;
 pub use secret::Secret;
+pub use state_db::{StateDb, Write};
 pub use types::{Message, Request, Response, Tool, ToolCall, ToolChoice, Usage};

@@ -12,7 +12,7 @@ use specc_llm::types::Author;
 use specc_llm::{Client, LlmError, Message, Request, Response, Role, ToolCall, ToolChoice};
 
 use crate::acceptance::{self, Check};
-use crate::journal::{Journal, StepAt, StepKind, insert_step};
+use crate::journal::{Journal, StepAt, StepKind, step_write};
 use crate::stuck::StuckDetector;
 use crate::tools::{self, Control, ToolOutcome, Toolbox};
 
@@ -172,9 +172,7 @@ impl AgentLoop<'_> {
             attempt: self.id.attempt,
             step: t.step + 1,
         };
-        let hook = move |r: &Response, c: &rusqlite::Connection| {
-            insert_step(c, at, StepKind::Model, &json!(r))
-        };
+        let hook = move |r: &Response| step_write(at, StepKind::Model, &json!(r));
         let answer = match t.replay.pop_front() {
             Some(journaled) => Ok(Ok((journaled, false))),
             None => {

@@ -6,10 +6,11 @@
 //! design: runtime.journal
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
+use specc_llm::StateDb;
 
 /// The journal could not be written or read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,10 +20,6 @@ impl std::fmt::Display for JournalError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "the build journal: {}", self.0)
     }
-}
-
-fn db(e: rusqlite::Error) -> JournalError {
-    JournalError(e.to_string())
 }
 
 fn now() -> i64 {
@@ -98,18 +95,19 @@ pub struct StepAt<'a> {
     pub step: u32,
 }
 
-/// Writes a step on `c`: the journal's own connection, or the ledger's transaction that
+/// The write of a step: queued by the journal, or by the ledger in the transaction that
 /// records the call the step answers (`Client::call_journaled`).
-pub fn insert_step(
-    c: &Connection,
-    at: StepAt<'_>,
-    kind: StepKind,
-    body: &serde_json::Value,
-) -> rusqlite::Result<()> {
-    c.prepare_cached(
-        "INSERT OR REPLACE INTO steps (run, task, attempt, step, kind, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?.execute(params![at.run, at.task, at.attempt, at.step, kind.as_str(), body.to_string()],
-    )
-    .map(drop)
+pub fn step_write(at: StepAt<'_>, kind: StepKind, body: &serde_json::Value) -> specc_llm::Write {
+    let (run, task, attempt, step) = (at.run.to_owned(), at.task.to_owned(), at.attempt, at.step);
+    let body = body.to_string();
+    Box::new(move |c: &Connection| {
+        c.prepare_cached(
+            "INSERT OR REPLACE INTO steps (run, task, attempt, step, kind, body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![run, task, attempt, step, kind.as_str(), body])
+        .map(drop)
+    })
 }
 
 /// One step as stored.
@@ -138,16 +136,7 @@ pub struct TaskRow {
     pub reason: Option<String>,
 }
 
-pub struct Journal {
-    conn: Mutex<Connection>,
-}
-
-impl Journal {
-    /// Opens (creating) the journal's tables in the state database at `path`.
-    pub fn open(path: &Path) -> Result<Journal, JournalError> {
-        let conn = specc_llm::open_state_db(path).map_err(|e| JournalError(e.to_string()))?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS runs (
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS runs (
                  run TEXT PRIMARY KEY, spec TEXT NOT NULL, started_unix INTEGER NOT NULL,
                  finished_unix INTEGER, status TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS tasks (
@@ -165,42 +154,81 @@ impl Journal {
                  PRIMARY KEY (run, task, attempt, step));
              CREATE TABLE IF NOT EXISTS landed (
                  task TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, commit_id TEXT,
-                 run TEXT NOT NULL);",
-        )
-        .map_err(db)?;
-        Ok(Journal {
-            conn: Mutex::new(conn),
-        })
+                 run TEXT NOT NULL);";
+
+pub struct Journal {
+    db: Arc<StateDb>,
+}
+
+impl Journal {
+    /// Opens (creating) the journal's tables in the state database at `path`.
+    pub fn open(path: &Path) -> Result<Journal, JournalError> {
+        let db = StateDb::open(path).map_err(|e| JournalError(e.to_string()))?;
+        Journal::on(Arc::new(db))
     }
 
+    /// The journal on a state database another writer shares (the ledger's, so that one
+    /// commit takes both).
+    pub fn on(db: Arc<StateDb>) -> Result<Journal, JournalError> {
+        db.now(|c| c.execute_batch(SCHEMA)).map_err(JournalError)?;
+        Ok(Journal { db })
+    }
+
+    /// Runs `f` after committing every queued write (a read that must see them).
     pub(crate) fn with<T>(
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T, JournalError> {
-        let conn = self
-            .conn
-            .lock()
-            .map_err(|_| JournalError("lock poisoned".into()))?;
-        f(&conn).map_err(db)
+        self.db.now(|c| f(c)).map_err(JournalError)
+    }
+
+    /// Runs `f` on what is committed (a read of what earlier processes wrote).
+    pub(crate) fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, JournalError> {
+        self.db.read(f).map_err(JournalError)
+    }
+
+    /// Queues a write; it is committed with the next batch ([`Journal::durable`]).
+    fn defer(&self, w: impl FnOnce(&Connection) -> rusqlite::Result<()> + Send + 'static) {
+        self.db.defer(Box::new(w));
+    }
+
+    /// Returns once every write queued so far is committed.
+    pub async fn durable(&self) -> Result<(), JournalError> {
+        self.db.durable().await.map_err(JournalError)
+    }
+
+    /// Commits every queued write now.
+    pub fn commit(&self) -> Result<(), JournalError> {
+        self.db.commit().map_err(JournalError)
     }
 
     pub fn start_run(&self, run: &str, spec: &str) -> Result<(), JournalError> {
-        self.with(|c| {
+        let (run, spec) = (run.to_owned(), spec.to_owned());
+        self.defer(move |c| {
             c.prepare_cached(
-                "INSERT OR REPLACE INTO runs (run, spec, started_unix, status) VALUES (?1, ?2, ?3, 'running')")?.execute(params![run, spec, now()],
-            )
+                "INSERT OR REPLACE INTO runs (run, spec, started_unix, status)
+                 VALUES (?1, ?2, ?3, 'running')",
+            )?
+            .execute(params![run, spec, now()])
             .map(drop)
-        })
+        });
+        self.commit()
     }
 
     pub fn finish_run(&self, run: &str, status: &str) -> Result<(), JournalError> {
-        self.with(|c| {
+        let (run, status) = (run.to_owned(), status.to_owned());
+        self.defer(move |c| {
             c.prepare_cached("UPDATE runs SET finished_unix = ?2, status = ?3 WHERE run = ?1")?
                 .execute(params![run, now(), status])
                 .map(drop)
-        })
+        });
+        self.commit()
     }
 
+    /// Queues a task's new state (committed with the next batch).
     pub fn set_task(
         &self,
         run: &str,
@@ -209,48 +237,72 @@ impl Journal {
         reason: Option<&str>,
         commit: Option<&str>,
     ) -> Result<(), JournalError> {
-        let TaskRef {
-            id: task,
-            title,
-            fingerprint,
-        } = t;
-        self.with(|c| {
+        let (run, task, title, fingerprint) = (
+            run.to_owned(),
+            t.id.to_owned(),
+            t.title.to_owned(),
+            t.fingerprint.to_owned(),
+        );
+        let (reason, commit) = (reason.map(str::to_owned), commit.map(str::to_owned));
+        self.defer(move |c| {
             c.prepare_cached(
                 "INSERT INTO tasks (run, task, title, fingerprint, state, reason, commit_id)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                  ON CONFLICT (run, task) DO UPDATE SET state = ?5, reason = ?6,
-                     commit_id = COALESCE(?7, commit_id), fingerprint = ?4")?.execute(params![run, task, title, fingerprint, state.as_str(), reason, commit],
-            )?;
+                     commit_id = COALESCE(?7, commit_id), fingerprint = ?4",
+            )?
+            .execute(params![
+                run,
+                task,
+                title,
+                fingerprint,
+                state.as_str(),
+                reason,
+                commit
+            ])?;
             if state == TaskState::Landed {
                 c.prepare_cached(
-                    "INSERT OR REPLACE INTO landed (task, fingerprint, commit_id, run) VALUES (?1, ?2, ?3, ?4)")?.execute(params![task, fingerprint, commit, run],
-                )?;
+                    "INSERT OR REPLACE INTO landed (task, fingerprint, commit_id, run)
+                     VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![task, fingerprint, commit, run])?;
             }
             Ok(())
-        })
+        });
+        Ok(())
     }
 
-    /// [`Journal::set_task`] for many tasks in one transaction (a build's first states).
+    /// [`Journal::set_task`] for many tasks (a build's first states), committed now.
     pub fn set_tasks(
         &self,
         run: &str,
         tasks: &[(TaskRef<'_>, TaskState)],
     ) -> Result<(), JournalError> {
-        self.with(|c| {
-            let tx = c.unchecked_transaction()?;
-            {
-                let mut insert = tx.prepare_cached(
-                    "INSERT INTO tasks (run, task, title, fingerprint, state, reason, commit_id)
-                     VALUES (?1, ?2, ?3, ?4, ?5, NULL, NULL)
-                     ON CONFLICT (run, task) DO UPDATE SET state = ?5, reason = NULL,
-                         fingerprint = ?4",
-                )?;
-                for (t, state) in tasks {
-                    insert.execute(params![run, t.id, t.title, t.fingerprint, state.as_str()])?;
-                }
+        let run = run.to_owned();
+        let rows: Vec<(String, String, String, TaskState)> = tasks
+            .iter()
+            .map(|(t, st)| {
+                (
+                    t.id.to_owned(),
+                    t.title.to_owned(),
+                    t.fingerprint.to_owned(),
+                    *st,
+                )
+            })
+            .collect();
+        self.defer(move |c| {
+            let mut insert = c.prepare_cached(
+                "INSERT INTO tasks (run, task, title, fingerprint, state, reason, commit_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, NULL, NULL)
+                 ON CONFLICT (run, task) DO UPDATE SET state = ?5, reason = NULL,
+                     fingerprint = ?4",
+            )?;
+            for (task, title, fingerprint, state) in &rows {
+                insert.execute(params![run, task, title, fingerprint, state.as_str()])?;
             }
-            tx.commit()
-        })
+            Ok(())
+        });
+        self.commit()
     }
 
     /// Every task's last landed fingerprint, in any run.
@@ -282,6 +334,8 @@ impl Journal {
         })
     }
 
+    /// Queues an attempt's start (committed with the next batch, which is before its
+    /// first model call: the reservation commits the queue).
     pub fn start_attempt(
         &self,
         run: &str,
@@ -290,13 +344,21 @@ impl Journal {
         role: &str,
         base: &str,
     ) -> Result<(), JournalError> {
-        self.with(|c| {
+        let (run, task, role, base) = (
+            run.to_owned(),
+            task.to_owned(),
+            role.to_owned(),
+            base.to_owned(),
+        );
+        self.defer(move |c| {
             c.prepare_cached(
                 "INSERT OR REPLACE INTO attempts (run, task, attempt, role, base, state, started_unix)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6)")?.execute(params![run, task, attempt, role, base, now()],
-            )
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6)",
+            )?
+            .execute(params![run, task, attempt, role, base, now()])
             .map(drop)
-        })
+        });
+        Ok(())
     }
 
     pub fn end_attempt(
@@ -307,17 +369,22 @@ impl Journal {
         state: &str,
         reason: Option<&str>,
     ) -> Result<(), JournalError> {
-        self.with(|c| {
+        let (run, task, state) = (run.to_owned(), task.to_owned(), state.to_owned());
+        let reason = reason.map(str::to_owned);
+        self.defer(move |c| {
             c.prepare_cached(
                 "UPDATE attempts SET state = ?4, reason = ?5, finished_unix = ?6
                  WHERE run = ?1 AND task = ?2 AND attempt = ?3",
             )?
             .execute(params![run, task, attempt, state, reason, now()])
             .map(drop)
-        })
+        });
+        Ok(())
     }
 
-    /// Appends a step; durable when this returns.
+    /// Queues a step. It is committed with the next batch: before the attempt's next model
+    /// call, whose reservation commits the queue, and so before anything could be paid for
+    /// twice.
     pub fn step(
         &self,
         run: &str,
@@ -327,13 +394,17 @@ impl Journal {
         kind: StepKind,
         body: &serde_json::Value,
     ) -> Result<(), JournalError> {
-        let at = StepAt {
-            run,
-            task,
-            attempt,
-            step,
-        };
-        self.with(|c| insert_step(c, at, kind, body))
+        self.db.defer(step_write(
+            StepAt {
+                run,
+                task,
+                attempt,
+                step,
+            },
+            kind,
+            body,
+        ));
+        Ok(())
     }
 
     /// Every step of `run`, in order.

@@ -48,8 +48,10 @@ impl Journal {
         })
     }
 
+    /// A task's last attempt in `run`, as committed: asked when the task starts, before this
+    /// process wrote anything for it (a parked task's attempt is committed when it parks).
     pub fn last_attempt(&self, run: &str, task: &str) -> Result<Option<LastAttempt>, JournalError> {
-        self.with(|c| {
+        self.read(|c| {
             c.prepare_cached(
                 "SELECT attempt, role, base, state FROM attempts WHERE run = ?1 AND task = ?2
                  ORDER BY attempt DESC LIMIT 1",

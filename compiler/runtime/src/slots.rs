@@ -12,8 +12,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use specc_vcs::{FileAt, Repo};
 use specc_vcs::object::ObjectId;
+use specc_vcs::{FileAt, Repo};
 
 use crate::workspace::KEPT;
 

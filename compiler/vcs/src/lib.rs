@@ -162,11 +162,7 @@ enum Request {
     Submit(Box<Submission>, oneshot::Sender<Outcome>),
     ReadHead(String, oneshot::Sender<(ObjectId, Option<HeadFile>)>),
     Read(ObjectId, String, oneshot::Sender<Option<Vec<u8>>>),
-    File(
-        ObjectId,
-        String,
-        oneshot::Sender<Option<read::FileAt>>,
-    ),
+    File(ObjectId, String, oneshot::Sender<Option<read::FileAt>>),
     Changes(ObjectId, ObjectId, oneshot::Sender<Option<read::Changes>>),
     Flag(String),
     Stats(oneshot::Sender<Stats>),

@@ -14,8 +14,8 @@ mod seed;
 
 use std::collections::BTreeMap;
 
-use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt, StreamExt};
 use specc_ir::plan::{ChildKind, TaskNode};
 use specc_vcs::object::ObjectId;
 
@@ -166,7 +166,17 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
                 }));
             }
         }
-        let Some((i, job)) = running.next().await else {
+        // While jobs are ready, take them; before waiting, commit what they queued.
+        let next = match running.next().now_or_never() {
+            Some(next) => next,
+            None => {
+                if let Err(e) = s.journal.commit() {
+                    sched.stop(e.to_string());
+                }
+                running.next().await
+            }
+        };
+        let Some((i, job)) = next else {
             // Nothing runs: wait for the earliest parked task, if any may still start.
             match sched.next_wake() {
                 Some(at) if sched.stopping.is_none() => {

@@ -333,6 +333,10 @@ impl<'p, 's> Scheduler<'p, 's> {
             TaskEnd::Parked { after } => {
                 let reason = format!("parked: the provider asked to wait {} s", after.as_secs());
                 self.set(i, TaskState::Pending, Some(&reason), None);
+                // Committed now: when the task runs again, it reads its attempt back.
+                if let Err(e) = self.s.journal.commit() {
+                    self.stop(e.to_string());
+                }
                 self.not_before.insert(i, Instant::now() + after);
                 (self.s.events)(Event::Parked {
                     task: id,

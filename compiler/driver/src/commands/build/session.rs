@@ -99,7 +99,8 @@ impl Session {
         let ledger = Ledger::open(&db)
             .map(Arc::new)
             .map_err(|e| Refused::setup(format!("the state database: {e}")))?;
-        let journal = Journal::open(&db).map_err(|e| Refused::setup(e.to_string()))?;
+        // One writer for the ledger and the journal: one commit takes both.
+        let journal = Journal::on(ledger.state_db()).map_err(|e| Refused::setup(e.to_string()))?;
         let repo = std::fs::create_dir_all(state.join("vcs"))
             .and_then(|()| {
                 specc_vcs::Repo::open(

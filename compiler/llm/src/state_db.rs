@@ -1,0 +1,257 @@
+//! The state database's one writer: writes are queued and committed in batches — one
+//! transaction for every write the build's tasks queued since the last commit — instead of
+//! one transaction each. A write that must be durable before the caller goes on (a paid
+//! answer, before anything else happens) awaits [`StateDb::durable`], which first lets the
+//! other tasks of the thread queue theirs; a write that must be visible to other processes
+//! at once (a budget reservation) runs through [`StateDb::now`], after the queue. A commit
+//! that fails loses its batch and poisons the database for this process: everything after
+//! it fails too, so no caller is told a write is durable when it is not.
+//! design: llm.ledger
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::Connection;
+
+/// A queued write.
+pub type Write = Box<dyn FnOnce(&Connection) -> rusqlite::Result<()> + Send>;
+
+pub struct StateDb {
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    conn: Connection,
+    queue: Vec<Write>,
+    /// Writes queued since open, and how many of them are committed.
+    queued: u64,
+    committed: u64,
+    /// Why a commit failed: nothing is durable after it.
+    poisoned: Option<String>,
+}
+
+impl StateDb {
+    /// Opens (creating) the state database at `path` ([`crate::open_state_db`]).
+    pub fn open(path: &Path) -> std::io::Result<StateDb> {
+        Ok(StateDb::on(crate::open_state_db(path)?))
+    }
+
+    pub fn on(conn: Connection) -> StateDb {
+        StateDb {
+            inner: Mutex::new(Inner {
+                conn,
+                queue: Vec::new(),
+                queued: 0,
+                committed: 0,
+                poisoned: None,
+            }),
+        }
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Inner>, String> {
+        self.inner
+            .lock()
+            .map_err(|_| "the state database's lock is poisoned".to_owned())
+    }
+
+    /// Queues `w` for the next commit.
+    pub fn defer(&self, w: Write) {
+        if let Ok(mut g) = self.lock() {
+            g.queue.push(w);
+            g.queued += 1;
+        }
+    }
+
+    /// Commits the queue, then runs `f` (a read that must see every write, or a write that
+    /// must be visible to other processes at once: it makes its own transaction).
+    pub fn now<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, String> {
+        let mut g = self.lock()?;
+        g.commit()?;
+        f(&mut g.conn).map_err(|e| e.to_string())
+    }
+
+    /// Commits the queue and `f` in one immediate transaction (a write other processes must
+    /// see at once, and the queue before it): one commit for both. `f` returning an error
+    /// rolls back only itself: the queue is committed.
+    pub fn now_with_queue<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, String> {
+        let mut g = self.lock()?;
+        if let Some(why) = &g.poisoned {
+            return Err(why.clone());
+        }
+        let queue = std::mem::take(&mut g.queue);
+        let conn = &mut g.conn;
+        let result = (|| -> rusqlite::Result<rusqlite::Result<T>> {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            for w in queue {
+                w(&tx)?;
+            }
+            tx.execute_batch("SAVEPOINT now")?;
+            let out = f(&tx);
+            if out.is_err() {
+                tx.execute_batch("ROLLBACK TO now")?;
+            }
+            tx.execute_batch("RELEASE now")?;
+            tx.commit()?;
+            Ok(out)
+        })();
+        match result {
+            Ok(out) => {
+                g.committed = g.queued;
+                out.map_err(|e| e.to_string())
+            }
+            Err(e) => {
+                let why = format!("the state database: {e}");
+                tracing::error!(error = %why, "a batch of state writes was lost");
+                g.poisoned = Some(why.clone());
+                Err(why)
+            }
+        }
+    }
+
+    /// Runs `f` on what is committed, leaving the queue alone (a read that needs no write of
+    /// this process's queue: a progress figure, what an earlier process journaled).
+    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, String> {
+        let g = self.lock()?;
+        f(&g.conn).map_err(|e| e.to_string())
+    }
+
+    /// Commits the queue in one transaction.
+    pub fn commit(&self) -> Result<(), String> {
+        self.lock()?.commit()
+    }
+
+    /// Returns once every write queued so far is committed. It first yields, so the other
+    /// tasks of this thread run and queue their writes, and one commit takes them all.
+    pub async fn durable(&self) -> Result<(), String> {
+        let mine = {
+            let g = self.lock()?;
+            if let Some(why) = &g.poisoned {
+                return Err(why.clone());
+            }
+            if g.committed >= g.queued {
+                return Ok(());
+            }
+            g.queued
+        };
+        tokio::task::yield_now().await;
+        let mut g = self.lock()?;
+        if g.committed >= mine {
+            return g.poisoned.clone().map_or(Ok(()), Err);
+        }
+        g.commit()
+    }
+}
+
+impl Inner {
+    fn commit(&mut self) -> Result<(), String> {
+        if let Some(why) = &self.poisoned {
+            return Err(why.clone());
+        }
+        if self.queue.is_empty() {
+            return Ok(());
+        }
+        let queue = std::mem::take(&mut self.queue);
+        let result = (|| -> rusqlite::Result<()> {
+            let tx = self.conn.unchecked_transaction()?;
+            for w in queue {
+                w(&tx)?;
+            }
+            tx.commit()
+        })();
+        match result {
+            Ok(()) => {
+                self.committed = self.queued;
+                Ok(())
+            }
+            Err(e) => {
+                let why = format!("the state database: {e}");
+                tracing::error!(error = %why, "a batch of state writes was lost");
+                self.poisoned = Some(why.clone());
+                Err(why)
+            }
+        }
+    }
+}
+
+impl Drop for StateDb {
+    fn drop(&mut self) {
+        if let Ok(g) = self.inner.get_mut() {
+            let _ = g.commit();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db() -> (tempfile::TempDir, StateDb) {
+        let dir = tempfile::tempdir().expect("dir");
+        let db = StateDb::open(&dir.path().join("s.db")).expect("open");
+        db.now(|c| c.execute_batch("CREATE TABLE t (x INTEGER)"))
+            .expect("table");
+        (dir, db)
+    }
+
+    fn insert(x: i64) -> Write {
+        Box::new(move |c| c.execute("INSERT INTO t VALUES (?1)", [x]).map(drop))
+    }
+
+    fn count(db: &StateDb) -> i64 {
+        db.read(|c| c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0)))
+            .expect("count")
+    }
+
+    #[tokio::test]
+    async fn queued_writes_are_committed_together_when_one_is_awaited() {
+        let (_d, db) = db();
+        db.defer(insert(1));
+        db.defer(insert(2));
+        assert_eq!(count(&db), 0, "queued, not committed");
+        db.durable().await.expect("durable");
+        assert_eq!(count(&db), 2);
+        // A read through `now` sees the queue.
+        db.defer(insert(3));
+        let n: i64 = db
+            .now(|c| c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0)))
+            .expect("now");
+        assert_eq!(n, 3);
+    }
+
+    #[tokio::test]
+    async fn a_failed_batch_poisons_everything_after_it() {
+        let (_d, db) = db();
+        db.defer(insert(1));
+        db.defer(Box::new(|c| {
+            c.execute_batch("INSERT INTO missing VALUES (1)")
+        }));
+        assert!(db.durable().await.is_err());
+        assert_eq!(count(&db), 0, "the whole batch is lost, not part of it");
+        db.defer(insert(2));
+        assert!(
+            db.durable().await.is_err(),
+            "nothing is durable after a lost batch"
+        );
+        assert!(db.commit().is_err());
+    }
+
+    #[tokio::test]
+    async fn dropping_the_database_commits_its_queue() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("s.db");
+        {
+            let db = StateDb::open(&path).expect("open");
+            db.now(|c| c.execute_batch("CREATE TABLE t (x INTEGER)"))
+                .expect("table");
+            db.defer(insert(7));
+        }
+        let db = StateDb::open(&path).expect("open");
+        assert_eq!(count(&db), 1);
+    }
+}
