@@ -74,8 +74,8 @@ impl StateDb {
     }
 
     /// Commits the queue and `f` in one immediate transaction (a write other processes must
-    /// see at once, and the queue before it): one commit for both. `f` returning an error
-    /// rolls back only itself: the queue is committed.
+    /// see at once, and the queue before it): one commit for both. `f` failing fails the
+    /// transaction, the queue with it, like a failed batch.
     pub fn now_with_queue<T>(
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
@@ -91,14 +91,9 @@ impl StateDb {
             for w in queue {
                 w(&tx)?;
             }
-            tx.execute_batch("SAVEPOINT now")?;
-            let out = f(&tx);
-            if out.is_err() {
-                tx.execute_batch("ROLLBACK TO now")?;
-            }
-            tx.execute_batch("RELEASE now")?;
+            let out = f(&tx)?;
             tx.commit()?;
-            Ok(out)
+            Ok(Ok(out))
         })();
         match result {
             Ok(out) => {

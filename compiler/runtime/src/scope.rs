@@ -8,6 +8,9 @@ use globset::{GlobSet, GlobSetBuilder};
 #[derive(Clone, Debug)]
 pub struct Scope {
     patterns: Vec<String>,
+    /// Patterns with no glob character, normalised: matched by comparison (most scopes are
+    /// file lists, and compiling a glob set per attempt is most of a scope's cost).
+    literals: Vec<String>,
     set: GlobSet,
 }
 
@@ -28,11 +31,20 @@ impl Scope {
     /// out (the planner's checks report them); an empty scope allows nothing.
     pub fn new(patterns: &[String]) -> Scope {
         let mut builder = GlobSetBuilder::new();
+        let mut literals = Vec::new();
+        let mut globs = 0;
         for p in patterns {
             let p = p.trim().trim_start_matches("./").trim_end_matches('/');
             if p.is_empty() {
                 continue;
             }
+            if !p.contains(GLOB_CHARS) {
+                if let Some(n) = normalise(p) {
+                    literals.push(n);
+                }
+                continue;
+            }
+            globs += 1;
             for candidate in [p.to_owned(), format!("{p}/**")] {
                 if let Ok(g) = globset::GlobBuilder::new(&candidate)
                     .literal_separator(true)
@@ -42,9 +54,14 @@ impl Scope {
                 }
             }
         }
-        let set = builder.build().unwrap_or_else(|_| GlobSet::empty());
+        let set = if globs == 0 {
+            GlobSet::empty()
+        } else {
+            builder.build().unwrap_or_else(|_| GlobSet::empty())
+        };
         Scope {
             patterns: patterns.to_vec(),
+            literals,
             set,
         }
     }
@@ -59,11 +76,21 @@ impl Scope {
         if reserved(&path) {
             return Err(Denied::Reserved);
         }
-        if self.set.is_match(&path) {
+        if self.matches(&path) {
             Ok(())
         } else {
             Err(Denied::OutsideScope)
         }
+    }
+
+    /// Whether a normalised path is in the scope.
+    fn matches(&self, path: &str) -> bool {
+        self.literals.iter().any(|l| {
+            path == l
+                || (path.len() > l.len()
+                    && path.starts_with(l.as_str())
+                    && path.as_bytes()[l.len()] == b'/')
+        }) || self.set.is_match(path)
     }
 
     pub fn allows(&self, path: &str) -> bool {
@@ -79,8 +106,8 @@ impl Scope {
                 let (pa, pb) = (literal_prefix(a), literal_prefix(b));
                 pa.starts_with(&pb)
                     || pb.starts_with(&pa)
-                    || self.set.is_match(&pb)
-                    || other.set.is_match(&pa)
+                    || normalise(&pb).is_some_and(|p| self.matches(&p))
+                    || normalise(&pa).is_some_and(|p| other.matches(&p))
             })
         })
     }
@@ -101,6 +128,9 @@ pub fn normalise(path: &str) -> Option<String> {
     }
     Some(parts.join("/"))
 }
+
+/// What makes a pattern a glob rather than a path (globset's syntax, its escape included).
+const GLOB_CHARS: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
 
 /// `.specc/` and `.git/` at any depth are never written by a task.
 pub fn reserved(path: &str) -> bool {

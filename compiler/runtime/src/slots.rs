@@ -175,23 +175,37 @@ impl Drop for Lease<'_> {
 
 /// Writes `changes` into the checkout at `dir`: each file with its mode (a link or anything
 /// else in the way removed first, never written through), each removed path deleted with
-/// the directories it leaves empty.
+/// the directories it leaves empty. A file already there is rewritten in place, its mode
+/// changed only if it differs.
 pub fn apply(dir: &Path, changes: &[(String, FileAt)]) -> std::io::Result<()> {
+    use std::io::Write as _;
     for (path, file) in changes {
         let full = dir.join(path);
         match file {
             Some((bytes, executable)) => {
-                if let Some(parent) = full.parent() {
+                let mode = if *executable { 0o755 } else { 0o644 };
+                let existing = match std::fs::symlink_metadata(&full) {
+                    Ok(m) if m.is_file() => Some(m.permissions().mode() & 0o777),
+                    Ok(m) if m.is_dir() => {
+                        std::fs::remove_dir_all(&full)?;
+                        None
+                    }
+                    Ok(_) => {
+                        std::fs::remove_file(&full)?;
+                        None
+                    }
+                    Err(_) => None,
+                };
+                if existing.is_none()
+                    && let Some(parent) = full.parent()
+                {
                     make_dirs(dir, parent)?;
                 }
-                match std::fs::symlink_metadata(&full) {
-                    Ok(m) if m.is_dir() => std::fs::remove_dir_all(&full)?,
-                    Ok(m) if !m.is_file() => std::fs::remove_file(&full)?,
-                    _ => {}
+                let mut f = std::fs::File::create(&full)?;
+                f.write_all(bytes)?;
+                if existing != Some(mode) {
+                    f.set_permissions(std::fs::Permissions::from_mode(mode))?;
                 }
-                std::fs::write(&full, bytes)?;
-                let mode = if *executable { 0o755 } else { 0o644 };
-                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(mode))?;
             }
             None => {
                 match std::fs::symlink_metadata(&full) {
@@ -212,11 +226,16 @@ pub fn apply(dir: &Path, changes: &[(String, FileAt)]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Creates `parent` under `dir`, replacing any file or link in the way of a directory.
+/// Creates `parent` under `dir`, replacing any file or link in the way of a directory. A
+/// slot in a known state holds no link (only specc's tools, which make none, wrote since a
+/// checkout removed them all), so a parent that is already a directory is taken as is.
 fn make_dirs(dir: &Path, parent: &Path) -> std::io::Result<()> {
     let Ok(rel) = parent.strip_prefix(dir) else {
         return Err(std::io::Error::other("a path outside the checkout"));
     };
+    if std::fs::symlink_metadata(parent).is_ok_and(|m| m.is_dir()) {
+        return Ok(());
+    }
     let mut at = dir.to_path_buf();
     for part in rel.components() {
         at.push(part);

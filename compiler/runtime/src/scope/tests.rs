@@ -36,3 +36,23 @@ fn overlap_is_conservative() {
     assert!(!scope(&["src/parse.rs"]).overlaps(&scope(&["src/fmt.rs"])));
     assert!(!scope(&[]).overlaps(&scope(&["src/fmt.rs"])));
 }
+
+#[test]
+fn literal_paths_match_as_the_globs_would() {
+    // A literal is matched by comparison, not compiled: the same answers as its glob.
+    let literal = scope(&["src/store", "./docs/a.md"]);
+    let glob = scope(&["src/stor[e]", "./docs/[a].md"]);
+    for (path, allowed) in [
+        ("src/store", true),
+        ("src/store/page.rs", true),
+        ("src/store/deep/x.rs", true),
+        ("src/storefront.rs", false),
+        ("src", false),
+        ("docs/a.md", true),
+        ("docs/a.md/x", true),
+        ("docs/a.mdx", false),
+    ] {
+        assert_eq!(literal.allows(path), allowed, "{path}");
+        assert_eq!(glob.allows(path), allowed, "{path} (glob)");
+    }
+}
