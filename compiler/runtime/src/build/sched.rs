@@ -5,6 +5,7 @@
 //! zero. A 10,000-leaf build must not scan 10,000 leaves per landing
 //! (`cargo bench -p specc-tests --bench scheduler`).
 //! design: runtime.scheduler
+//! design: perf.orchestration
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::Instant;
