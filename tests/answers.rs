@@ -8,13 +8,16 @@
 //! The book is JSON:
 //! ```json
 //! {"planner": {"": <PlannerAnswer>, "replan:<task>": {"instructions": "…"}},
-//!  "workers": {"<task>": [[<step>, …], …]}}
+//!  "workers": {"<task>": [[<step>, …], …]},
+//!  "merger": {"<task>": [{"content": "…", "explanation": "…"}, …]}}
 //! ```
 //! A step is a list of tool calls `{"name": …, "arguments": {…}}`, or
 //! `{"malformed": "<tool>"}` (arguments that are not JSON), `{"text": "…"}` (no call), or
 //! `{"parked_secs": N, "then": <step>}` (the provider asks to wait N seconds, the first time
 //! this step is asked; `then` answers it afterwards).
-//! A worker's attempt is recognised by a request with no assistant message yet.
+//! A worker's attempt is recognised by a request with no assistant message yet. The merge
+//! agent's answers for a conflicted submission of a task are served in order, the last
+//! repeated.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -57,6 +60,20 @@ impl AnswerBook {
                 .find(|m| m.author == Author::User)
                 .and_then(|m| serde_json::from_str(&m.text).ok())
                 .unwrap_or(Value::Null);
+            if tool == "submit_resolution" {
+                // The merge agent: the book's answers for the submitting task, in order.
+                let task = user["submitted"]["task"].as_str().unwrap_or_default();
+                let key = format!("merge:{task}");
+                let n = self.seen().iter().filter(|s| **s == key).count();
+                self.note(key);
+                let answers = &self.book["merger"][task];
+                let args = answers
+                    .get(n)
+                    .or_else(|| answers.as_array().and_then(|a| a.last()))
+                    .cloned()
+                    .ok_or_else(|| miss(format!("merger answer for `{task}`")))?;
+                return Ok(respond(request, vec![call(tool, args, 0)], 100));
+            }
             let task = user["task"]["id"].as_str().unwrap_or_default().to_owned();
             let key = if tool == "replan_task" {
                 format!("replan:{task}")

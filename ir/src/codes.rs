@@ -78,6 +78,7 @@ codes! {
     WEAKER_SANDBOX_ALLOWED = "W0407", Warning, "models' commands run with partial confinement, as specc.toml allows";
     NO_ACCEPTANCE = "W0408", Warning, "a work task has no acceptance check: whatever it writes lands";
     BUILD_SETUP = "E0406", Error, "specc build could not start (configuration, state, VCS or output directory)";
+    MERGE_ADDS_LINES = "E0409", Error, "the merge agent's resolution adds lines found in neither side of the conflict";
 }
 
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {

@@ -179,10 +179,12 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
         },
         guide_lines: 200,
         escalation: false,
+        merger: false,
         worker_max_tokens: 1000,
     };
     let events = |_: specc_runtime::Event| {};
     let slots = specc_runtime::slots::Slots::new(dir.join("work"));
+    let intents = specc_runtime::merge::Intents::default();
     let services = Services {
         client: &client,
         journal: &journal,
@@ -191,6 +193,7 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
         run: "bench",
         work: dir.join("work"),
         slots: &slots,
+        intents: &intents,
         settings: &settings,
         events: &events,
     };

@@ -103,9 +103,12 @@ pub(crate) fn project(toml: &str) -> tempfile::TempDir {
 
 /// `specc build` in `dir` with the answer book of `planner` and `workers`.
 pub(crate) fn build_in(dir: tempfile::TempDir, planner: Value, workers: Value) -> Built {
-    let book = Arc::new(AnswerBook::new(
-        json!({"planner": planner, "workers": workers}),
-    ));
+    build_book(dir, json!({"planner": planner, "workers": workers}))
+}
+
+/// `specc build` in `dir` with a whole answer book.
+pub(crate) fn build_book(dir: tempfile::TempDir, book: Value) -> Built {
+    let book = Arc::new(AnswerBook::new(book));
     let run = rebuild(dir.path(), &book, &[]);
     Built {
         code: run.code,

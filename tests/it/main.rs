@@ -4,6 +4,7 @@ mod adversarial;
 mod build;
 mod build_guards;
 mod build_incremental;
+mod build_merge;
 mod build_resume;
 mod check_cli;
 mod check_fixtures;

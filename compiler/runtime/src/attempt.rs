@@ -2,9 +2,11 @@
 //! submit) up the escalation ladder. Acceptance fails → the worker sees it once (in the
 //! loop) → the planner re-plans the leaf with the failure → the `escalation` role's model,
 //! if configured → the task fails. A submission that conflicts with work landed meanwhile
-//! re-runs the task on the new head with the conflict shown (at most
-//! [`MAX_CONFLICT_RERUNS`] times).
+//! goes to the merge agent if a `merger` role is configured (`merge`); otherwise, or if the
+//! merge agent sends it back, the task re-runs on the new head with the conflict shown (at
+//! most [`MAX_CONFLICT_RERUNS`] times).
 //! design: runtime.escalation
+//! design: runtime.merge-agent
 //! design: runtime.workspace
 
 use std::path::PathBuf;
@@ -23,6 +25,9 @@ use crate::scope::Scope;
 use crate::tools::Toolbox;
 use crate::{replan, workspace};
 
+mod merging;
+use merging::merged;
+
 /// Conflicts one task may meet before it fails.
 pub const MAX_CONFLICT_RERUNS: u32 = 3;
 
@@ -37,6 +42,8 @@ pub struct Services<'a> {
     pub work: PathBuf,
     /// The checkout slots under `work`.
     pub slots: &'a crate::slots::Slots,
+    /// What each task intends: what the merge agent is told of both sides.
+    pub intents: &'a crate::merge::Intents,
     pub settings: &'a Settings,
     pub events: &'a dyn Fn(crate::Event),
 }
@@ -50,6 +57,8 @@ pub struct Settings {
     pub guide_lines: usize,
     /// An `escalation` role is configured.
     pub escalation: bool,
+    /// A `merger` role is configured: conflicts go to the merge agent, not back to the task.
+    pub merger: bool,
     pub worker_max_tokens: u32,
 }
 
@@ -357,7 +366,7 @@ async fn one_attempt(
         idempotency_key: format!("{}/{task}/{attempt}", s.run),
         changes: diff.changes.clone(),
     };
-    let outcome = s.repo.submit(submission).await;
+    let outcome = s.repo.submit(submission.clone()).await;
     let record =
         json!({"paths": diff.paths(), "left_out": diff.left_out, "outcome": describe(&outcome)});
     if let Err(e) = s
@@ -366,6 +375,17 @@ async fn one_attempt(
     {
         return Attempted::Journal(e.to_string());
     }
+    let outcome = match outcome {
+        Outcome::Conflict(c) if s.settings.merger => {
+            return end(
+                s,
+                task,
+                attempt,
+                merged(s, order, &submission, &c, attempt, steps + 2).await,
+            );
+        }
+        other => other,
+    };
     let attempted = match outcome {
         Outcome::Committed { id, merged, .. } => Attempted::Landed {
             commit: Some(id),
@@ -424,7 +444,7 @@ fn describe(o: &Outcome) -> serde_json::Value {
 }
 
 /// A refusal in words.
-fn refusal(r: &Refusal) -> String {
+pub(crate) fn refusal(r: &Refusal) -> String {
     match r {
         Refusal::Megafile {
             path,

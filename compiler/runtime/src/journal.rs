@@ -43,6 +43,8 @@ pub enum StepKind {
     Submit,
     /// The planner's new instructions, before the attempt that uses them (step 0).
     Replan,
+    /// The merge agent's work on a conflicted submission, and its outcome.
+    Merge,
 }
 
 impl StepKind {
@@ -54,6 +56,7 @@ impl StepKind {
             StepKind::Acceptance => "acceptance",
             StepKind::Submit => "submit",
             StepKind::Replan => "replan",
+            StepKind::Merge => "merge",
         }
     }
 }

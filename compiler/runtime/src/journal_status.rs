@@ -49,6 +49,9 @@ pub struct Status {
     /// `(state, count)`, in a fixed order of states.
     pub counts: Vec<(String, u64)>,
     pub running: Vec<RunningAttempt>,
+    /// The merge queue: tasks whose conflicted submission waits for (or is with) the merge
+    /// agent, and the path.
+    pub merging: Vec<TaskLine>,
     pub landed: Vec<TaskLine>,
     pub failed: Vec<TaskLine>,
 }
@@ -144,6 +147,10 @@ pub fn read(path: &Path) -> Result<Option<Status>, JournalError> {
         .collect::<Result<_, _>>()
         .map_err(db)
     };
+    let merging = lines(
+        "SELECT task, state, reason FROM tasks WHERE run = ?1 AND state = 'running'
+         AND reason LIKE 'merging %' ORDER BY task",
+    )?;
     let landed = lines(
         "SELECT task, state, commit_id FROM tasks WHERE run = ?1 AND state = 'landed'
          AND commit_id IS NOT NULL ORDER BY rowid DESC LIMIT 10",
@@ -156,6 +163,7 @@ pub fn read(path: &Path) -> Result<Option<Status>, JournalError> {
         run,
         counts,
         running,
+        merging,
         landed,
         failed,
     }))

@@ -186,6 +186,30 @@ pub fn survives_repairs(d: &Diagnostic) -> bool {
 pub async fn ask_tool<T: serde::de::DeserializeOwned>(
     client: &Client,
     task: &str,
+    req: Request,
+    tool: &str,
+    check: impl Fn(&T) -> Vec<Diagnostic>,
+    tolerate: impl Fn(&Diagnostic) -> bool,
+) -> Result<Asked<T>, PlanError> {
+    let how = Asking {
+        role: Role::Planner,
+        repairs: MAX_REPAIRS,
+    };
+    ask_tool_as(client, how, task, req, tool, check, tolerate).await
+}
+
+/// Who is asked, and how many repairs an answer gets.
+#[derive(Clone, Copy, Debug)]
+pub struct Asking {
+    pub role: Role,
+    pub repairs: usize,
+}
+
+/// [`ask_tool`] for any role, with `how.repairs` repairs.
+pub async fn ask_tool_as<T: serde::de::DeserializeOwned>(
+    client: &Client,
+    how: Asking,
+    task: &str,
     mut req: Request,
     tool: &str,
     check: impl Fn(&T) -> Vec<Diagnostic>,
@@ -195,7 +219,7 @@ pub async fn ask_tool<T: serde::de::DeserializeOwned>(
     loop {
         calls += 1;
         let response = client
-            .call(Role::Planner, task, req.clone())
+            .call(how.role, task, req.clone())
             .await
             .map_err(PlanError::Model)?;
         let problems = match parse::<T>(&response, tool) {
@@ -204,7 +228,7 @@ pub async fn ask_tool<T: serde::de::DeserializeOwned>(
                     .into_iter()
                     .filter(|d| d.is_error())
                     .collect();
-                if errors.is_empty() || (calls > MAX_REPAIRS && errors.iter().all(&tolerate)) {
+                if errors.is_empty() || (calls > how.repairs && errors.iter().all(&tolerate)) {
                     return Ok(Asked {
                         answer,
                         calls,
@@ -219,7 +243,7 @@ pub async fn ask_tool<T: serde::de::DeserializeOwned>(
                 )),
             ],
         };
-        if calls > MAX_REPAIRS {
+        if calls > how.repairs {
             return Err(PlanError::Invalid {
                 task: task.to_owned(),
                 problems,

@@ -66,6 +66,8 @@ pub struct Conflict {
     pub submitted: Option<Vec<u8>>,
     /// The message of the commit that last changed the path (the other side's intent).
     pub head_intent: Option<String>,
+    /// The task of that commit, when this process saw it.
+    pub head_task: Option<String>,
     /// The executable bit the writer set when it differs from its base's (a mode change,
     /// which wins over the head's mode); `None` when the writer kept the base's mode.
     pub executable_change: Option<bool>,
@@ -251,6 +253,12 @@ impl Repo {
             });
         }
         outcome
+    }
+
+    /// Takes `writer`'s oldest conflict out of the queue: its merge is handled by the
+    /// caller (the runtime's merge agent, which serves conflicts in the order they came).
+    pub fn withdraw(&self, writer: &str) -> Option<Queued> {
+        self.queue.lock().ok()?.withdraw(writer)
     }
 
     /// Conflicts waiting for a resolution.

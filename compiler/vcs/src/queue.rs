@@ -46,6 +46,16 @@ impl MergeQueue {
         self.by_writer.values().map(VecDeque::len).sum()
     }
 
+    /// `writer`'s oldest conflict.
+    pub(crate) fn withdraw(&mut self, writer: &str) -> Option<Queued> {
+        let q = self.by_writer.get_mut(writer)?;
+        let out = q.pop_front();
+        if q.is_empty() {
+            self.by_writer.remove(writer);
+        }
+        out
+    }
+
     /// The oldest conflict of the next writer in turn.
     pub(crate) fn pop(&mut self) -> Option<Queued> {
         let writer = {

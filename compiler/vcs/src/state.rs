@@ -36,7 +36,8 @@ pub(crate) struct State {
     pub(crate) flagged: BTreeSet<String>,
     pub(crate) conflicts: HashMap<String, u64>,
     /// path → message of the commit that last changed it (this process's memory only).
-    last_intent: HashMap<String, String>,
+    /// By path: the message and task of the commit that last changed it (this process).
+    last_intent: HashMap<String, (String, String)>,
     tree_cache: std::cell::RefCell<HashMap<ObjectId, Arc<TreeEntries>>>,
     /// path → its last changes (seq, file), oldest first; the first entry is the path's
     /// state as of its seq. Paths without an entry have not existed since `loaded_at`.
@@ -244,7 +245,8 @@ impl State {
         }
         let mut dirty = BTreeSet::new();
         for (path, _) in &decided {
-            self.last_intent.insert(path.clone(), s.message.clone());
+            self.last_intent
+                .insert(path.clone(), (s.message.clone(), s.task.clone()));
         }
         for (path, content) in decided {
             let file = content
@@ -425,7 +427,8 @@ impl State {
                 base,
                 head: head.map(|h| h.bytes.to_vec()),
                 submitted: c.new.clone(),
-                head_intent: self.last_intent.get(&c.path).cloned(),
+                head_intent: self.last_intent.get(&c.path).map(|(m, _)| m.clone()),
+                head_task: self.last_intent.get(&c.path).map(|(_, t)| t.clone()),
                 executable_change: mode_change,
             })
         };

@@ -57,6 +57,7 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0406", include_str!("../explain/E0406.md")),
     ("W0407", include_str!("../explain/W0407.md")),
     ("W0408", include_str!("../explain/W0408.md")),
+    ("E0409", include_str!("../explain/E0409.md")),
 ];
 
 /// The explanation of `code` (case-insensitive), if it has one.

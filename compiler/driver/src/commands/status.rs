@@ -103,6 +103,14 @@ fn write_text(
             (now - a.started_unix).max(0)
         )?;
     }
+    for l in &s.merging {
+        writeln!(
+            out,
+            "merge queue: {} ({})",
+            l.task,
+            l.detail.as_deref().unwrap_or_default()
+        )?;
+    }
     for l in &s.landed {
         let commit = l.detail.as_deref().unwrap_or_default();
         writeln!(

@@ -72,6 +72,22 @@ pub enum Event {
         task: String,
         path: String,
     },
+    /// A conflicted submission went to the merge agent.
+    Merging {
+        task: String,
+        path: String,
+    },
+    /// The merge agent's resolution landed (`paths`: the ones it resolved).
+    Merged {
+        task: String,
+        paths: Vec<String>,
+    },
+    /// The merge agent did not resolve it: the task runs again on the new head.
+    MergeSentBack {
+        task: String,
+        path: String,
+        reason: String,
+    },
     Landed {
         task: String,
         commit: Option<String>,
@@ -149,6 +165,7 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
         }
     }
     report.no_longer_planned = no_longer_planned(s, &plan);
+    s.intents.add(&plan.orders);
     let mut sched = Scheduler::new(s, &plan);
     let mut running = FuturesUnordered::new();
     loop {

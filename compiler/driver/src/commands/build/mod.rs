@@ -218,6 +218,7 @@ fn execute(
         },
         guide_lines: limits.field_guide_lines,
         escalation: s.cfg.llm.role(Role::Escalation).is_some(),
+        merger: s.cfg.llm.role(Role::Merger).is_some(),
         worker_max_tokens: planning::worker_max_tokens(&s.cfg.llm),
     };
     let leaves = plan.orders.len();
@@ -235,6 +236,7 @@ fn execute(
         );
     };
     let slots = specc_runtime::slots::Slots::new(s.state.join("work"));
+    let intents = specc_runtime::merge::Intents::default();
     let services = Services {
         client: &s.client,
         journal: &s.journal,
@@ -243,6 +245,7 @@ fn execute(
         run: &s.run,
         work: s.state.join("work"),
         slots: &slots,
+        intents: &intents,
         settings: &settings,
         events: &on_event,
     };

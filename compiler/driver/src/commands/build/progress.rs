@@ -150,6 +150,18 @@ pub(super) fn line(e: &Event) -> String {
         Event::Conflict { task, path } => {
             format!("conflict    {task} in {path}: re-running it on the new head")
         }
+        Event::Merging { task, path } => {
+            format!("conflict    {task} in {path}: to the merge agent")
+        }
+        Event::Merged { task, paths } => {
+            format!(
+                "merged      {task}: the merge agent resolved {}",
+                paths.join(", ")
+            )
+        }
+        Event::MergeSentBack { task, path, reason } => {
+            format!("sent back   {task}: the merge agent did not resolve {path} ({reason})")
+        }
         Event::Landed {
             task,
             commit,
@@ -205,6 +217,12 @@ fn json(e: &Event, secs: f64) -> serde_json::Value {
             json!({"task": task, "attempt": attempt, "reason": reason}),
         ),
         Event::Conflict { task, path } => ("conflict", json!({"task": task, "path": path})),
+        Event::Merging { task, path } => ("merging", json!({"task": task, "path": path})),
+        Event::Merged { task, paths } => ("merged", json!({"task": task, "paths": paths})),
+        Event::MergeSentBack { task, path, reason } => (
+            "merge_sent_back",
+            json!({"task": task, "path": path, "reason": reason}),
+        ),
         Event::Landed {
             task,
             commit,

@@ -1,0 +1,101 @@
+//! Handing a conflicted submission to the merge agent, from an attempt: the task is in the
+//! merge queue meanwhile (`specc status`), the merge agent's work is journaled as a step,
+//! and its outcome becomes the attempt's.
+//! design: runtime.merge-agent
+
+use serde_json::json;
+use specc_vcs::Submission;
+
+use super::{Attempted, Services, refusal};
+use crate::context::WorkOrder;
+use crate::journal::StepKind;
+use crate::merge::Merged;
+
+/// Hands a conflict to the merge agent; journals what it did (step `step`).
+pub(super) async fn merged(
+    s: &Services<'_>,
+    order: &WorkOrder,
+    submission: &Submission,
+    conflict: &specc_vcs::Conflict,
+    attempt: u32,
+    step: u32,
+) -> Attempted {
+    let task = order.task.id.as_str();
+    // In the merge queue until the merge agent is done: `specc status` shows it.
+    let waiting = crate::journal::TaskRef {
+        id: task,
+        title: &order.task.title,
+        fingerprint: &order.fingerprint,
+    };
+    let reason = format!("merging {}", conflict.path);
+    if let Err(e) = s.journal.set_task(
+        s.run,
+        waiting,
+        crate::journal::TaskState::Running,
+        Some(&reason),
+        None,
+    ) {
+        return Attempted::Journal(e.to_string());
+    }
+    (s.events)(crate::Event::Merging {
+        task: task.to_owned(),
+        path: conflict.path.clone(),
+    });
+    let (merged, notes) = crate::merge::merge(s, order, submission, conflict).await;
+    let outcome = match &merged {
+        Merged::Landed { id, resolved, .. } => {
+            json!({"committed": id.hex(), "resolved": resolved})
+        }
+        Merged::SentBack { path, reason } => {
+            json!({"sent_back": path, "reason": reason})
+        }
+        Merged::Refused(r) => json!({"refused": refusal(r)}),
+        Merged::Budget => json!({"stopped": "budget"}),
+        Merged::Unchanged => json!({"unchanged": true}),
+    };
+    let record = json!({"conflict": conflict.path, "merger": notes, "outcome": outcome});
+    if let Err(e) = s
+        .journal
+        .step(s.run, task, attempt, step, StepKind::Merge, &record)
+    {
+        return Attempted::Journal(e.to_string());
+    }
+    match merged {
+        Merged::Landed {
+            id,
+            merged,
+            resolved,
+        } => {
+            (s.events)(crate::Event::Merged {
+                task: task.to_owned(),
+                paths: resolved,
+            });
+            Attempted::Landed {
+                commit: Some(id),
+                merged,
+            }
+        }
+        Merged::SentBack { path, reason } => {
+            (s.events)(crate::Event::MergeSentBack {
+                task: task.to_owned(),
+                path: path.clone(),
+                reason: reason.clone(),
+            });
+            Attempted::Conflict {
+                path,
+                theirs: conflict
+                    .head_intent
+                    .as_deref()
+                    .and_then(|m| m.lines().next())
+                    .unwrap_or("another task's change")
+                    .to_owned(),
+            }
+        }
+        Merged::Refused(r) => Attempted::Refused(refusal(&r)),
+        Merged::Budget => Attempted::Budget,
+        Merged::Unchanged => Attempted::Landed {
+            commit: None,
+            merged: Vec::new(),
+        },
+    }
+}
