@@ -9,7 +9,8 @@
 //! ```json
 //! {"planner": {"": <PlannerAnswer>, "replan:<task>": {"instructions": "…"}},
 //!  "workers": {"<task>": [[<step>, …], …]},
-//!  "merger": {"<task>": [{"content": "…", "explanation": "…"}, …]}}
+//!  "merger": {"<task>": [{"content": "…", "explanation": "…"}, …]},
+//!  "reviewer": {"<task>": {"<lens>": {"findings": […]}}}}
 //! ```
 //! A step is a list of tool calls `{"name": …, "arguments": {…}}`, or
 //! `{"malformed": "<tool>"}` (arguments that are not JSON), `{"text": "…"}` (no call), or
@@ -60,6 +61,19 @@ impl AnswerBook {
                 .find(|m| m.author == Author::User)
                 .and_then(|m| serde_json::from_str(&m.text).ok())
                 .unwrap_or(Value::Null);
+            if tool == "submit_review" {
+                // A reviewer: the book's verdict for the task and lens, or no findings.
+                let task = user["task"]["id"].as_str().unwrap_or_default();
+                let lens = user["view"]["lens"].as_str().unwrap_or_default();
+                self.note(format!("review:{lens}:{task}"));
+                let verdict = self.book["reviewer"][task][lens].clone();
+                let args = if verdict.is_null() {
+                    serde_json::json!({"findings": []})
+                } else {
+                    verdict
+                };
+                return Ok(respond(request, vec![call(tool, args, 0)], 80));
+            }
             if tool == "submit_resolution" {
                 // The merge agent: the book's answers for the submitting task, in order.
                 let task = user["submitted"]["task"].as_str().unwrap_or_default();

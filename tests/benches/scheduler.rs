@@ -132,6 +132,7 @@ fn plan(n: usize) -> Plan {
         .iter()
         .map(|t| {
             let mut o = WorkOrder {
+                origin: None,
                 task: t.clone(),
                 fingerprint: String::new(),
                 decisions: Vec::new(),
@@ -180,6 +181,7 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
         guide_lines: 200,
         escalation: false,
         merger: false,
+        review: specc_runtime::review::ReviewConfig::default(),
         worker_max_tokens: 1000,
     };
     let events = |_: specc_runtime::Event| {};

@@ -6,6 +6,7 @@ mod build_guards;
 mod build_incremental;
 mod build_merge;
 mod build_resume;
+mod build_review;
 mod check_cli;
 mod check_fixtures;
 mod check_incremental;

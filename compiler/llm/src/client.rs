@@ -131,14 +131,42 @@ impl Client {
         &self,
         role: Role,
         task: &str,
+        request: Request,
+        journal: Option<&AnswerHook<'_>>,
+    ) -> Result<(Response, bool), LlmError> {
+        self.call_inner(role, None, task, request, journal).await
+    }
+
+    /// [`Client::call`] with another model of the role's provider (a reviewer lens's own
+    /// model); `None` is the role's.
+    pub async fn call_model(
+        &self,
+        role: Role,
+        model: Option<&str>,
+        task: &str,
+        request: Request,
+    ) -> Result<Response, LlmError> {
+        self.call_inner(role, model, task, request, None)
+            .await
+            .map(|(r, _)| r)
+    }
+
+    async fn call_inner(
+        &self,
+        role: Role,
+        model: Option<&str>,
+        task: &str,
         mut request: Request,
         journal: Option<&AnswerHook<'_>>,
     ) -> Result<(Response, bool), LlmError> {
-        let binding = self
+        let mut binding = self
             .config
             .role(role)
             .ok_or_else(|| LlmError::Config(format!("no [roles.{}] in specc.toml", role.as_str())))?
             .clone();
+        if let Some(m) = model {
+            binding.model = m.to_owned();
+        }
         let slot = self
             .slots
             .get(&binding.provider)

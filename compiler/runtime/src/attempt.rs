@@ -59,6 +59,8 @@ pub struct Settings {
     pub escalation: bool,
     /// A `merger` role is configured: conflicts go to the merge agent, not back to the task.
     pub merger: bool,
+    /// How landed tasks are reviewed (`[review]`; no lenses, no review).
+    pub review: crate::review::ReviewConfig,
     pub worker_max_tokens: u32,
 }
 
@@ -70,6 +72,8 @@ pub enum TaskEnd {
         commit: Option<ObjectId>,
         merged: Vec<String>,
         attempts: u32,
+        /// Tasks the reviewers' findings call for.
+        followups: Vec<crate::review::FollowUp>,
     },
     Failed {
         reason: String,
@@ -113,10 +117,15 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
         let again = resumed.take();
         let failure = match one_attempt(s, &order, attempt, role, retry.as_ref(), again).await {
             Attempted::Landed { commit, merged } => {
+                let followups = match commit {
+                    Some(id) => reviewed(s, &order, attempt, id).await,
+                    None => Vec::new(),
+                };
                 return TaskEnd::Landed {
                     commit,
                     merged,
                     attempts: attempt,
+                    followups,
                 };
             }
             Attempted::Conflict { path, theirs } => {
@@ -401,6 +410,43 @@ async fn one_attempt(
         Outcome::Refused(r) => Attempted::Refused(refusal(&r)),
     };
     end(s, task, attempt, attempted)
+}
+
+/// Reviews a landing, journals the findings (a `review` step after the attempt's last) and
+/// returns the follow-ups they call for. A journal that cannot record them drops them: the
+/// task landed either way.
+async fn reviewed(
+    s: &Services<'_>,
+    order: &WorkOrder,
+    attempt: u32,
+    commit: ObjectId,
+) -> Vec<crate::review::FollowUp> {
+    let (followups, findings) =
+        crate::review::review(s, &s.settings.review, order, attempt, commit).await;
+    if findings.is_empty() {
+        return followups;
+    }
+    let task = order.task.id.as_str();
+    let step = s
+        .journal
+        .attempt_steps(s.run, task, attempt)
+        .map_or(0, |st| st.last().map_or(0, |l| l.step))
+        + 1;
+    let body = json!({
+        "findings": findings.iter().map(|f| json!({
+            "file": f.file, "line": f.line, "severity": f.severity.as_str(),
+            "category": f.category, "concerns": f.concerns, "finding": f.finding,
+            "lenses": f.lenses.iter().map(|l| l.as_str()).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "followups": followups.iter().map(|f| f.order.task.id.clone()).collect::<Vec<_>>(),
+    });
+    match s
+        .journal
+        .step(s.run, task, attempt, step, StepKind::Review, &body)
+    {
+        Ok(()) => followups,
+        Err(_) => Vec::new(),
+    }
 }
 
 /// Journals how the attempt ended and passes the result on.

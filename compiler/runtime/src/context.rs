@@ -24,7 +24,7 @@ pub struct RequirementText {
 }
 
 /// A work leaf as the runtime carries it out.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WorkOrder {
     pub task: TaskNode,
     /// What decides whether landed work is still current: the task's own fingerprint and
@@ -33,6 +33,9 @@ pub struct WorkOrder {
     pub decisions: Vec<DecisionText>,
     pub requirements: Vec<RequirementText>,
     pub checks: Vec<Check>,
+    /// Why the build added this task while it ran (a reviewer's finding); `None` for the
+    /// plan's own leaves.
+    pub origin: Option<String>,
 }
 
 /// Why this attempt exists, when it is not the first.

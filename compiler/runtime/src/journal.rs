@@ -45,6 +45,8 @@ pub enum StepKind {
     Replan,
     /// The merge agent's work on a conflicted submission, and its outcome.
     Merge,
+    /// The reviewers' findings on a landing, and the follow-ups they called for.
+    Review,
 }
 
 impl StepKind {
@@ -57,6 +59,7 @@ impl StepKind {
             StepKind::Submit => "submit",
             StepKind::Replan => "replan",
             StepKind::Merge => "merge",
+            StepKind::Review => "review",
         }
     }
 }
@@ -157,7 +160,10 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS runs (
                  PRIMARY KEY (run, task, attempt, step));
              CREATE TABLE IF NOT EXISTS landed (
                  task TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, commit_id TEXT,
-                 run TEXT NOT NULL);";
+                 run TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS followups (
+                 run TEXT NOT NULL, task TEXT NOT NULL, why TEXT NOT NULL,
+                 work_order TEXT NOT NULL, PRIMARY KEY (run, task));";
 
 pub struct Journal {
     db: Arc<StateDb>,
@@ -408,6 +414,81 @@ impl Journal {
             body,
         ));
         Ok(())
+    }
+
+    /// Queues a task the build added while it ran (a reviewer's follow-up), so that a
+    /// resumed run schedules it again.
+    pub fn add_followup(
+        &self,
+        run: &str,
+        order: &crate::context::WorkOrder,
+        why: &str,
+    ) -> Result<(), JournalError> {
+        let body = serde_json::to_string(order).map_err(|e| JournalError(e.to_string()))?;
+        let (run, task, why) = (run.to_owned(), order.task.id.clone(), why.to_owned());
+        self.defer(move |c| {
+            c.prepare_cached(
+                "INSERT OR REPLACE INTO followups (run, task, why, work_order)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![run, task, why, body])
+            .map(drop)
+        });
+        Ok(())
+    }
+
+    /// The follow-ups `run` added, in the order it added them.
+    pub fn followups(
+        &self,
+        run: &str,
+    ) -> Result<Vec<(crate::context::WorkOrder, String)>, JournalError> {
+        let rows: Vec<(String, String)> = self.with(|c| {
+            let mut q =
+                c.prepare("SELECT work_order, why FROM followups WHERE run = ?1 ORDER BY rowid")?;
+            let rows = q.query_map(params![run], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect()
+        })?;
+        rows.into_iter()
+            .map(|(body, why)| {
+                serde_json::from_str(&body)
+                    .map(|o| (o, why))
+                    .map_err(|e| JournalError(format!("a journaled follow-up: {e}")))
+            })
+            .collect()
+    }
+
+    /// The ids of every follow-up any run added.
+    pub fn followup_ids(&self) -> Result<Vec<String>, JournalError> {
+        self.with(|c| {
+            let mut q = c.prepare("SELECT DISTINCT task FROM followups")?;
+            let rows = q.query_map([], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
+    /// The steps of one attempt, in order.
+    pub fn attempt_steps(
+        &self,
+        run: &str,
+        task: &str,
+        attempt: u32,
+    ) -> Result<Vec<StepRow>, JournalError> {
+        self.with(|c| {
+            let mut q = c.prepare_cached(
+                "SELECT task, attempt, step, kind, body FROM steps
+                 WHERE run = ?1 AND task = ?2 AND attempt = ?3 ORDER BY step",
+            )?;
+            let rows = q.query_map(params![run, task, attempt], |r| {
+                Ok(StepRow {
+                    task: r.get(0)?,
+                    attempt: r.get(1)?,
+                    step: r.get(2)?,
+                    kind: r.get(3)?,
+                    body: r.get(4)?,
+                })
+            })?;
+            rows.collect()
+        })
     }
 
     /// Every step of `run`, in order.

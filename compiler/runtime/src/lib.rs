@@ -33,6 +33,8 @@ pub mod plan_cache;
 pub mod plan_tree;
 pub mod planner;
 pub mod replan;
+pub mod review;
+pub mod review_config;
 pub mod runner;
 pub mod sandbox;
 pub mod scope;

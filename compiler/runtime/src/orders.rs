@@ -122,6 +122,7 @@ pub fn work_orders(
             }
         }
         let mut order = WorkOrder {
+            origin: None,
             task: t.clone(),
             fingerprint: String::new(),
             decisions,

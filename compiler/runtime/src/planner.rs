@@ -210,6 +210,21 @@ pub async fn ask_tool_as<T: serde::de::DeserializeOwned>(
     client: &Client,
     how: Asking,
     task: &str,
+    req: Request,
+    tool: &str,
+    check: impl Fn(&T) -> Vec<Diagnostic>,
+    tolerate: impl Fn(&Diagnostic) -> bool,
+) -> Result<Asked<T>, PlanError> {
+    ask_tool_model(client, how, None, task, req, tool, check, tolerate).await
+}
+
+/// [`ask_tool_as`] with another model of the role's provider (`None`: the role's).
+#[allow(clippy::too_many_arguments)]
+pub async fn ask_tool_model<T: serde::de::DeserializeOwned>(
+    client: &Client,
+    how: Asking,
+    model: Option<&str>,
+    task: &str,
     mut req: Request,
     tool: &str,
     check: impl Fn(&T) -> Vec<Diagnostic>,
@@ -219,7 +234,7 @@ pub async fn ask_tool_as<T: serde::de::DeserializeOwned>(
     loop {
         calls += 1;
         let response = client
-            .call(how.role, task, req.clone())
+            .call_model(how.role, model, task, req.clone())
             .await
             .map_err(PlanError::Model)?;
         let problems = match parse::<T>(&response, tool) {

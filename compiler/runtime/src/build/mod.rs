@@ -107,6 +107,12 @@ pub enum Event {
         task: String,
         seconds: u64,
     },
+    /// The build added a task while it ran: a reviewer's follow-up of `after`.
+    FollowUp {
+        task: String,
+        after: Vec<String>,
+        why: String,
+    },
     /// A running task ended without landing because the build is stopping.
     TaskStopped {
         task: String,
@@ -173,13 +179,13 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
         if sched.stopping.is_none() {
             for (i, order) in sched.rechecks(jobs.max(1)) {
                 running.push(Box::pin(async move {
-                    (i, Job::Rechecked(recheck::recheck(s, order).await))
+                    (i, Job::Rechecked(recheck::recheck(s, &order).await))
                 })
                     as std::pin::Pin<Box<dyn std::future::Future<Output = _> + '_>>);
             }
             for (i, order) in sched.ready(jobs.max(1)) {
                 running.push(Box::pin(async move {
-                    (i, Job::Ran(attempt::run_task(s, order.clone()).await))
+                    (i, Job::Ran(attempt::run_task(s, (*order).clone()).await))
                 }));
             }
         }
@@ -221,12 +227,19 @@ enum Job {
 fn no_longer_planned(s: &Services<'_>, plan: &Plan) -> Vec<String> {
     let planned: std::collections::HashSet<&str> =
         plan.orders.iter().map(|o| o.task.id.as_str()).collect();
+    // Follow-ups were never in the plan: they do not leave it.
+    let followups: std::collections::HashSet<String> = s
+        .journal
+        .followup_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
     let gone: Vec<String> = s
         .journal
         .landed_tasks()
         .unwrap_or_default()
         .into_iter()
-        .filter(|t| !planned.contains(t.as_str()))
+        .filter(|t| !planned.contains(t.as_str()) && !followups.contains(t))
         .collect();
     for task in &gone {
         (s.events)(Event::NoLongerPlanned { task: task.clone() });

@@ -8,6 +8,7 @@
 //! design: perf.orchestration
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::attempt::{Services, TaskEnd};
@@ -25,10 +26,11 @@ fn blocks(st: TaskState) -> bool {
     matches!(st, TaskState::Failed | TaskState::Skipped)
 }
 
-pub(super) struct Scheduler<'p, 's> {
+pub(super) struct Scheduler<'s> {
     s: &'s Services<'s>,
-    /// Leaves, critical path first: a leaf's index is its rank.
-    pub(super) order: Vec<&'p WorkOrder>,
+    /// Leaves, critical path first: a leaf's index is its rank (leaves added during the
+    /// build, follow-ups, come last).
+    pub(super) order: Vec<Arc<WorkOrder>>,
     deps: Vec<Vec<usize>>,
     dependents: Vec<Vec<usize>>,
     scopes: Vec<Scope>,
@@ -49,8 +51,8 @@ pub(super) struct Scheduler<'p, 's> {
     pub(super) stopping: Option<String>,
 }
 
-impl<'p, 's> Scheduler<'p, 's> {
-    pub(super) fn new(s: &'s Services<'s>, plan: &'p Plan) -> Scheduler<'p, 's> {
+impl<'s> Scheduler<'s> {
+    pub(super) fn new(s: &'s Services<'s>, plan: &Plan) -> Scheduler<'s> {
         let by_id = dependencies(&plan.tasks, &plan.orders);
         let length = critical_path(&by_id);
         let mut order: Vec<&WorkOrder> = plan.orders.iter().collect();
@@ -61,6 +63,7 @@ impl<'p, 's> Scheduler<'p, 's> {
             .enumerate()
             .map(|(i, o)| (o.task.id.as_str(), i))
             .collect();
+        let order: Vec<Arc<WorkOrder>> = order.into_iter().map(|o| Arc::new(o.clone())).collect();
         let n = order.len();
         let mut deps = vec![Vec::new(); n];
         let mut dependents = vec![Vec::new(); n];
@@ -96,7 +99,7 @@ impl<'p, 's> Scheduler<'p, 's> {
         let landed = s.journal.landed_fingerprints().unwrap_or_default();
         let mut first = Vec::with_capacity(n);
         for i in 0..n {
-            let o = sched.order[i];
+            let o = sched.order[i].clone();
             let up_to_date =
                 landed.get(&o.task.id) == Some(&o.fingerprint) && !plan.force.contains(&o.task.id);
             let st = if up_to_date {
@@ -108,24 +111,77 @@ impl<'p, 's> Scheduler<'p, 's> {
                 TaskState::Pending
             };
             sched.transition(i, st);
-            first.push((task_ref(o), st));
+            first.push(o);
         }
+        let first: Vec<(TaskRef<'_>, TaskState)> = first
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (task_ref(o), sched.state[i]))
+            .collect();
         // Every leaf's first state in one transaction.
         if let Err(e) = s.journal.set_tasks(s.run, &first) {
             sched.stop(e.to_string());
         }
+        // A resumed run's follow-ups, after the leaves they follow (a follow-up of a leaf
+        // no longer in the plan is dropped).
+        for (order, why) in s.journal.followups(s.run).unwrap_or_default() {
+            let after: Vec<usize> = order
+                .task
+                .dependencies
+                .iter()
+                .filter_map(|d| sched.order.iter().position(|o| &o.task.id == d))
+                .collect();
+            if after.is_empty() {
+                continue;
+            }
+            if landed.get(&order.task.id) == Some(&order.fingerprint) {
+                let i = sched.add(order, &why, &after);
+                sched.set(i, TaskState::UpToDate, None, None);
+            } else {
+                sched.add(order, &why, &after);
+            }
+        }
         sched
+    }
+
+    /// Adds a leaf the build found it needs (a reviewer's follow-up), after leaves `after`;
+    /// it is scheduled like any other. Returns its index.
+    pub(super) fn add(&mut self, order: WorkOrder, why: &str, after: &[usize]) -> usize {
+        let i = self.order.len();
+        self.s.intents.add(std::slice::from_ref(&order));
+        (self.s.events)(Event::FollowUp {
+            task: order.task.id.clone(),
+            after: after
+                .iter()
+                .map(|&d| self.order[d].task.id.clone())
+                .collect(),
+            why: why.to_owned(),
+        });
+        self.scopes.push(Scope::new(&order.task.write_scope));
+        self.order.push(Arc::new(order));
+        self.deps.push(after.to_vec());
+        self.dependents.push(Vec::new());
+        for &d in after {
+            self.dependents[d].push(i);
+        }
+        let unmet = after.iter().filter(|&&d| !satisfied(self.state[d])).count();
+        self.unmet.push(unmet);
+        self.attempts.push(0);
+        // Not pending yet, so that becoming pending files it as ready.
+        self.state.push(TaskState::Stopped);
+        self.set(i, TaskState::Pending, Some(why), None);
+        i
     }
 
     /// Records `st` for leaf `i`, in memory and in the journal. A journal that cannot
     /// record stops the build: its state would no longer be known.
     fn set(&mut self, i: usize, st: TaskState, reason: Option<&str>, commit: Option<&str>) {
         self.transition(i, st);
-        let o = self.order[i];
+        let o = self.order[i].clone();
         if let Err(e) = self
             .s
             .journal
-            .set_task(self.s.run, task_ref(o), st, reason, commit)
+            .set_task(self.s.run, task_ref(&o), st, reason, commit)
         {
             self.stop(e.to_string());
         }
@@ -191,13 +247,13 @@ impl<'p, 's> Scheduler<'p, 's> {
 
     /// Takes up to the free job slots of the leaves waiting to re-run their checks; they
     /// count as running until the result is in (their dependents wait for it).
-    pub(super) fn rechecks(&mut self, jobs: usize) -> Vec<(usize, &'p WorkOrder)> {
+    pub(super) fn rechecks(&mut self, jobs: usize) -> Vec<(usize, Arc<WorkOrder>)> {
         let free = jobs.saturating_sub(self.running.len() + self.rechecking);
         let n = free.min(self.to_recheck.len());
-        let taken: Vec<(usize, &WorkOrder)> = self
+        let taken: Vec<(usize, Arc<WorkOrder>)> = self
             .to_recheck
             .drain(..n)
-            .map(|i| (i, self.order[i]))
+            .map(|i| (i, self.order[i].clone()))
             .collect();
         self.rechecking += taken.len();
         taken
@@ -245,7 +301,7 @@ impl<'p, 's> Scheduler<'p, 's> {
 
     /// Starts what may start: ready leaves, critical path first, not parked, whose write
     /// scope overlaps no running leaf's, up to `jobs` running.
-    pub(super) fn ready(&mut self, jobs: usize) -> Vec<(usize, &'p WorkOrder)> {
+    pub(super) fn ready(&mut self, jobs: usize) -> Vec<(usize, Arc<WorkOrder>)> {
         let now = Instant::now();
         let mut picked: Vec<usize> = Vec::new();
         for &i in &self.ready {
@@ -269,7 +325,7 @@ impl<'p, 's> Scheduler<'p, 's> {
             .map(|i| {
                 self.set(i, TaskState::Running, None, None);
                 self.running.push(i);
-                (i, self.order[i])
+                (i, self.order[i].clone())
             })
             .collect()
     }
@@ -301,6 +357,7 @@ impl<'p, 's> Scheduler<'p, 's> {
                 commit,
                 merged,
                 attempts,
+                followups,
             } => {
                 report.commits += usize::from(commit.is_some());
                 report.merged.extend(merged.iter().cloned());
@@ -311,10 +368,23 @@ impl<'p, 's> Scheduler<'p, 's> {
                     self.queue_dependents(i);
                 }
                 (self.s.events)(Event::Landed {
-                    task: id,
+                    task: id.clone(),
                     commit: hex,
                     merged,
                 });
+                for f in followups {
+                    if let Err(e) = self.s.journal.add_followup(self.s.run, &f.order, &f.why) {
+                        self.stop(e.to_string());
+                    }
+                    // The same finding on the same task landed before: nothing to do.
+                    let landed = self.s.journal.landed_fingerprint(&f.order.task.id);
+                    let done =
+                        landed.ok().flatten().as_deref() == Some(f.order.fingerprint.as_str());
+                    let added = self.add(f.order, &f.why, &[i]);
+                    if done {
+                        self.set(added, TaskState::UpToDate, None, None);
+                    }
+                }
             }
             TaskEnd::Failed { reason, attempts } => {
                 self.attempts[i] = attempts;
@@ -380,7 +450,7 @@ impl<'p, 's> Scheduler<'p, 's> {
         let mut leaves: Vec<usize> = (0..self.order.len()).collect();
         leaves.sort_by(|a, b| self.order[*a].task.id.cmp(&self.order[*b].task.id));
         for i in leaves {
-            let o = self.order[i];
+            let o = self.order[i].clone();
             let id = &o.task.id;
             report.tasks.push(TaskReport {
                 id: id.clone(),

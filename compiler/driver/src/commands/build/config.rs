@@ -1,5 +1,5 @@
 //! specc.toml as `specc build` reads it: the model part (`specc_llm::config`), `[limits]`
-//! (`specc_runtime::limits`), and its own tables, `[build]` (`out`, `jobs`) and `[sandbox]`
+//! (`specc_runtime::limits`), `[review]` (`specc_runtime::review_config`), and its own tables, `[build]` (`out`, `jobs`) and `[sandbox]`
 //! (`allow_weaker`, `read`, `memory_mb`, `file_mb`, `open_files`, `pids`). Unknown keys in its tables are refused. With `--provider replay` every
 //! role is answered by one recording; the roles keep their models, so a recording made live
 //! replays.
@@ -17,6 +17,8 @@ use crate::cli::{BuildArgs, BuildProvider};
 pub(super) struct BuildConfig {
     pub(super) llm: LlmConfig,
     pub(super) limits: Limits,
+    /// `[review]`: how landed tasks are reviewed.
+    pub(super) review: specc_runtime::review::ReviewConfig,
     pub(super) out: Option<PathBuf>,
     pub(super) jobs: Option<usize>,
     pub(super) allow_weaker: bool,
@@ -66,6 +68,7 @@ pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildCo
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let at = |e: String| format!("{}: {e}", path.display());
     let limits = Limits::from_toml(&text).map_err(at)?;
+    let review = specc_runtime::review::ReviewConfig::parse(&text).map_err(at)?;
     let mut llm = LlmConfig::parse_at(&text, &path).map_err(|e| at(e.to_string()))?;
     let file: File = toml::from_str(&text).map_err(|e| at(e.to_string()))?;
     let key_vars = llm
@@ -108,9 +111,15 @@ pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildCo
         out: None,
         jobs: None,
     });
+    if !review.lenses.is_empty() && llm.role(specc_llm::Role::Reviewer).is_none() {
+        return Err(at(
+            "[review] names lenses but there is no [roles.reviewer] to review with".to_owned(),
+        ));
+    }
     Ok(BuildConfig {
         llm,
         limits,
+        review,
         out: build
             .out
             .map(|o| if o.is_relative() { dir.join(o) } else { o }),

@@ -219,6 +219,7 @@ fn execute(
         guide_lines: limits.field_guide_lines,
         escalation: s.cfg.llm.role(Role::Escalation).is_some(),
         merger: s.cfg.llm.role(Role::Merger).is_some(),
+        review: s.cfg.review.clone(),
         worker_max_tokens: planning::worker_max_tokens(&s.cfg.llm),
     };
     let leaves = plan.orders.len();

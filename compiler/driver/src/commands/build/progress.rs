@@ -153,6 +153,9 @@ pub(super) fn line(e: &Event) -> String {
         Event::Merging { task, path } => {
             format!("conflict    {task} in {path}: to the merge agent")
         }
+        Event::FollowUp { task, after, why } => {
+            format!("follow-up   {task} after {}: {why}", after.join(", "))
+        }
         Event::Merged { task, paths } => {
             format!(
                 "merged      {task}: the merge agent resolved {}",
@@ -218,6 +221,10 @@ fn json(e: &Event, secs: f64) -> serde_json::Value {
         ),
         Event::Conflict { task, path } => ("conflict", json!({"task": task, "path": path})),
         Event::Merging { task, path } => ("merging", json!({"task": task, "path": path})),
+        Event::FollowUp { task, after, why } => (
+            "follow_up",
+            json!({"task": task, "after": after, "why": why}),
+        ),
         Event::Merged { task, paths } => ("merged", json!({"task": task, "paths": paths})),
         Event::MergeSentBack { task, path, reason } => (
             "merge_sent_back",
