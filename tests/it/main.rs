@@ -4,6 +4,7 @@ mod adversarial;
 mod build;
 mod build_guards;
 mod build_incremental;
+mod build_megafile;
 mod build_merge;
 mod build_resume;
 mod build_review;

@@ -74,6 +74,14 @@ pub enum TaskEnd {
         attempts: u32,
         /// Tasks the reviewers' findings call for.
         followups: Vec<crate::review::FollowUp>,
+        /// Files flagged for the megafile guard (by this task or before): each needs a split.
+        flagged: Vec<crate::split::SplitNeed>,
+    },
+    /// The VCS refused to let a file grow past its line budget: the task waits for the
+    /// file's split and runs again on top of it.
+    Blocked {
+        need: crate::split::SplitNeed,
+        attempts: u32,
     },
     Failed {
         reason: String,
@@ -121,11 +129,16 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
                     Some(id) => reviewed(s, &order, attempt, id).await,
                     None => Vec::new(),
                 };
+                let mut flagged = Vec::new();
+                for path in s.repo.stats().await.flagged {
+                    flagged.extend(crate::split::need(s.repo, &path).await);
+                }
                 return TaskEnd::Landed {
                     commit,
                     merged,
                     attempts: attempt,
                     followups,
+                    flagged,
                 };
             }
             Attempted::Conflict { path, theirs } => {
@@ -142,6 +155,12 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
                 }
                 retry = Some(Retry::Conflict { path, theirs });
                 continue;
+            }
+            Attempted::Blocked(need) => {
+                return TaskEnd::Blocked {
+                    need,
+                    attempts: attempt,
+                };
             }
             Attempted::Refused(reason) | Attempted::Broken(reason) => {
                 return TaskEnd::Failed {
@@ -224,6 +243,8 @@ enum Attempted {
         theirs: String,
     },
     Refused(String),
+    /// Refused: a file of the head would pass the line budget; it needs a split first.
+    Blocked(crate::split::SplitNeed),
     /// The worker's attempt failed: the next rung of the ladder may do better.
     Failed(String),
     /// specc's own machinery failed (the VCS, the checkout): no model can fix that, so the
@@ -251,6 +272,11 @@ fn resume(
 ) -> Option<Resumed> {
     let task = order.task.id.clone();
     let last = s.journal.last_attempt(s.run, &task).ok().flatten()?;
+    if last.state == "blocked" {
+        // It waited for a split: the next attempt starts afresh on top of it.
+        *attempt = last.attempt;
+        return None;
+    }
     let base = ObjectId::from_hex(&last.base)?;
     let replay = s.journal.model_responses(s.run, &task, last.attempt).ok()?;
     *attempt = last.attempt - 1;
@@ -407,7 +433,7 @@ async fn one_attempt(
                 .map(|m| m.lines().next().unwrap_or_default().to_owned())
                 .unwrap_or_else(|| "another task's change".to_owned()),
         },
-        Outcome::Refused(r) => Attempted::Refused(refusal(&r)),
+        Outcome::Refused(r) => refused(s, r).await,
     };
     end(s, task, attempt, attempted)
 }
@@ -449,12 +475,27 @@ async fn reviewed(
     }
 }
 
+/// A refusal; one that keeps a file of the head from growing past the budget blocks the
+/// task until the file is split.
+async fn refused(s: &Services<'_>, r: Refusal) -> Attempted {
+    if let Refusal::Megafile { path, .. } = &r
+        && let Some(need) = crate::split::need(s.repo, path).await
+    {
+        return Attempted::Blocked(need);
+    }
+    Attempted::Refused(refusal(&r))
+}
+
 /// Journals how the attempt ended and passes the result on.
 fn end(s: &Services<'_>, task: &str, attempt: u32, a: Attempted) -> Attempted {
     let (state, reason) = match &a {
         Attempted::Landed { .. } => ("landed", None),
         Attempted::Conflict { path, .. } => ("conflict", Some(format!("conflict in {path}"))),
         Attempted::Refused(r) => ("refused", Some(r.clone())),
+        Attempted::Blocked(n) => (
+            "blocked",
+            Some(format!("{} is over the line budget", n.path)),
+        ),
         Attempted::Failed(r) => ("failed", Some(r.clone())),
         Attempted::Broken(r) => ("broken", Some(r.clone())),
         Attempted::Budget => ("stopped", Some("budget".to_owned())),

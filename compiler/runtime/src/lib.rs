@@ -39,6 +39,7 @@ pub mod runner;
 pub mod sandbox;
 pub mod scope;
 pub mod slots;
+pub mod split;
 pub mod stuck;
 pub mod tools;
 pub mod workspace;

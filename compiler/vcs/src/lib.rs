@@ -187,6 +187,7 @@ pub struct Repo {
 struct Inner {
     tx: Option<mpsc::Sender<Request>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    line_budget: usize,
 }
 
 impl Drop for Inner {
@@ -222,9 +223,15 @@ impl Repo {
             inner: std::sync::Arc::new(Inner {
                 tx: Some(tx),
                 thread: Some(thread),
+                line_budget: options.line_budget,
             }),
             queue: Default::default(),
         })
+    }
+
+    /// The megafile guard's line budget.
+    pub fn line_budget(&self) -> usize {
+        self.inner.line_budget
     }
 
     fn send(&self, r: Request) -> Result<(), ()> {

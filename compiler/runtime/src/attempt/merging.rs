@@ -91,7 +91,7 @@ pub(super) async fn merged(
                     .to_owned(),
             }
         }
-        Merged::Refused(r) => Attempted::Refused(refusal(&r)),
+        Merged::Refused(r) => super::refused(s, r).await,
         Merged::Budget => Attempted::Budget,
         Merged::Unchanged => Attempted::Landed {
             commit: None,

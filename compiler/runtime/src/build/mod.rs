@@ -107,7 +107,13 @@ pub enum Event {
         task: String,
         seconds: u64,
     },
-    /// The build added a task while it ran: a reviewer's follow-up of `after`.
+    /// The VCS refused to let `path` grow past its line budget: `task` waits for `split`.
+    Blocked {
+        task: String,
+        path: String,
+        split: String,
+    },
+    /// The build added a task while it ran: a reviewer's follow-up of `after`, or a split.
     FollowUp {
         task: String,
         after: Vec<String>,

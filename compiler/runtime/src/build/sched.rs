@@ -48,6 +48,8 @@ pub(super) struct Scheduler<'s> {
     rechecking: usize,
     /// Parked leaves: not to start before then.
     not_before: HashMap<usize, Instant>,
+    /// The split leaf of each file that needed one.
+    splits: HashMap<String, usize>,
     pub(super) stopping: Option<String>,
 }
 
@@ -94,6 +96,7 @@ impl<'s> Scheduler<'s> {
             to_recheck: VecDeque::new(),
             rechecking: 0,
             not_before: HashMap::new(),
+            splits: HashMap::new(),
             stopping: None,
         };
         let landed = s.journal.landed_fingerprints().unwrap_or_default();
@@ -131,17 +134,51 @@ impl<'s> Scheduler<'s> {
                 .iter()
                 .filter_map(|d| sched.order.iter().position(|o| &o.task.id == d))
                 .collect();
-            if after.is_empty() {
+            let split = order
+                .origin
+                .as_deref()
+                .and_then(|o| o.strip_prefix("split of "))
+                .map(str::to_owned);
+            if after.is_empty() && split.is_none() {
                 continue;
             }
-            if landed.get(&order.task.id) == Some(&order.fingerprint) {
-                let i = sched.add(order, &why, &after);
+            let up_to_date = landed.get(&order.task.id) == Some(&order.fingerprint);
+            let i = sched.add(order, &why, &after);
+            if up_to_date {
                 sched.set(i, TaskState::UpToDate, None, None);
-            } else {
-                sched.add(order, &why, &after);
+            }
+            if let Some(path) = split {
+                sched.splits.insert(path, i);
             }
         }
         sched
+    }
+
+    /// The split leaf of `need.path`: the one already added, or a new one whose checks are
+    /// those of the leaves that landed and may write the file.
+    fn split_for(&mut self, need: &crate::split::SplitNeed) -> usize {
+        if let Some(&i) = self.splits.get(&need.path) {
+            return i;
+        }
+        let mut checks: Vec<crate::acceptance::Check> = Vec::new();
+        for (j, o) in self.order.iter().enumerate() {
+            if satisfied(self.state[j]) && self.scopes[j].allows(&need.path) {
+                for c in &o.checks {
+                    if !checks.iter().any(|k| k.script == c.script) {
+                        checks.push(c.clone());
+                    }
+                }
+            }
+        }
+        let budget = self.s.repo.line_budget();
+        let order = crate::split::split_order(&need.path, need.lines, budget, &need.refs, checks);
+        let why = format!("{} is over the line budget of {budget} lines", need.path);
+        if let Err(e) = self.s.journal.add_followup(self.s.run, &order, &why) {
+            self.stop(e.to_string());
+        }
+        let i = self.add(order, &why, &[]);
+        self.splits.insert(need.path.clone(), i);
+        i
     }
 
     /// Adds a leaf the build found it needs (a reviewer's follow-up), after leaves `after`;
@@ -358,7 +395,11 @@ impl<'s> Scheduler<'s> {
                 merged,
                 attempts,
                 followups,
+                flagged,
             } => {
+                for need in &flagged {
+                    self.split_for(need);
+                }
                 report.commits += usize::from(commit.is_some());
                 report.merged.extend(merged.iter().cloned());
                 self.attempts[i] = attempts;
@@ -384,6 +425,34 @@ impl<'s> Scheduler<'s> {
                     if done {
                         self.set(added, TaskState::UpToDate, None, None);
                     }
+                }
+            }
+            TaskEnd::Blocked { need, attempts } => {
+                self.attempts[i] = attempts;
+                let split = self.split_for(&need);
+                if satisfied(self.state[split]) {
+                    let reason = format!(
+                        "the VCS refused it: {} would pass the line budget even after its split",
+                        need.path
+                    );
+                    self.set(i, TaskState::Failed, Some(&reason), None);
+                    (self.s.events)(Event::Failed { task: id, reason });
+                } else {
+                    // Runs again once the split has landed.
+                    self.deps[i].push(split);
+                    self.dependents[split].push(i);
+                    self.unmet[i] += 1;
+                    let reason = format!("waiting for {}", self.order[split].task.id);
+                    self.set(i, TaskState::Pending, Some(&reason), None);
+                    // Committed now: when the task runs again, it reads its attempt back.
+                    if let Err(e) = self.s.journal.commit() {
+                        self.stop(e.to_string());
+                    }
+                    (self.s.events)(Event::Blocked {
+                        task: id,
+                        path: need.path.clone(),
+                        split: self.order[split].task.id.clone(),
+                    });
                 }
             }
             TaskEnd::Failed { reason, attempts } => {

@@ -153,8 +153,14 @@ pub(super) fn line(e: &Event) -> String {
         Event::Merging { task, path } => {
             format!("conflict    {task} in {path}: to the merge agent")
         }
+        Event::FollowUp { task, after, why } if after.is_empty() => {
+            format!("added       {task}: {why}")
+        }
         Event::FollowUp { task, after, why } => {
             format!("follow-up   {task} after {}: {why}", after.join(", "))
+        }
+        Event::Blocked { task, path, split } => {
+            format!("blocked     {task}: {path} would pass the line budget; it waits for {split}")
         }
         Event::Merged { task, paths } => {
             format!(
@@ -221,6 +227,10 @@ fn json(e: &Event, secs: f64) -> serde_json::Value {
         ),
         Event::Conflict { task, path } => ("conflict", json!({"task": task, "path": path})),
         Event::Merging { task, path } => ("merging", json!({"task": task, "path": path})),
+        Event::Blocked { task, path, split } => (
+            "blocked",
+            json!({"task": task, "path": path, "split": split}),
+        ),
         Event::FollowUp { task, after, why } => (
             "follow_up",
             json!({"task": task, "after": after, "why": why}),

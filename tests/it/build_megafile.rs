@@ -1,0 +1,80 @@
+//! The megafile guard with scripted workers (the answer book): a task whose change would
+//! grow a file past the line budget is refused, the build adds a split task for the file,
+//! a worker splits it into modules (under the budget, `design:` references kept, the checks
+//! of the task that landed the file passing), and the refused task runs again on top of the
+//! split and lands.
+
+use serde_json::json;
+
+use crate::build::{TOML, build_book, child, done, project, write};
+
+/// `n` numbered lines, the first holding a design reference.
+fn lines(prefix: &str, n: usize) -> String {
+    let mut out = format!("// design: store.format ({prefix})\n");
+    for i in 1..n {
+        out.push_str(&format!("let {prefix}{i} = {i};\n"));
+    }
+    out
+}
+
+#[test]
+fn a_refused_megafile_is_split_and_the_refused_task_lands_on_top() {
+    let big = lines("a", 590);
+    let grown = format!("{big}{}", "// tail\n".repeat(20)); // 610 lines: over 600
+    let head_half = lines("a", 300);
+    let part = (300..590)
+        .map(|i| format!("let a{i} = {i};\n"))
+        .collect::<String>();
+    let regrown = format!("{head_half}{}", "// tail\n".repeat(20));
+    let decision = json!({"id": "store.format", "decision": "Values are stored as let bindings.",
+                          "rationale": "a fixture"});
+    let planner = json!({"": {"decisions": [decision], "children": [
+        child("a", "R-1", "big.rs", &["test -f big.rs"], &[]),
+        child("b", "R-2", "big.rs", &["grep -q tail big.rs"], &["a"]),
+    ]}});
+    let b = build_book(
+        project(TOML),
+        json!({
+            "planner": planner,
+            "workers": {
+                "a": [[[write("big.rs", &big)], [done()]]],
+                "b": [[[write("big.rs", &grown)], [done()]],
+                      [[write("big.rs", &regrown)], [done()]]],
+                "split-big-rs": [[[write("big.rs", &head_half), write("big/part.rs", &part)],
+                                  [done()]]],
+            },
+        }),
+    );
+    assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
+    assert!(
+        b.err.contains(
+            "blocked     b: big.rs would pass the line budget; it waits for split-big-rs"
+        ),
+        "{}",
+        b.err
+    );
+    assert!(b.err.contains("added       split-big-rs"), "{}", b.err);
+    assert_eq!(b.file("big.rs").as_deref(), Some(regrown.as_str()));
+    assert_eq!(b.file("big/part.rs").as_deref(), Some(part.as_str()));
+    assert!(b.out.contains("3 landed"), "{}", b.out);
+    // b ran twice: refused, then on top of the split (a fresh attempt, not a replay).
+    let seen = b.book.seen();
+    assert!(seen.contains(&"b#2.0".to_owned()), "{seen:?}");
+    assert!(seen.contains(&"split-big-rs#1.0".to_owned()), "{seen:?}");
+    // The split's checks: the file's own task's check, the budget, the reference kept.
+    let steps = b.steps();
+    let accepted = steps
+        .iter()
+        .filter(|(t, k, _)| t == "split-big-rs" && k == "acceptance")
+        .map(|(_, _, body)| body.clone())
+        .collect::<Vec<_>>()
+        .join("\n");
+    for check in [
+        "\"acceptance #1\"",
+        "big.rs is under 600 lines",
+        "every file under big/ is under 600 lines",
+        "the `design: store.format` reference is kept",
+    ] {
+        assert!(accepted.contains(check), "{check}: {accepted}");
+    }
+}
