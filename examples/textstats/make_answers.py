@@ -309,7 +309,7 @@ plan = {
           "Write tests/cli.rs: run the built binary (env!(\"CARGO_BIN_EXE_textstats\")) on standard input with --top 2, on a file, and on a missing file (exit 1, the name in stderr). Add a note to the field guide's Testing section on how the CLI is tested.",
           ["tests/cli.rs"], ["cargo test --offline -q --test cli"], ["cli"]),
     child("docs", "The README", ["documentation"], ["R-8"],
-          "Write README.md: what the tool does and how to run it on a file and on standard input with cargo run. Add a note to the field guide's Usage section.",
+          "Write README.md: what the tool does and how to run it on a file and on standard input with cargo run. Add a note to the field guide's Testing section on the README's examples.",
           ["README.md"], [], ["cli"]),
   ],
 }
@@ -346,10 +346,25 @@ workers = {
   ]],
   "docs": [[
      [W("README.md", readme)],
-     [N("Usage", "README.md shows a file and standard input; keep it in step with --top.")],
+     [N("Testing", "The README's examples are a manual test: run them after changing --top.")],
      [D("README with usage")],
   ]],
 }
+# cli-tests and docs both add a note at the end of the guide's Testing section while they run
+# side by side; docs (no checks) lands first, cli-tests' note then overlaps it, and the merge
+# agent keeps both.
+guide = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "field-guide", "index.md")).read()
+anchor = "- Unit tests live beside the code, in `#[cfg(test)] mod tests`.\n"
+assert anchor in guide
+notes = ("- The README's examples are a manual test: run them after changing --top.\n"
+         "- CLI tests in tests/cli.rs run the built binary through env!(\"CARGO_BIN_EXE_textstats\").\n")
+merger = {"cli-tests": [{"content": guide.replace(anchor, anchor + notes),
+                         "explanation": "Both tasks added a note at the end of Testing; both notes are kept, the landed one first."}]}
+# One reviewer lens (diff) looks at every landed task; it finds one minor point in freq, under
+# the severity that makes a follow-up task, so it is only journaled.
+reviewer = {"freq": {"diff": {"findings": [
+    {"file": "src/freq.rs", "line": 1, "severity": "minor", "category": "test", "concerns": "R-3",
+     "finding": "no test covers n = 0", "fix": "add a test that top_words(text, 0) is empty"}]}}}
 book = {"note": "Hand-written answers, as a model would answer. They show the pipeline works, not that a model can do the task.",
-        "planner": {"": plan}, "workers": workers}
+        "planner": {"": plan}, "workers": workers, "merger": merger, "reviewer": reviewer}
 json.dump(book, open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "answers.json"), "w"), indent=1)
