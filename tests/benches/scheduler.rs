@@ -196,6 +196,7 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
         work: dir.join("work"),
         slots: &slots,
         intents: &intents,
+        pins: None,
         settings: &settings,
         events: &events,
     };

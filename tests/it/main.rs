@@ -2,6 +2,7 @@
 
 mod adversarial;
 mod build;
+mod build_break;
 mod build_guards;
 mod build_incremental;
 mod build_megafile;

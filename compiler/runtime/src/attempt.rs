@@ -44,6 +44,9 @@ pub struct Services<'a> {
     pub slots: &'a crate::slots::Slots,
     /// What each task intends: what the merge agent is told of both sides.
     pub intents: &'a crate::merge::Intents,
+    /// `specc check` and `specc pin` on a checkout (the driver's), for deliberate breaks'
+    /// revisits and the `pin` tool; `None`: no revisits.
+    pub pins: Option<Arc<dyn crate::revisit::Pins>>,
     pub settings: &'a Settings,
     pub events: &'a dyn Fn(crate::Event),
 }
@@ -123,12 +126,17 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
             Role::Worker
         };
         let again = resumed.take();
-        let failure = match one_attempt(s, &order, attempt, role, retry.as_ref(), again).await {
+        let mut breaks = Vec::new();
+        let ended = one_attempt(s, &order, attempt, role, retry.as_ref(), again, &mut breaks);
+        let failure = match ended.await {
             Attempted::Landed { commit, merged } => {
-                let followups = match commit {
+                let mut followups = match commit {
                     Some(id) => reviewed(s, &order, attempt, id).await,
                     None => Vec::new(),
                 };
+                if let Some(id) = commit.filter(|_| !breaks.is_empty()) {
+                    followups.extend(revisits(s, &order, &breaks, id).await);
+                }
                 let mut flagged = Vec::new();
                 for path in s.repo.stats().await.flagged {
                     flagged.extend(crate::split::need(s.repo, &path).await);
@@ -297,6 +305,7 @@ async fn one_attempt(
     role: Role,
     retry: Option<&Retry>,
     resumed: Option<Resumed>,
+    breaks: &mut Vec<crate::revisit::Break>,
 ) -> Attempted {
     let task = order.task.id.as_str();
     let (base, replay) = match resumed {
@@ -341,6 +350,8 @@ async fn one_attempt(
         guide_lines: s.settings.guide_lines,
         base: crate::tools::Base::new(s.repo.clone(), base),
         tracked: lease.tracked.clone(),
+        pins: s.pins.clone(),
+        breaks: std::sync::Mutex::new(Vec::new()),
     };
     let agent = AgentLoop {
         client: s.client,
@@ -376,6 +387,9 @@ async fn one_attempt(
         LoopEnd::Journal(e) => return Attempted::Journal(e),
     };
     flag(s.repo, &flagged);
+    *breaks = tools.breaks();
+    // What lands: the write scope, and the files deliberate breaks patched.
+    let scope = tools.landing_scope();
     let diff = match tools.tracked.known() {
         Some(paths) => workspace::diff_tracked(s.repo, base, &dir, &paths, &scope).await,
         None => match tools.base.files().await {
@@ -484,6 +498,24 @@ async fn refused(s: &Services<'_>, r: Refusal) -> Attempted {
         return Attempted::Blocked(need);
     }
     Attempted::Refused(refusal(&r))
+}
+
+/// The revisit tasks for what `breaks` changed: `specc check` on the landed commit finds
+/// the references pinned to a decision's old text. A check that cannot run adds none.
+async fn revisits(
+    s: &Services<'_>,
+    order: &WorkOrder,
+    breaks: &[crate::revisit::Break],
+    commit: ObjectId,
+) -> Vec<crate::review::FollowUp> {
+    let Some(pins) = &s.pins else {
+        return Vec::new();
+    };
+    let Ok(lease) = s.slots.lease(s.repo, commit).await else {
+        return Vec::new();
+    };
+    let stale = pins.stale(&lease.dir);
+    crate::revisit::revisits(order, breaks, &stale)
 }
 
 /// Journals how the attempt ended and passes the result on.

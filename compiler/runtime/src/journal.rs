@@ -161,6 +161,7 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS runs (
              CREATE TABLE IF NOT EXISTS landed (
                  task TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, commit_id TEXT,
                  run TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS seeded (path TEXT PRIMARY KEY, text TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS followups (
                  run TEXT NOT NULL, task TEXT NOT NULL, why TEXT NOT NULL,
                  work_order TEXT NOT NULL, PRIMARY KEY (run, task));";
@@ -455,6 +456,26 @@ impl Journal {
                     .map_err(|e| JournalError(format!("a journaled follow-up: {e}")))
             })
             .collect()
+    }
+
+    /// The text the last seed wrote at `path` (the plan's), if any.
+    pub fn seeded(&self, path: &str) -> Result<Option<String>, JournalError> {
+        self.with(|c| {
+            c.prepare_cached("SELECT text FROM seeded WHERE path = ?1")?
+                .query_row([path], |r| r.get(0))
+                .optional()
+        })
+    }
+
+    /// Queues the text the seed wrote at `path`.
+    pub fn set_seeded(&self, path: &str, text: &str) -> Result<(), JournalError> {
+        let (path, text) = (path.to_owned(), text.to_owned());
+        self.defer(move |c| {
+            c.prepare_cached("INSERT OR REPLACE INTO seeded (path, text) VALUES (?1, ?2)")?
+                .execute(params![path, text])
+                .map(drop)
+        });
+        Ok(())
     }
 
     /// The ids of every follow-up any run added.

@@ -35,6 +35,7 @@ pub mod planner;
 pub mod replan;
 pub mod review;
 pub mod review_config;
+pub mod revisit;
 pub mod runner;
 pub mod sandbox;
 pub mod scope;

@@ -24,7 +24,7 @@ use crate::{Env, exit};
 pub(crate) fn run(args: &PinArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let mut reporter = Reporter::new(args.messages.message_format, env);
     let mut files = Files::default();
-    match pin(args, &mut files, out) {
+    match pin(&args.target, args.root.as_deref(), &mut files, out) {
         Ok(diagnostics) => {
             for d in &diagnostics {
                 reporter.report(&files, d, err);
@@ -38,13 +38,15 @@ pub(crate) fn run(args: &PinArgs, env: &Env, out: &mut dyn Write, err: &mut dyn 
     }
 }
 
-/// Pins what can be pinned; returns diagnostics about what could not.
-fn pin(
-    args: &PinArgs,
+/// Pins what can be pinned at `target` (`FILE[:LINE]`) under `root` (found from the file
+/// when `None`); returns diagnostics about what could not.
+pub(crate) fn pin(
+    target: &str,
+    root: Option<&Path>,
     files: &mut Files,
     out: &mut dyn Write,
 ) -> Result<Vec<Diagnostic>, Box<Diagnostic>> {
-    let (path, line) = split_target(&args.target);
+    let (path, line) = split_target(target);
     let shown = path.display().to_string();
     let method = path
         .extension()
@@ -64,8 +66,8 @@ fn pin(
             "give the file as `specc check` printed it, e.g. `src/store.rs:42`",
         ));
     }
-    let root = match &args.root {
-        Some(root) => root.clone(),
+    let root = match root {
+        Some(root) => root.to_path_buf(),
         None => find_root(&path).ok_or_else(|| {
             usage(
                 codes::FILE_NOT_FOUND,

@@ -34,6 +34,8 @@ pub async fn recheck(s: &Services<'_>, order: &WorkOrder) -> Result<(), String> 
         guide_lines: s.settings.guide_lines,
         base: crate::tools::Base::new(s.repo.clone(), head),
         tracked: lease.tracked.clone(),
+        pins: s.pins.clone(),
+        breaks: std::sync::Mutex::new(Vec::new()),
     };
     let report = acceptance::run(&tools, &order.checks, 0, s.settings.attempt.wall).await;
     if report.passed() {

@@ -10,7 +10,11 @@ use specc_vcs::{Change, Outcome, Submission};
 use crate::attempt::Services;
 
 /// Commits the seed files the head does not already hold. Returns the new commit, if any.
-/// The field guide belongs to the agents once it exists: seeded, never overwritten.
+/// The field guide belongs to the agents once it exists: seeded, never overwritten. A
+/// document an agent changed since the last seed (a deliberate break's new decision text)
+/// keeps its change: the plan's own changes to it are merged in three ways against the
+/// text the last seed wrote, and if they cannot be, the head's text stays.
+/// design: runtime.deliberate-breaking
 pub async fn seed(
     s: &Services<'_>,
     files: &BTreeMap<String, String>,
@@ -27,20 +31,38 @@ pub async fn seed(
         if path == crate::tools::GUIDE && current.is_some() {
             continue;
         }
+        let head_text = current
+            .as_ref()
+            .map(|f| String::from_utf8_lossy(&f.bytes).into_owned());
+        let last_seed = s.journal.seeded(path).ok().flatten();
+        let wanted = match (&head_text, &last_seed) {
+            // Changed by an agent since the last seed: keep its change.
+            (Some(head), Some(last)) if head != last => {
+                if text == last {
+                    continue; // the plan did not change it either
+                }
+                match specc_vcs::merge::merge3(last, text, head) {
+                    Some(merged) => merged,
+                    None => continue,
+                }
+            }
+            _ => text.clone(),
+        };
         if current
             .as_ref()
-            .is_some_and(|f| f.bytes.as_slice() == text.as_bytes() && !f.executable)
+            .is_some_and(|f| f.bytes.as_slice() == wanted.as_bytes() && !f.executable)
         {
             continue;
         }
         changes.push(Change {
             path: path.clone(),
             expected: current.map(|f| f.blob),
-            new: Some(text.clone().into_bytes()),
+            new: Some(wanted.into_bytes()),
             executable: false,
         });
     }
     let Some(base) = base.filter(|_| !changes.is_empty()) else {
+        record_seeded(s, files);
         return Ok(None);
     };
     // The key names the base and the content: the same seed on another base is another
@@ -61,9 +83,21 @@ pub async fn seed(
         idempotency_key: format!("seed/{}", &h.finalize().to_hex()[..16]),
     };
     match s.repo.submit(submission).await {
-        Outcome::Committed { id, .. } => Ok(Some(id)),
+        Outcome::Committed { id, .. } => {
+            record_seeded(s, files);
+            Ok(Some(id))
+        }
         other => Err(format!(
             "the plan's documents could not be committed: {other:?}"
         )),
+    }
+}
+
+/// Remembers what the plan seeded, the base of the next seed's merge.
+fn record_seeded(s: &Services<'_>, files: &BTreeMap<String, String>) {
+    for (path, text) in files {
+        if let Err(e) = s.journal.set_seeded(path, text) {
+            tracing::warn!(path, error = %e, "the seed's text was not recorded");
+        }
     }
 }

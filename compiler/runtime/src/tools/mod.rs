@@ -6,6 +6,7 @@
 //! `notes` (note, flag_big_file); `done` and `give_up` end the attempt.
 //! design: runtime.tools
 
+mod breaking;
 mod edit;
 mod notes;
 mod run;
@@ -46,6 +47,10 @@ pub struct Toolbox {
     pub base: Base,
     /// What the tools wrote, and whether a command ran.
     pub tracked: Arc<crate::slots::Tracked>,
+    /// `specc check`'s and `specc pin`'s work, for the `pin` tool.
+    pub pins: Option<Arc<dyn crate::revisit::Pins>>,
+    /// The attempt's deliberate breaks (`break_scope`).
+    pub breaks: std::sync::Mutex<Vec<crate::revisit::Break>>,
 }
 
 /// The attempt's base commit; its files are read from the VCS only if a full comparison
@@ -193,6 +198,24 @@ pub fn definitions() -> Vec<Tool> {
             ),
         ),
         tool(
+            "break_scope",
+            "Only when core code outside your write scope must change for the task: replace the one occurrence of `old` in that file with `new` (at most 20 lines in all), where `new` carries a comment referencing `design: <decision>`, and give the decision its new text and why. The code that relied on the old text is revisited after you land.",
+            obj(
+                json!({"path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"},
+                       "why": {"type": "string"}, "decision": {"type": "string"},
+                       "decision_text": {"type": "string"}}),
+                &["path", "old", "new", "why", "decision", "decision_text"],
+            ),
+        ),
+        tool(
+            "pin",
+            "Pin the `design:` references on a line of a file in your scope to their decisions' current text (after you revisited the code).",
+            obj(
+                json!({"path": {"type": "string"}, "line": {"type": "integer"}}),
+                &["path", "line"],
+            ),
+        ),
+        tool(
             "done",
             "Finish: the task is complete. Its acceptance checks run next.",
             obj(json!({"summary": {"type": "string"}}), &["summary"]),
@@ -246,6 +269,8 @@ impl Toolbox {
             },
             "note" => parse(call).map(|a| notes::note(self, a)),
             "flag_big_file" => parse(call).map(|a| notes::flag(self, a)),
+            "break_scope" => parse(call).map(|a| breaking::break_scope(self, a)),
+            "pin" => parse(call).map(|a| breaking::pin(self, a)),
             "done" => parse::<Finish>(call).map(|a| ToolOutcome {
                 text: "finished; the acceptance checks run now".to_owned(),
                 failed: false,
@@ -259,7 +284,7 @@ impl Toolbox {
                 flagged: None,
             }),
             other => Err(ToolOutcome::error(format!(
-                "there is no tool `{other}`; the tools are read, list, search, edit, write, run, note, flag_big_file, done and give_up"
+                "there is no tool `{other}`; the tools are read, list, search, edit, write, run, note, flag_big_file, break_scope, pin, done and give_up"
             ))),
         };
         outcome.unwrap_or_else(|e| e)
@@ -312,7 +337,27 @@ impl Toolbox {
             return Ok(Vec::new());
         }
         let files = self.base.files().await?;
-        crate::workspace::restore_outside(&self.root, files, &self.scope)
+        crate::workspace::restore_outside(&self.root, files, &self.landing_scope())
+    }
+
+    /// The breaks so far.
+    pub fn breaks(&self) -> Vec<crate::revisit::Break> {
+        self.breaks.lock().map(|b| b.clone()).unwrap_or_default()
+    }
+
+    /// What the attempt may land: its write scope and the files its deliberate breaks
+    /// patched.
+    pub fn landing_scope(&self) -> Scope {
+        let breaks = self.breaks();
+        if breaks.is_empty() {
+            return self.scope.clone();
+        }
+        let mut patterns = self.scope.patterns().to_vec();
+        for b in breaks {
+            patterns.push(b.path);
+            patterns.push(b.doc);
+        }
+        Scope::new(&patterns)
     }
 
     /// The checkout path of a relative `path` the task may write, or an error that says

@@ -7,6 +7,7 @@
 
 mod config;
 mod out_dir;
+mod pins;
 mod progress;
 mod session;
 mod summary;
@@ -247,6 +248,7 @@ fn execute(
         work: s.state.join("work"),
         slots: &slots,
         intents: &intents,
+        pins: Some(std::sync::Arc::new(pins::DriverPins)),
         settings: &settings,
         events: &on_event,
     };

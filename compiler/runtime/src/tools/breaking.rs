@@ -1,0 +1,123 @@
+//! `break_scope`, a deliberate patch outside the write scope that changes the decision the
+//! code relied on, and `pin`, which re-pins a reference to its decision's current text.
+//! design: runtime.deliberate-breaking
+
+use serde::Deserialize;
+
+use super::{ToolOutcome, Toolbox};
+use crate::revisit::{BREAK_LINES, Break, update_decision};
+
+#[derive(Deserialize)]
+pub(super) struct BreakArgs {
+    path: String,
+    old: String,
+    new: String,
+    why: String,
+    decision: String,
+    decision_text: String,
+}
+
+pub(super) fn break_scope(t: &Toolbox, a: BreakArgs) -> ToolOutcome {
+    let Some(rel) = crate::scope::normalise(&a.path) else {
+        return ToolOutcome::error(format!(
+            "`{}` is not a relative path inside the checkout",
+            a.path
+        ));
+    };
+    if t.scope.allows(&rel) {
+        return ToolOutcome::error(format!("`{rel}` is inside your write scope: use `edit`"));
+    }
+    let (rel, full) = match t.readable_file(&rel) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    if a.why.trim().is_empty() {
+        return ToolOutcome::error("say why the core code must change (`why`)");
+    }
+    let reference = format!("design: {}", a.decision);
+    if !a.new.contains(&reference) {
+        return ToolOutcome::error(format!(
+            "the patch must carry a comment that references `{reference}` and says why it changed"
+        ));
+    }
+    let lines = a.old.lines().count().max(1) + a.new.lines().count();
+    let used: usize = t.breaks().iter().map(|b| b.lines).sum();
+    if used + lines > BREAK_LINES {
+        return ToolOutcome::error(format!(
+            "a deliberate break may change {BREAK_LINES} lines outside the scope; this one would \
+             make {}: keep it to what the core must change",
+            used + lines
+        ));
+    }
+    let text = match std::fs::read_to_string(&full) {
+        Ok(t) => t,
+        Err(e) => return ToolOutcome::error(format!("{rel}: {e}")),
+    };
+    if a.old.is_empty() || text.matches(a.old.as_str()).count() != 1 {
+        return ToolOutcome::error(format!("`old` must occur exactly once in {rel}"));
+    }
+    // The decision's entry, in whichever design document holds it.
+    let mut docs = Vec::new();
+    super::walk_files(&t.root.join("design-docs"), &mut docs);
+    let found = docs.iter().find_map(|d| {
+        let path = t.root.join("design-docs").join(d);
+        let doc = std::fs::read_to_string(&path).ok()?;
+        let (updated, old) = update_decision(&doc, &a.decision, &a.decision_text, &a.why)?;
+        Some((format!("design-docs/{d}"), path, updated, old))
+    });
+    let Some((doc_rel, doc_path, updated, old_text)) = found else {
+        return ToolOutcome::error(format!(
+            "no decision `{}` in design-docs/: a break changes a decision that exists",
+            a.decision
+        ));
+    };
+    if old_text.trim() == a.decision_text.trim() {
+        return ToolOutcome::error(
+            "`decision_text` is the decision's text already: say what it becomes",
+        );
+    }
+    t.tracked.wrote(&rel);
+    t.tracked.wrote(&doc_rel);
+    let patched = text.replacen(a.old.as_str(), &a.new, 1);
+    if let Err(e) = std::fs::write(&full, patched).and_then(|()| std::fs::write(&doc_path, updated))
+    {
+        return ToolOutcome::error(format!("writing the break: {e}"));
+    }
+    if let Ok(mut b) = t.breaks.lock() {
+        b.push(Break {
+            path: rel.clone(),
+            doc: doc_rel,
+            decision: a.decision.clone(),
+            old_text,
+            new_text: a.decision_text.trim().to_owned(),
+            why: a.why.trim().to_owned(),
+            lines,
+        });
+    }
+    ToolOutcome::ok(format!(
+        "patched {rel} outside your scope ({} of {BREAK_LINES} lines used) and changed `{}`; \
+         once you land, the code that relied on its old text gets revisit tasks",
+        used + lines,
+        a.decision
+    ))
+}
+
+#[derive(Deserialize)]
+pub(super) struct PinArgs {
+    path: String,
+    line: usize,
+}
+
+pub(super) fn pin(t: &Toolbox, a: PinArgs) -> ToolOutcome {
+    let Some(pins) = &t.pins else {
+        return ToolOutcome::error("`pin` is not available in this build");
+    };
+    let (rel, _) = match t.writable_file(&a.path) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    match pins.pin(&t.root, &rel, a.line) {
+        Ok(said) => ToolOutcome::ok(said),
+        Err(e) => ToolOutcome::error(e),
+    }
+}
