@@ -10,7 +10,8 @@
 //! {"planner": {"": <PlannerAnswer>, "replan:<task>": {"instructions": "…"}},
 //!  "workers": {"<task>": [[<step>, …], …]},
 //!  "merger": {"<task>": [{"content": "…", "explanation": "…"}, …]},
-//!  "reviewer": {"<task>": {"<lens>": {"findings": […]}}}}
+//!  "reviewer": {"<task>": {"<lens>": {"findings": […]}}},
+//!  "coordinator": {"<decision id>": {"decision": "…", "rationale": "…"}}}
 //! ```
 //! A step is a list of tool calls `{"name": …, "arguments": {…}}`, or
 //! `{"malformed": "<tool>"}` (arguments that are not JSON), `{"text": "…"}` (no call), or
@@ -61,6 +62,16 @@ impl AnswerBook {
                 .find(|m| m.author == Author::User)
                 .and_then(|m| serde_json::from_str(&m.text).ok())
                 .unwrap_or(Value::Null);
+            if tool == "merge_decisions" {
+                // The coordinator: the book's merge for the question's id.
+                let id = user["id"].as_str().unwrap_or_default();
+                self.note(format!("coordinate:{id}"));
+                let args = self.book["coordinator"][id].clone();
+                if args.is_null() {
+                    return Err(miss(format!("coordinator answer for `{id}`")));
+                }
+                return Ok(respond(request, vec![call(tool, args, 0)], 60));
+            }
             if tool == "submit_review" {
                 // A reviewer: the book's verdict for the task and lens, or no findings.
                 let task = user["task"]["id"].as_str().unwrap_or_default();

@@ -1,7 +1,9 @@
 //! Deliberate breaking with scripted workers (the answer book): a task patches core code
 //! outside its write scope with `break_scope`, changing the decision the code relied on;
 //! once it lands, `specc check` on the head finds the reference another task pinned to the
-//! old text, a revisit task re-pins it, and the final `specc check` is clean.
+//! old text, a revisit task re-pins it, and the final `specc check` is clean. And a worker
+//! that reports two decisions contradicting each other gets them merged by the coordinator,
+//! with the same revisits for the code pinned to the old texts.
 
 use serde_json::{Value, json};
 
@@ -79,4 +81,62 @@ fn a_deliberate_break_gets_its_readers_revisited_and_re_pinned() {
     let doc = b.file("design-docs/planned-core.md").expect("doc");
     assert!(doc.contains("Decision: Records are CBOR."), "{doc}");
     assert!(again.out.contains("3 up to date"), "{}", again.out);
+}
+
+#[test]
+fn a_reported_contradiction_is_merged_by_the_coordinator_and_its_readers_revisited() {
+    let planner = json!({"": {
+    "decisions": [
+        {"id": "core.format", "decision": "Records are JSON lines.", "rationale": "easy"},
+        {"id": "net.wire", "decision": "Records go over the wire as CBOR.", "rationale": "small"},
+    ],
+    "children": [
+        leaf("a", Some("R-1"), "core.rs", &[]),
+        leaf("b", Some("R-2"), "b.rs", &["a"]),
+    ]}});
+    let report = json!({"name": "report_contradiction", "arguments": {
+        "a": "core.format", "b": "net.wire",
+        "explanation": "the store writes JSON lines but the wire sends the stored bytes as CBOR"}});
+    let b = build_book(
+        project(TOML),
+        json!({
+            "planner": planner,
+            "workers": {
+                "a": [[[write("core.rs", "// design: core.format\nfn encode() {}\n")],
+                       [pin("core.rs", 1)], [done()]]],
+                "b": [[[write("b.rs", "fn send() {}\n"), report], [done()]]],
+                "revisit-core-rs-1": [[[pin("core.rs", 1)], [done()]]],
+            },
+            "coordinator": {"core.format": {"decision": "Records are CBOR, on disk and on the wire.",
+                                            "rationale": "one format"}},
+        }),
+    );
+    assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
+    assert!(
+        b.err.contains("merged      `core.format` and `net.wire`"),
+        "{}",
+        b.err
+    );
+    let docs = format!(
+        "{}{}",
+        b.file("design-docs/planned-core.md").expect("core doc"),
+        b.file("design-docs/planned-net.md").expect("net doc")
+    );
+    assert_eq!(
+        docs.matches("Decision: Records are CBOR, on disk and on the wire.")
+            .count(),
+        2,
+        "{docs}"
+    );
+    let seen = b.book.seen();
+    assert!(
+        seen.contains(&"coordinate:core.format".to_owned()),
+        "{seen:?}"
+    );
+    assert!(
+        seen.contains(&"revisit-core-rs-1#1.0".to_owned()),
+        "{seen:?}"
+    );
+    let check = crate::support::specc(&["check", &b.dir.path().join("out").display().to_string()]);
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
 }

@@ -25,7 +25,9 @@ use crate::scope::Scope;
 use crate::tools::Toolbox;
 use crate::{replan, workspace};
 
+mod landing;
 mod merging;
+use landing::{reviewed, revisits};
 use merging::merged;
 
 /// Conflicts one task may meet before it fails.
@@ -126,16 +128,20 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
             Role::Worker
         };
         let again = resumed.take();
-        let mut breaks = Vec::new();
-        let ended = one_attempt(s, &order, attempt, role, retry.as_ref(), again, &mut breaks);
+        let mut notes = Notes::default();
+        let ended = one_attempt(s, &order, attempt, role, retry.as_ref(), again, &mut notes);
         let failure = match ended.await {
             Attempted::Landed { commit, merged } => {
                 let mut followups = match commit {
                     Some(id) => reviewed(s, &order, attempt, id).await,
                     None => Vec::new(),
                 };
-                if let Some(id) = commit.filter(|_| !breaks.is_empty()) {
-                    followups.extend(revisits(s, &order, &breaks, id).await);
+                if let Some(id) = commit.filter(|_| !notes.breaks.is_empty()) {
+                    followups.extend(revisits(s, &order, &notes.breaks, id).await);
+                }
+                if !notes.contradictions.is_empty() {
+                    let settled = crate::contradiction::settle(s, &order, &notes.contradictions);
+                    followups.extend(settled.await);
                 }
                 let mut flagged = Vec::new();
                 for path in s.repo.stats().await.flagged {
@@ -263,6 +269,13 @@ enum Attempted {
     Journal(String),
 }
 
+/// What an attempt's tools reported that outlives it: deliberate breaks and contradictions.
+#[derive(Debug, Default)]
+struct Notes {
+    breaks: Vec<crate::revisit::Break>,
+    contradictions: Vec<crate::contradiction::Contradiction>,
+}
+
 /// An attempt done again after the build died: its base and its journaled responses.
 struct Resumed {
     base: ObjectId,
@@ -305,7 +318,7 @@ async fn one_attempt(
     role: Role,
     retry: Option<&Retry>,
     resumed: Option<Resumed>,
-    breaks: &mut Vec<crate::revisit::Break>,
+    notes: &mut Notes,
 ) -> Attempted {
     let task = order.task.id.as_str();
     let (base, replay) = match resumed {
@@ -352,6 +365,7 @@ async fn one_attempt(
         tracked: lease.tracked.clone(),
         pins: s.pins.clone(),
         breaks: std::sync::Mutex::new(Vec::new()),
+        contradictions: std::sync::Mutex::new(Vec::new()),
     };
     let agent = AgentLoop {
         client: s.client,
@@ -387,7 +401,12 @@ async fn one_attempt(
         LoopEnd::Journal(e) => return Attempted::Journal(e),
     };
     flag(s.repo, &flagged);
-    *breaks = tools.breaks();
+    notes.breaks = tools.breaks();
+    notes.contradictions = tools
+        .contradictions
+        .lock()
+        .map(|c| c.clone())
+        .unwrap_or_default();
     // What lands: the write scope, and the files deliberate breaks patched.
     let scope = tools.landing_scope();
     let diff = match tools.tracked.known() {
@@ -452,43 +471,6 @@ async fn one_attempt(
     end(s, task, attempt, attempted)
 }
 
-/// Reviews a landing, journals the findings (a `review` step after the attempt's last) and
-/// returns the follow-ups they call for. A journal that cannot record them drops them: the
-/// task landed either way.
-async fn reviewed(
-    s: &Services<'_>,
-    order: &WorkOrder,
-    attempt: u32,
-    commit: ObjectId,
-) -> Vec<crate::review::FollowUp> {
-    let (followups, findings) =
-        crate::review::review(s, &s.settings.review, order, attempt, commit).await;
-    if findings.is_empty() {
-        return followups;
-    }
-    let task = order.task.id.as_str();
-    let step = s
-        .journal
-        .attempt_steps(s.run, task, attempt)
-        .map_or(0, |st| st.last().map_or(0, |l| l.step))
-        + 1;
-    let body = json!({
-        "findings": findings.iter().map(|f| json!({
-            "file": f.file, "line": f.line, "severity": f.severity.as_str(),
-            "category": f.category, "concerns": f.concerns, "finding": f.finding,
-            "lenses": f.lenses.iter().map(|l| l.as_str()).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "followups": followups.iter().map(|f| f.order.task.id.clone()).collect::<Vec<_>>(),
-    });
-    match s
-        .journal
-        .step(s.run, task, attempt, step, StepKind::Review, &body)
-    {
-        Ok(()) => followups,
-        Err(_) => Vec::new(),
-    }
-}
-
 /// A refusal; one that keeps a file of the head from growing past the budget blocks the
 /// task until the file is split.
 async fn refused(s: &Services<'_>, r: Refusal) -> Attempted {
@@ -498,24 +480,6 @@ async fn refused(s: &Services<'_>, r: Refusal) -> Attempted {
         return Attempted::Blocked(need);
     }
     Attempted::Refused(refusal(&r))
-}
-
-/// The revisit tasks for what `breaks` changed: `specc check` on the landed commit finds
-/// the references pinned to a decision's old text. A check that cannot run adds none.
-async fn revisits(
-    s: &Services<'_>,
-    order: &WorkOrder,
-    breaks: &[crate::revisit::Break],
-    commit: ObjectId,
-) -> Vec<crate::review::FollowUp> {
-    let Some(pins) = &s.pins else {
-        return Vec::new();
-    };
-    let Ok(lease) = s.slots.lease(s.repo, commit).await else {
-        return Vec::new();
-    };
-    let stale = pins.stale(&lease.dir);
-    crate::revisit::revisits(order, breaks, &stale)
 }
 
 /// Journals how the attempt ended and passes the result on.

@@ -20,6 +20,7 @@ pub mod amend;
 pub mod attempt;
 pub mod build;
 pub mod context;
+pub mod contradiction;
 pub mod coordinator;
 pub mod field_guide;
 pub mod journal;

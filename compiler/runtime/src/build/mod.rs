@@ -107,6 +107,13 @@ pub enum Event {
         task: String,
         seconds: u64,
     },
+    /// A worker of `task` found decisions `a` and `b` contradicting each other; the
+    /// coordinator merged them and the merged text replaced both.
+    DecisionsMerged {
+        task: String,
+        a: String,
+        b: String,
+    },
     /// The VCS refused to let `path` grow past its line budget: `task` waits for `split`.
     Blocked {
         task: String,

@@ -36,6 +36,7 @@ pub async fn recheck(s: &Services<'_>, order: &WorkOrder) -> Result<(), String> 
         tracked: lease.tracked.clone(),
         pins: s.pins.clone(),
         breaks: std::sync::Mutex::new(Vec::new()),
+        contradictions: std::sync::Mutex::new(Vec::new()),
     };
     let report = acceptance::run(&tools, &order.checks, 0, s.settings.attempt.wall).await;
     if report.passed() {

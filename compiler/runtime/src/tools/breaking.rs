@@ -1,5 +1,6 @@
 //! `break_scope`, a deliberate patch outside the write scope that changes the decision the
-//! code relied on, and `pin`, which re-pins a reference to its decision's current text.
+//! code relied on; `pin`, which re-pins a reference to its decision's current text; and
+//! `report_contradiction`, two decisions that contradict each other, for the coordinator.
 //! design: runtime.deliberate-breaking
 
 use serde::Deserialize;
@@ -120,4 +121,29 @@ pub(super) fn pin(t: &Toolbox, a: PinArgs) -> ToolOutcome {
         Ok(said) => ToolOutcome::ok(said),
         Err(e) => ToolOutcome::error(e),
     }
+}
+
+#[derive(Deserialize)]
+pub(super) struct ContradictionArgs {
+    a: String,
+    b: String,
+    explanation: String,
+}
+
+pub(super) fn contradiction(t: &Toolbox, a: ContradictionArgs) -> ToolOutcome {
+    let (x, y) = (a.a.trim(), a.b.trim());
+    if x.is_empty() || y.is_empty() || x == y || a.explanation.trim().is_empty() {
+        return ToolOutcome::error("name two different decisions and say how they contradict");
+    }
+    if let Ok(mut c) = t.contradictions.lock() {
+        c.push(crate::contradiction::Contradiction {
+            a: x.to_owned(),
+            b: y.to_owned(),
+            explanation: a.explanation.trim().to_owned(),
+        });
+    }
+    ToolOutcome::ok(format!(
+        "reported: `{x}` and `{y}` go to the coordinator once you land; follow the one your task's \
+         instructions name meanwhile"
+    ))
 }

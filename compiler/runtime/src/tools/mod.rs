@@ -51,6 +51,8 @@ pub struct Toolbox {
     pub pins: Option<Arc<dyn crate::revisit::Pins>>,
     /// The attempt's deliberate breaks (`break_scope`).
     pub breaks: std::sync::Mutex<Vec<crate::revisit::Break>>,
+    /// Decisions the worker found contradicting each other (`report_contradiction`).
+    pub contradictions: std::sync::Mutex<Vec<crate::contradiction::Contradiction>>,
 }
 
 /// The attempt's base commit; its files are read from the VCS only if a full comparison
@@ -216,6 +218,15 @@ pub fn definitions() -> Vec<Tool> {
             ),
         ),
         tool(
+            "report_contradiction",
+            "Report two decisions (by id) that contradict each other, and how: the coordinator merges them once you land.",
+            obj(
+                json!({"a": {"type": "string"}, "b": {"type": "string"},
+                       "explanation": {"type": "string"}}),
+                &["a", "b", "explanation"],
+            ),
+        ),
+        tool(
             "done",
             "Finish: the task is complete. Its acceptance checks run next.",
             obj(json!({"summary": {"type": "string"}}), &["summary"]),
@@ -271,6 +282,7 @@ impl Toolbox {
             "flag_big_file" => parse(call).map(|a| notes::flag(self, a)),
             "break_scope" => parse(call).map(|a| breaking::break_scope(self, a)),
             "pin" => parse(call).map(|a| breaking::pin(self, a)),
+            "report_contradiction" => parse(call).map(|a| breaking::contradiction(self, a)),
             "done" => parse::<Finish>(call).map(|a| ToolOutcome {
                 text: "finished; the acceptance checks run now".to_owned(),
                 failed: false,
@@ -284,7 +296,7 @@ impl Toolbox {
                 flagged: None,
             }),
             other => Err(ToolOutcome::error(format!(
-                "there is no tool `{other}`; the tools are read, list, search, edit, write, run, note, flag_big_file, break_scope, pin, done and give_up"
+                "there is no tool `{other}`; the tools are read, list, search, edit, write, run, note, flag_big_file, break_scope, pin, report_contradiction, done and give_up"
             ))),
         };
         outcome.unwrap_or_else(|e| e)

@@ -159,6 +159,11 @@ pub(super) fn line(e: &Event) -> String {
         Event::FollowUp { task, after, why } => {
             format!("follow-up   {task} after {}: {why}", after.join(", "))
         }
+        Event::DecisionsMerged { task, a, b } => {
+            format!(
+                "merged      `{a}` and `{b}`: {task}'s worker found them contradicting; the coordinator merged them"
+            )
+        }
         Event::Blocked { task, path, split } => {
             format!("blocked     {task}: {path} would pass the line budget; it waits for {split}")
         }
@@ -227,6 +232,9 @@ fn json(e: &Event, secs: f64) -> serde_json::Value {
         ),
         Event::Conflict { task, path } => ("conflict", json!({"task": task, "path": path})),
         Event::Merging { task, path } => ("merging", json!({"task": task, "path": path})),
+        Event::DecisionsMerged { task, a, b } => {
+            ("decisions_merged", json!({"task": task, "a": a, "b": b}))
+        }
         Event::Blocked { task, path, split } => (
             "blocked",
             json!({"task": task, "path": path, "split": split}),
