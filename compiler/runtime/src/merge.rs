@@ -177,7 +177,12 @@ pub async fn merge(
                 )
             },
             task: submitted.task.clone(),
-            idempotency_key: format!("{}#merge{round}", submitted.idempotency_key),
+            // No key stays no key: a derived key would make unrelated merges one.
+            idempotency_key: if submitted.idempotency_key.is_empty() {
+                String::new()
+            } else {
+                format!("{}#merge{round}", submitted.idempotency_key)
+            },
             changes,
         };
         match s.repo.submit(rebased).await {
