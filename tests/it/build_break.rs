@@ -43,7 +43,7 @@ fn a_deliberate_break_gets_its_readers_revisited_and_re_pinned() {
                 "user": [[[write("user.rs", "// design: core.format\nfn read_record() {}\n")],
                           [pin("user.rs", 1)], [done()]]],
                 "b": [[[write("b.rs", "fn bulk() {}\n"), broken], [done()]]],
-                "revisit-user-rs-1": [[[pin("user.rs", 1)], [done()]]],
+                "revisit-user-rs-1-core-format": [[[pin("user.rs", 1)], [done()]]],
             },
         }),
     );
@@ -59,13 +59,14 @@ fn a_deliberate_break_gets_its_readers_revisited_and_re_pinned() {
     );
     // user.rs was pinned to the old text; its revisit re-pinned it to the new one.
     assert!(
-        b.err.contains("follow-up   revisit-user-rs-1 after b"),
+        b.err
+            .contains("follow-up   revisit-user-rs-1-core-format after b"),
         "{}",
         b.err
     );
     let seen = b.book.seen();
     assert!(
-        seen.contains(&"revisit-user-rs-1#1.0".to_owned()),
+        seen.contains(&"revisit-user-rs-1-core-format#1.0".to_owned()),
         "{seen:?}"
     );
     let user = b.file("user.rs").expect("user.rs");
@@ -105,7 +106,7 @@ fn a_reported_contradiction_is_merged_by_the_coordinator_and_its_readers_revisit
                 "a": [[[write("core.rs", "// design: core.format\nfn encode() {}\n")],
                        [pin("core.rs", 1)], [done()]]],
                 "b": [[[write("b.rs", "fn send() {}\n"), report], [done()]]],
-                "revisit-core-rs-1": [[[pin("core.rs", 1)], [done()]]],
+                "revisit-core-rs-1-core-format": [[[pin("core.rs", 1)], [done()]]],
             },
             "coordinator": {"core.format": {"decision": "Records are CBOR, on disk and on the wire.",
                                             "rationale": "one format"}},
@@ -134,7 +135,7 @@ fn a_reported_contradiction_is_merged_by_the_coordinator_and_its_readers_revisit
         "{seen:?}"
     );
     assert!(
-        seen.contains(&"revisit-core-rs-1#1.0".to_owned()),
+        seen.contains(&"revisit-core-rs-1-core-format#1.0".to_owned()),
         "{seen:?}"
     );
     let check = crate::support::specc(&["check", &b.dir.path().join("out").display().to_string()]);

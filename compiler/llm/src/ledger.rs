@@ -169,8 +169,9 @@ impl Ledger {
         release: Option<i64>,
     ) -> Result<(), LlmError> {
         let row = row.clone();
-        self.db.defer(Box::new(move |c| {
-            c.prepare_cached(
+        self.db
+            .defer(Box::new(move |c| {
+                c.prepare_cached(
                 "INSERT INTO llm_calls (at_unix, run, task, role, provider, model, input_tokens,
                  cached_input_tokens, output_tokens, dollars, latency_ms, attempt, outcome)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
@@ -190,22 +191,22 @@ impl Ledger {
                 row.attempt,
                 row.outcome,
             ])?;
-            // The run's total, kept as rows are added, so the budget check reads one row.
-            c.prepare_cached(
-                "INSERT INTO llm_run_spent (run, dollars) VALUES (?1, ?2)
+                // The run's total, kept as rows are added, so the budget check reads one row.
+                c.prepare_cached(
+                    "INSERT INTO llm_run_spent (run, dollars) VALUES (?1, ?2)
                  ON CONFLICT (run) DO UPDATE SET dollars = dollars + ?2",
-            )?
-            .execute(params![row.run, row.dollars])?;
-            if let Some(also) = also {
-                also(c)?;
-            }
-            if let Some(id) = release {
-                c.prepare_cached("DELETE FROM llm_reservations WHERE id = ?1")?
-                    .execute([id])?;
-            }
-            Ok(())
-        }));
-        Ok(())
+                )?
+                .execute(params![row.run, row.dollars])?;
+                if let Some(also) = also {
+                    also(c)?;
+                }
+                if let Some(id) = release {
+                    c.prepare_cached("DELETE FROM llm_reservations WHERE id = ?1")?
+                        .execute([id])?;
+                }
+                Ok(())
+            }))
+            .map_err(LlmError::Ledger)
     }
 
     /// Reserves `dollars` for a call of `run`, unless spent plus reserved plus this would pass
@@ -248,12 +249,13 @@ impl Ledger {
 
     /// Releases a reservation once its call is settled (its rows recorded).
     pub fn release(&self, reservation: i64) -> Result<(), LlmError> {
-        self.db.defer(Box::new(move |c| {
-            c.prepare_cached("DELETE FROM llm_reservations WHERE id = ?1")?
-                .execute([reservation])
-                .map(drop)
-        }));
-        Ok(())
+        self.db
+            .defer(Box::new(move |c| {
+                c.prepare_cached("DELETE FROM llm_reservations WHERE id = ?1")?
+                    .execute([reservation])
+                    .map(drop)
+            }))
+            .map_err(LlmError::Ledger)
     }
 
     /// Dollars spent by `run`.

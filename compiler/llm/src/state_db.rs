@@ -54,12 +54,16 @@ impl StateDb {
             .map_err(|_| "the state database's lock is poisoned".to_owned())
     }
 
-    /// Queues `w` for the next commit.
-    pub fn defer(&self, w: Write) {
-        if let Ok(mut g) = self.lock() {
-            g.queue.push(w);
-            g.queued += 1;
+    /// Queues `w` for the next commit; refused once a commit has failed (nothing queued
+    /// after a lost batch could be committed).
+    pub fn defer(&self, w: Write) -> Result<(), String> {
+        let mut g = self.lock()?;
+        if let Some(why) = &g.poisoned {
+            return Err(why.clone());
         }
+        g.queue.push(w);
+        g.queued += 1;
+        Ok(())
     }
 
     /// Commits the queue, then runs `f` (a read that must see every write, or a write that
@@ -206,13 +210,13 @@ mod tests {
     #[tokio::test]
     async fn queued_writes_are_committed_together_when_one_is_awaited() {
         let (_d, db) = db();
-        db.defer(insert(1));
-        db.defer(insert(2));
+        db.defer(insert(1)).expect("queued");
+        db.defer(insert(2)).expect("queued");
         assert_eq!(count(&db), 0, "queued, not committed");
         db.durable().await.expect("durable");
         assert_eq!(count(&db), 2);
         // A read through `now` sees the queue.
-        db.defer(insert(3));
+        db.defer(insert(3)).expect("queued");
         let n: i64 = db
             .now(|c| c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0)))
             .expect("now");
@@ -222,13 +226,17 @@ mod tests {
     #[tokio::test]
     async fn a_failed_batch_poisons_everything_after_it() {
         let (_d, db) = db();
-        db.defer(insert(1));
+        db.defer(insert(1)).expect("queued");
         db.defer(Box::new(|c| {
             c.execute_batch("INSERT INTO missing VALUES (1)")
-        }));
+        }))
+        .expect("queued");
         assert!(db.durable().await.is_err());
         assert_eq!(count(&db), 0, "the whole batch is lost, not part of it");
-        db.defer(insert(2));
+        assert!(
+            db.defer(insert(2)).is_err(),
+            "nothing is queued after a lost batch"
+        );
         assert!(
             db.durable().await.is_err(),
             "nothing is durable after a lost batch"
@@ -244,7 +252,7 @@ mod tests {
             let db = StateDb::open(&path).expect("open");
             db.now(|c| c.execute_batch("CREATE TABLE t (x INTEGER)"))
                 .expect("table");
-            db.defer(insert(7));
+            db.defer(insert(7)).expect("queued");
         }
         let db = StateDb::open(&path).expect("open");
         assert_eq!(count(&db), 1);

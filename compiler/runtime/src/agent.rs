@@ -188,6 +188,8 @@ impl AgentLoop<'_> {
             Ok(Err(LlmError::Budget { .. })) => {
                 return Err(LoopEnd::Budget("the budget cap was reached".to_owned()));
             }
+            // The state database cannot be written: the build stops, as for the journal.
+            Ok(Err(LlmError::Ledger(e))) => return Err(LoopEnd::Journal(e)),
             Ok(Err(LlmError::Parked { retry_after })) => {
                 return Err(LoopEnd::Parked(retry_after));
             }

@@ -49,6 +49,14 @@ pub struct Amended {
 }
 
 impl Amended {
+    /// The answer as the planner wrote it, every mark ignored.
+    pub fn as_written(&self) -> PlannerAnswer {
+        PlannerAnswer {
+            decisions: self.decisions.iter().map(|d| d.decision.clone()).collect(),
+            children: self.children.iter().map(|c| c.child.clone()).collect(),
+        }
+    }
+
     /// The answer it stands for: each decision or child marked unchanged is the earlier one
     /// of its id or key (one the earlier answer does not have is taken as written).
     pub fn resolve(&self, earlier: &PlannerAnswer) -> PlannerAnswer {

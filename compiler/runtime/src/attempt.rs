@@ -120,6 +120,15 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
     let mut retry: Option<Retry> = None;
     let mut conflicts = 0u32;
     let mut resumed = resume(s, &mut order, &mut attempt, &mut rung);
+    if let Some(id) = resumed.as_ref().and_then(|r| r.merged) {
+        return TaskEnd::Landed {
+            commit: Some(id),
+            merged: Vec::new(),
+            attempts: attempt + 1,
+            followups: Vec::new(),
+            flagged: Vec::new(),
+        };
+    }
     loop {
         attempt += 1;
         let role = if rung == Rung::Escalation {
@@ -215,6 +224,10 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
                         ) {
                             return TaskEnd::Journal(e.to_string());
                         }
+                        // A paid answer: committed before anything else happens.
+                        if let Err(e) = s.journal.durable().await {
+                            return TaskEnd::Journal(e.to_string());
+                        }
                         order.task.instructions = instructions;
                         retry = Some(Retry::Failed { failure });
                     }
@@ -280,6 +293,8 @@ struct Notes {
 struct Resumed {
     base: ObjectId,
     replay: Vec<specc_llm::Response>,
+    /// The merge agent landed the attempt before the build died: its commit.
+    merged: Option<ObjectId>,
 }
 
 /// Where a task of a resumed run stands: its last attempt is to be done again (so
@@ -300,6 +315,20 @@ fn resume(
     }
     let base = ObjectId::from_hex(&last.base)?;
     let replay = s.journal.model_responses(s.run, &task, last.attempt).ok()?;
+    // A merge the agent landed is not done again: replaying would re-submit the conflicted
+    // submission, pay the merger again and land a second commit.
+    let merged = s
+        .journal
+        .attempt_steps(s.run, &task, last.attempt)
+        .unwrap_or_default()
+        .iter()
+        .filter(|st| st.kind == "merge")
+        .filter_map(|st| serde_json::from_str::<serde_json::Value>(&st.body).ok())
+        .find_map(|b| {
+            b["outcome"]["committed"]
+                .as_str()
+                .and_then(ObjectId::from_hex)
+        });
     *attempt = last.attempt - 1;
     if let Ok(Some(instructions)) = s.journal.replanned(s.run, &task, last.attempt) {
         order.task.instructions = instructions;
@@ -308,7 +337,11 @@ fn resume(
     if last.role == Role::Escalation.as_str() {
         *rung = Rung::Escalation;
     }
-    Some(Resumed { base, replay })
+    Some(Resumed {
+        base,
+        replay,
+        merged,
+    })
 }
 
 async fn one_attempt(

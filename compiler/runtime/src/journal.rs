@@ -200,9 +200,13 @@ impl Journal {
         self.db.read(f).map_err(JournalError)
     }
 
-    /// Queues a write; it is committed with the next batch ([`Journal::durable`]).
-    fn defer(&self, w: impl FnOnce(&Connection) -> rusqlite::Result<()> + Send + 'static) {
-        self.db.defer(Box::new(w));
+    /// Queues a write; it is committed with the next batch ([`Journal::durable`]). Refused
+    /// once the database lost a batch: the build must stop.
+    fn defer(
+        &self,
+        w: impl FnOnce(&Connection) -> rusqlite::Result<()> + Send + 'static,
+    ) -> Result<(), JournalError> {
+        self.db.defer(Box::new(w)).map_err(JournalError)
     }
 
     /// Returns once every write queued so far is committed.
@@ -224,7 +228,7 @@ impl Journal {
             )?
             .execute(params![run, spec, now()])
             .map(drop)
-        });
+        })?;
         self.commit()
     }
 
@@ -234,7 +238,7 @@ impl Journal {
             c.prepare_cached("UPDATE runs SET finished_unix = ?2, status = ?3 WHERE run = ?1")?
                 .execute(params![run, now(), status])
                 .map(drop)
-        });
+        })?;
         self.commit()
     }
 
@@ -278,8 +282,7 @@ impl Journal {
                 .execute(params![task, fingerprint, commit, run])?;
             }
             Ok(())
-        });
-        Ok(())
+        })
     }
 
     /// [`Journal::set_task`] for many tasks (a build's first states), committed now.
@@ -311,7 +314,7 @@ impl Journal {
                 insert.execute(params![run, task, title, fingerprint, state.as_str()])?;
             }
             Ok(())
-        });
+        })?;
         self.commit()
     }
 
@@ -367,8 +370,7 @@ impl Journal {
             )?
             .execute(params![run, task, attempt, role, base, now()])
             .map(drop)
-        });
-        Ok(())
+        })
     }
 
     pub fn end_attempt(
@@ -388,8 +390,7 @@ impl Journal {
             )?
             .execute(params![run, task, attempt, state, reason, now()])
             .map(drop)
-        });
-        Ok(())
+        })
     }
 
     /// Queues a step. It is committed with the next batch: before the attempt's next model
@@ -404,17 +405,18 @@ impl Journal {
         kind: StepKind,
         body: &serde_json::Value,
     ) -> Result<(), JournalError> {
-        self.db.defer(step_write(
-            StepAt {
-                run,
-                task,
-                attempt,
-                step,
-            },
-            kind,
-            body,
-        ));
-        Ok(())
+        self.db
+            .defer(step_write(
+                StepAt {
+                    run,
+                    task,
+                    attempt,
+                    step,
+                },
+                kind,
+                body,
+            ))
+            .map_err(JournalError)
     }
 
     /// Queues a task the build added while it ran (a reviewer's follow-up), so that a
@@ -434,8 +436,7 @@ impl Journal {
             )?
             .execute(params![run, task, why, body])
             .map(drop)
-        });
-        Ok(())
+        })
     }
 
     /// The follow-ups `run` added, in the order it added them.
@@ -474,8 +475,7 @@ impl Journal {
             c.prepare_cached("INSERT OR REPLACE INTO seeded (path, text) VALUES (?1, ?2)")?
                 .execute(params![path, text])
                 .map(drop)
-        });
-        Ok(())
+        })
     }
 
     /// The ids of every follow-up any run added.

@@ -216,7 +216,16 @@ impl Walk<'_> {
                         None => planner::ask(self.client, &task, request, check).await?,
                         Some(e) => {
                             let req = amend::request(&inputs, &as_earlier(e), limits.max_tokens);
-                            let resolve = |am: &Amended| am.resolve(&e.0);
+                            // What the planner marked unchanged keeps its earlier text, unless
+                            // that text fails the checks: then its answer is taken as written,
+                            // so a repair can change it.
+                            let resolve = |am: &Amended| {
+                                let kept = am.resolve(&e.0);
+                                let fails = check(&kept)
+                                    .iter()
+                                    .any(|d| d.is_error() && !planner::survives_repairs(d));
+                                if fails { am.as_written() } else { kept }
+                            };
                             let a = planner::ask_tool(
                                 self.client,
                                 &task,

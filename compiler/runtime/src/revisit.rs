@@ -58,7 +58,7 @@ pub fn revisits(by: &WorkOrder, breaks: &[Break], stale: &[StaleRef]) -> Vec<Fol
         let Some(b) = breaks.iter().find(|b| b.decision == r.decision) else {
             continue;
         };
-        let slug: String = format!("{}-{}", r.path, r.line)
+        let slug: String = format!("{}-{}-{}", r.path, r.line, b.decision)
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
             .collect();

@@ -38,10 +38,10 @@ impl Scope {
             if p.is_empty() {
                 continue;
             }
-            if !p.contains(GLOB_CHARS) {
-                if let Some(n) = normalise(p) {
-                    literals.push(n);
-                }
+            // A plain path already in normal form is compared; anything else (`a//b`,
+            // `./x/../y`) goes to globset, which decides what it matches.
+            if !p.contains(GLOB_CHARS) && normalise(p).as_deref() == Some(p) {
+                literals.push(p.to_owned());
                 continue;
             }
             globs += 1;

@@ -173,16 +173,37 @@ impl<'s> Scheduler<'s> {
         let budget = self.s.repo.line_budget();
         let order = crate::split::split_order(&need.path, need.lines, budget, &need.refs, checks);
         let why = format!("{} is over the line budget of {budget} lines", need.path);
-        if let Err(e) = self.s.journal.add_followup(self.s.run, &order, &why) {
-            self.stop(e.to_string());
-        }
-        let i = self.add(order, &why, &[]);
+        let i = self.add_new(order, &why, &[]);
         self.splits.insert(need.path.clone(), i);
         i
     }
 
-    /// Adds a leaf the build found it needs (a reviewer's follow-up), after leaves `after`;
-    /// it is scheduled like any other. Returns its index.
+    /// [`Scheduler::add`] for a leaf found while the build runs, journaled so that a resumed
+    /// run schedules it again. A leaf of the same id and fingerprint is the one already
+    /// added; another with the same id gets `-2`, `-3`, … so that two leaves never share an
+    /// id (and with it an attempt's journal and idempotency keys).
+    fn add_new(&mut self, mut order: WorkOrder, why: &str, after: &[usize]) -> usize {
+        let id = order.task.id.clone();
+        if let Some(j) = self
+            .order
+            .iter()
+            .position(|o| o.task.id == id && o.fingerprint == order.fingerprint)
+        {
+            return j;
+        }
+        let mut n = 1;
+        while self.order.iter().any(|o| o.task.id == order.task.id) {
+            n += 1;
+            order.task.id = format!("{id}-{n}");
+        }
+        if let Err(e) = self.s.journal.add_followup(self.s.run, &order, why) {
+            self.stop(e.to_string());
+        }
+        self.add(order, why, after)
+    }
+
+    /// Adds a leaf the build found it needs (a reviewer's follow-up, a split, a revisit),
+    /// after leaves `after`; it is scheduled like any other. Returns its index.
     pub(super) fn add(&mut self, order: WorkOrder, why: &str, after: &[usize]) -> usize {
         let i = self.order.len();
         self.s.intents.add(std::slice::from_ref(&order));
@@ -414,15 +435,15 @@ impl<'s> Scheduler<'s> {
                     merged,
                 });
                 for f in followups {
-                    if let Err(e) = self.s.journal.add_followup(self.s.run, &f.order, &f.why) {
-                        self.stop(e.to_string());
-                    }
+                    let added = self.add_new(f.order, &f.why, &[i]);
                     // The same finding on the same task landed before: nothing to do.
-                    let landed = self.s.journal.landed_fingerprint(&f.order.task.id);
-                    let done =
-                        landed.ok().flatten().as_deref() == Some(f.order.fingerprint.as_str());
-                    let added = self.add(f.order, &f.why, &[i]);
-                    if done {
+                    let landed = self
+                        .s
+                        .journal
+                        .landed_fingerprint(&self.order[added].task.id);
+                    let done = landed.ok().flatten().as_deref()
+                        == Some(self.order[added].fingerprint.as_str());
+                    if done && self.state[added] == TaskState::Pending {
                         self.set(added, TaskState::UpToDate, None, None);
                     }
                 }
@@ -430,7 +451,9 @@ impl<'s> Scheduler<'s> {
             TaskEnd::Blocked { need, attempts } => {
                 self.attempts[i] = attempts;
                 let split = self.split_for(&need);
-                if satisfied(self.state[split]) {
+                // A split refused for its own file, or a file still over the budget after its
+                // split landed: waiting would never end.
+                if split == i || satisfied(self.state[split]) {
                     let reason = format!(
                         "the VCS refused it: {} would pass the line budget even after its split",
                         need.path

@@ -21,6 +21,7 @@ pub async fn seed(
 ) -> Result<Option<ObjectId>, String> {
     let mut changes = Vec::new();
     let mut base = None;
+    let mut unmerged: Vec<String> = Vec::new();
     for (path, text) in files {
         let (head, current) = s
             .repo
@@ -43,7 +44,16 @@ pub async fn seed(
                 }
                 match specc_vcs::merge::merge3(last, text, head) {
                     Some(merged) => merged,
-                    None => continue,
+                    None => {
+                        // The plan's change to it waits: not recorded as seeded, so the
+                        // next seed tries again.
+                        tracing::warn!(
+                            path,
+                            "the plan's change to a document an agent changed does not merge; the document keeps the agent's text"
+                        );
+                        unmerged.push(path.clone());
+                        continue;
+                    }
                 }
             }
             _ => text.clone(),
@@ -62,7 +72,7 @@ pub async fn seed(
         });
     }
     let Some(base) = base.filter(|_| !changes.is_empty()) else {
-        record_seeded(s, files);
+        record_seeded(s, files, &unmerged);
         return Ok(None);
     };
     // The key names the base and the content: the same seed on another base is another
@@ -84,7 +94,7 @@ pub async fn seed(
     };
     match s.repo.submit(submission).await {
         Outcome::Committed { id, .. } => {
-            record_seeded(s, files);
+            record_seeded(s, files, &unmerged);
             Ok(Some(id))
         }
         other => Err(format!(
@@ -94,8 +104,8 @@ pub async fn seed(
 }
 
 /// Remembers what the plan seeded, the base of the next seed's merge.
-fn record_seeded(s: &Services<'_>, files: &BTreeMap<String, String>) {
-    for (path, text) in files {
+fn record_seeded(s: &Services<'_>, files: &BTreeMap<String, String>, unmerged: &[String]) {
+    for (path, text) in files.iter().filter(|(p, _)| !unmerged.contains(p)) {
         if let Err(e) = s.journal.set_seeded(path, text) {
             tracing::warn!(path, error = %e, "the seed's text was not recorded");
         }
