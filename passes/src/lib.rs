@@ -9,12 +9,14 @@
 //! * [`references`] finds `design: <id>` references in source comments.
 //! * [`check`] holds the salsa queries of `specc check`: references against decisions.
 //! * [`db`] holds the salsa `Db` trait, the inputs and the tracked queries over them.
+//! * [`eval`] scores a test run from its output (cargo test, pytest, TAP, JUnit XML).
 //!
 //! design: passes.pure
 
 pub mod check;
 pub mod db;
 pub mod design_docs;
+pub mod eval;
 pub mod front_end;
 pub mod plan;
 pub mod references;

@@ -1,0 +1,81 @@
+//! JUnit XML, as pytest, node, surefire and others write it: every `<testcase>` at any depth
+//! is a test, failed if it holds `<failure>` or `<error>`, skipped if it holds `<skipped>`.
+//! XML that does not parse to its end (cut short, or not XML) is unknown.
+
+use quick_xml::Reader;
+use quick_xml::events::Event;
+
+use super::{Outcome, Score};
+
+pub(super) fn parse(output: &str) -> Option<Score> {
+    let start = output.find('<')?;
+    let mut reader = Reader::from_str(&output[start..]);
+    let mut score = Score::default();
+    let mut depth = 0usize;
+    let mut roots = 0usize;
+    // The test case open now: its name and what its children said.
+    let mut case: Option<(String, Outcome)> = None;
+    loop {
+        match reader.read_event().ok()? {
+            Event::Start(e) => {
+                depth += 1;
+                if depth == 1 {
+                    roots += 1;
+                }
+                match e.name().as_ref() {
+                    b"testcase" => case = Some((name_of(&e), Outcome::Passed)),
+                    b"failure" | b"error" => {
+                        if let Some(c) = case.as_mut() {
+                            c.1 = Outcome::Failed;
+                        }
+                    }
+                    b"skipped" => {
+                        if let Some(c) = case.as_mut().filter(|c| c.1 != Outcome::Failed) {
+                            c.1 = Outcome::Skipped;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Event::Empty(e) => match e.name().as_ref() {
+                b"testcase" => score.add(name_of(&e), Outcome::Passed),
+                b"failure" | b"error" => {
+                    if let Some(c) = case.as_mut() {
+                        c.1 = Outcome::Failed;
+                    }
+                }
+                b"skipped" => {
+                    if let Some(c) = case.as_mut().filter(|c| c.1 != Outcome::Failed) {
+                        c.1 = Outcome::Skipped;
+                    }
+                }
+                _ => {}
+            },
+            Event::End(e) => {
+                depth = depth.checked_sub(1)?;
+                if e.name().as_ref() == b"testcase"
+                    && let Some((name, outcome)) = case.take()
+                {
+                    score.add(name, outcome);
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    (depth == 0 && roots > 0).then_some(score)
+}
+
+fn name_of(e: &quick_xml::events::BytesStart<'_>) -> String {
+    let attr = |key: &[u8]| {
+        e.attributes()
+            .flatten()
+            .find(|a| a.key.as_ref() == key)
+            .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()))
+    };
+    match (attr(b"classname"), attr(b"name")) {
+        (Some(c), Some(n)) if !c.is_empty() => format!("{c}::{n}"),
+        (_, Some(n)) => n,
+        _ => String::new(),
+    }
+}
