@@ -523,7 +523,7 @@ fn end(s: &Services<'_>, task: &str, attempt: u32, a: Attempted) -> Attempted {
         Attempted::Refused(r) => ("refused", Some(r.clone())),
         Attempted::Blocked(n) => (
             "blocked",
-            Some(format!("{} is over the line budget", n.path)),
+            Some(format!("{}{}", n.path, crate::split::BLOCKED_SUFFIX)),
         ),
         Attempted::Failed(r) => ("failed", Some(r.clone())),
         Attempted::Broken(r) => ("broken", Some(r.clone())),

@@ -18,6 +18,8 @@ pub struct LastAttempt {
     pub base: String,
     /// `running` if the build died during it.
     pub state: String,
+    /// Why it ended, if it did and said.
+    pub reason: Option<String>,
 }
 
 impl Journal {
@@ -53,7 +55,7 @@ impl Journal {
     pub fn last_attempt(&self, run: &str, task: &str) -> Result<Option<LastAttempt>, JournalError> {
         self.read(|c| {
             c.prepare_cached(
-                "SELECT attempt, role, base, state FROM attempts WHERE run = ?1 AND task = ?2
+                "SELECT attempt, role, base, state, reason FROM attempts WHERE run = ?1 AND task = ?2
                  ORDER BY attempt DESC LIMIT 1",
             )?
             .query_row(params![run, task], |r| {
@@ -62,6 +64,7 @@ impl Journal {
                     role: r.get(1)?,
                     base: r.get(2)?,
                     state: r.get(3)?,
+                    reason: r.get(4)?,
                 })
             })
             .optional()

@@ -13,6 +13,9 @@ use specc_ir::plan::{ChildKind, TaskNode};
 use crate::acceptance::Check;
 use crate::context::WorkOrder;
 
+/// What ends the reason a blocked attempt is journaled with, after the file's path.
+pub const BLOCKED_SUFFIX: &str = " is over the line budget";
+
 /// A file that needs a split: over the budget, or flagged.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SplitNeed {

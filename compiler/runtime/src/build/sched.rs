@@ -151,6 +151,28 @@ impl<'s> Scheduler<'s> {
                 sched.splits.insert(path, i);
             }
         }
+        // A leaf whose last attempt in this run was blocked waits for its file's split again,
+        // rather than paying for an attempt the VCS would refuse once more.
+        if !sched.splits.is_empty() {
+            for i in 0..n {
+                let last = s.journal.last_attempt(s.run, &sched.order[i].task.id);
+                let Some(path) = last
+                    .ok()
+                    .flatten()
+                    .filter(|l| l.state == "blocked")
+                    .and_then(|l| l.reason)
+                    .and_then(|r| {
+                        r.strip_suffix(crate::split::BLOCKED_SUFFIX)
+                            .map(str::to_owned)
+                    })
+                else {
+                    continue;
+                };
+                if let Some(&split) = sched.splits.get(&path) {
+                    sched.wait_for(i, split);
+                }
+            }
+        }
         sched
     }
 
@@ -229,6 +251,16 @@ impl<'s> Scheduler<'s> {
         self.state.push(TaskState::Stopped);
         self.set(i, TaskState::Pending, Some(why), None);
         i
+    }
+
+    /// Makes leaf `i` wait for leaf `on` as well.
+    fn wait_for(&mut self, i: usize, on: usize) {
+        self.deps[i].push(on);
+        self.dependents[on].push(i);
+        if !satisfied(self.state[on]) {
+            self.unmet[i] += 1;
+            self.ready.remove(&i);
+        }
     }
 
     /// Records `st` for leaf `i`, in memory and in the journal. A journal that cannot
@@ -462,9 +494,7 @@ impl<'s> Scheduler<'s> {
                     (self.s.events)(Event::Failed { task: id, reason });
                 } else {
                     // Runs again once the split has landed.
-                    self.deps[i].push(split);
-                    self.dependents[split].push(i);
-                    self.unmet[i] += 1;
+                    self.wait_for(i, split);
                     let reason = format!("waiting for {}", self.order[split].task.id);
                     self.set(i, TaskState::Pending, Some(&reason), None);
                     // Committed now: when the task runs again, it reads its attempt back.
