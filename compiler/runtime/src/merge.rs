@@ -123,12 +123,13 @@ pub async fn merge(
             };
             let mine: FileAt = c.new.clone().map(|b| (b, c.executable));
             let expected = now.as_ref().map(|(b, _)| ObjectId::of(Kind::Blob, b));
+            let mode = merged_mode(&base, &now, c.executable);
             let new = match rebase(&base, &now, &mine) {
                 Rebased::Take => mine.clone(),
                 Rebased::Already => continue,
                 Rebased::Merged(text) => {
                     merged.push(c.path.clone());
-                    Some((text.into_bytes(), c.executable))
+                    Some((text.into_bytes(), mode))
                 }
                 Rebased::Overlap { base, head, mine } => {
                     let other = (c.path == conflict.path)
@@ -147,7 +148,7 @@ pub async fn merge(
                             notes.push(json!({"path": c.path, "round": round,
                                               "explanation": r.explanation}));
                             resolved.push(c.path.clone());
-                            Some((r.content.into_bytes(), c.executable))
+                            Some((r.content.into_bytes(), mode))
                         }
                         Err(end) => return (end, notes),
                     }
@@ -215,6 +216,16 @@ pub async fn merge(
         ),
         notes,
     )
+}
+
+/// The mode of a path both sides changed: the writer's if it changed the mode, else the
+/// head's (as the VCS decides a 3-way merge's mode).
+fn merged_mode(base: &FileAt, now: &FileAt, mine: bool) -> bool {
+    let base_mode = base.as_ref().map(|(_, x)| *x);
+    match now.as_ref().map(|(_, x)| *x) {
+        Some(head) if base_mode == Some(mine) => head,
+        _ => mine,
+    }
 }
 
 fn sent_back(path: &str, reason: &str) -> Merged {
@@ -405,6 +416,17 @@ mod tests {
             rebase(&f("1\n"), &None, &f("3\n")),
             Rebased::Unmergeable(_)
         ));
+    }
+
+    #[test]
+    fn a_mode_only_the_head_changed_is_kept() {
+        let exec = |t: &str| Some((t.as_bytes().to_vec(), true));
+        // The head made it executable; the writer did not touch the mode.
+        assert!(merged_mode(&f("a\n"), &exec("b\n"), false));
+        // The writer made it executable; the head did not.
+        assert!(merged_mode(&f("a\n"), &f("b\n"), true));
+        // Neither did.
+        assert!(!merged_mode(&f("a\n"), &f("b\n"), false));
     }
 
     #[test]
