@@ -20,13 +20,15 @@ use specc_llm::{
     BoxFuture, Client, Ledger, LlmConfig, LlmError, Provider, Request, Response, Scripted,
     ToolCall, Usage,
 };
-use specc_runtime::agent::AttemptLimits;
-use specc_runtime::attempt::{Services, Settings};
+use specc_runtime::attempt::Services;
 use specc_runtime::build::{Plan, build};
 use specc_runtime::context::WorkOrder;
 use specc_runtime::journal::{Journal, TaskState};
-use specc_runtime::runner::{CommandLimits, ProcessRunner};
+use specc_runtime::runner::ProcessRunner;
 use specc_vcs::{Change, Outcome, Repo, Submission};
+
+#[path = "common/settings.rs"]
+mod common;
 
 const JOBS: usize = 8;
 
@@ -168,22 +170,7 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
     let client = Client::from_config(config, &|_| None, None)
         .with_provider("w", Arc::new(Instant2), JOBS)
         .with_ledger(ledger, "bench");
-    let settings = Settings {
-        attempt: AttemptLimits {
-            max_steps: 10,
-            max_tokens: 100_000,
-            wall: Duration::from_secs(60),
-        },
-        commands: CommandLimits {
-            timeout: Duration::from_secs(10),
-            output_cap: 1 << 14,
-        },
-        guide_lines: 200,
-        escalation: false,
-        merger: false,
-        review: specc_runtime::review::ReviewConfig::default(),
-        worker_max_tokens: 1000,
-    };
+    let settings = common::settings(false, 1000);
     let events = |_: specc_runtime::Event| {};
     let slots = specc_runtime::slots::Slots::new(dir.join("work"));
     let intents = specc_runtime::merge::Intents::default();

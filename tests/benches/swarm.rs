@@ -20,14 +20,16 @@ use specc_llm::{
     BoxFuture, Client, Ledger, LlmConfig, LlmError, Provider, Request, Response, Scripted,
     ToolCall, Usage,
 };
-use specc_runtime::agent::AttemptLimits;
-use specc_runtime::attempt::{Services, Settings};
+use specc_runtime::attempt::Services;
 use specc_runtime::context::WorkOrder;
 use specc_runtime::journal::Journal;
 use specc_runtime::merge::{Intents, Merged, merge};
-use specc_runtime::runner::{CommandLimits, ProcessRunner};
+use specc_runtime::runner::ProcessRunner;
 use specc_vcs::object::{Kind, ObjectId};
 use specc_vcs::{Change, Options, Outcome, Refusal, Repo, Submission};
+
+#[path = "common/settings.rs"]
+mod common;
 
 const WRITERS: usize = 64;
 const CHANGES: usize = 8;
@@ -240,22 +242,7 @@ async fn run(mode: Mode, name: &str) {
     let client = Client::from_config(config, &|_| None, None)
         .with_provider("m", Arc::new(Union), WRITERS)
         .with_ledger(ledger, "swarm");
-    let settings = Settings {
-        attempt: AttemptLimits {
-            max_steps: 10,
-            max_tokens: 100_000,
-            wall: Duration::from_secs(60),
-        },
-        commands: CommandLimits {
-            timeout: Duration::from_secs(10),
-            output_cap: 1 << 14,
-        },
-        guide_lines: 200,
-        escalation: false,
-        merger: mode.merger,
-        review: specc_runtime::review::ReviewConfig::default(),
-        worker_max_tokens: 4096,
-    };
+    let settings = common::settings(mode.merger, 4096);
     let events = |_: specc_runtime::Event| {};
     let slots = specc_runtime::slots::Slots::new(dir.path().join("work"));
     let intents = Intents::default();

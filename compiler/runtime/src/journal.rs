@@ -126,6 +126,17 @@ pub struct StepRow {
     pub body: String,
 }
 
+/// A `SELECT task, attempt, step, kind, body FROM steps` row.
+fn step_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StepRow> {
+    Ok(StepRow {
+        task: r.get(0)?,
+        attempt: r.get(1)?,
+        step: r.get(2)?,
+        kind: r.get(3)?,
+        body: r.get(4)?,
+    })
+}
+
 /// The task a record is about.
 #[derive(Clone, Copy, Debug)]
 pub struct TaskRef<'a> {
@@ -499,15 +510,7 @@ impl Journal {
                 "SELECT task, attempt, step, kind, body FROM steps
                  WHERE run = ?1 AND task = ?2 AND attempt = ?3 ORDER BY step",
             )?;
-            let rows = q.query_map(params![run, task, attempt], |r| {
-                Ok(StepRow {
-                    task: r.get(0)?,
-                    attempt: r.get(1)?,
-                    step: r.get(2)?,
-                    kind: r.get(3)?,
-                    body: r.get(4)?,
-                })
-            })?;
+            let rows = q.query_map(params![run, task, attempt], step_row)?;
             rows.collect()
         })
     }
@@ -519,15 +522,7 @@ impl Journal {
                 "SELECT task, attempt, step, kind, body FROM steps WHERE run = ?1
                  ORDER BY task, attempt, step",
             )?;
-            let rows = q.query_map(params![run], |r| {
-                Ok(StepRow {
-                    task: r.get(0)?,
-                    attempt: r.get(1)?,
-                    step: r.get(2)?,
-                    kind: r.get(3)?,
-                    body: r.get(4)?,
-                })
-            })?;
+            let rows = q.query_map(params![run], step_row)?;
             rows.collect()
         })
     }

@@ -24,32 +24,12 @@ pub(super) fn parse(output: &str) -> Option<Score> {
                 }
                 match e.name().as_ref() {
                     b"testcase" => case = Some((name_of(&e), Outcome::Passed)),
-                    b"failure" | b"error" => {
-                        if let Some(c) = case.as_mut() {
-                            c.1 = Outcome::Failed;
-                        }
-                    }
-                    b"skipped" => {
-                        if let Some(c) = case.as_mut().filter(|c| c.1 != Outcome::Failed) {
-                            c.1 = Outcome::Skipped;
-                        }
-                    }
-                    _ => {}
+                    tag => mark(&mut case, tag),
                 }
             }
             Event::Empty(e) => match e.name().as_ref() {
                 b"testcase" => score.add(name_of(&e), Outcome::Passed),
-                b"failure" | b"error" => {
-                    if let Some(c) = case.as_mut() {
-                        c.1 = Outcome::Failed;
-                    }
-                }
-                b"skipped" => {
-                    if let Some(c) = case.as_mut().filter(|c| c.1 != Outcome::Failed) {
-                        c.1 = Outcome::Skipped;
-                    }
-                }
-                _ => {}
+                tag => mark(&mut case, tag),
             },
             Event::End(e) => {
                 depth = depth.checked_sub(1)?;
@@ -64,6 +44,19 @@ pub(super) fn parse(output: &str) -> Option<Score> {
         }
     }
     (depth == 0 && roots > 0).then_some(score)
+}
+
+/// What a child element `tag` of the open test case says of it: a failure or an error
+/// fails it, a skip skips it unless it failed.
+fn mark(case: &mut Option<(String, Outcome)>, tag: &[u8]) {
+    let Some(c) = case.as_mut() else {
+        return;
+    };
+    match tag {
+        b"failure" | b"error" => c.1 = Outcome::Failed,
+        b"skipped" if c.1 != Outcome::Failed => c.1 = Outcome::Skipped,
+        _ => {}
+    }
 }
 
 fn name_of(e: &quick_xml::events::BytesStart<'_>) -> String {
