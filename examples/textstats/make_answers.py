@@ -43,7 +43,40 @@ mod tests {
     }
 }
 """
-stub = lambda what: "//! %s (written by its own task).\n" % what
+# The scaffold writes each module's interface, as the decisions fix it, with `todo!()` bodies:
+# the crate builds at once, each module's own task replaces its file, and the hidden tests
+# (hidden/hidden.rs, which no worker sees) compile from the first commit and pass as tasks land.
+count_stub = """//! Counting lines, words and bytes (written by its own task).
+
+/// What `count` found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub lines: usize,
+    pub words: usize,
+    pub bytes: usize,
+}
+
+/// Lines, words and bytes of `text`.
+pub fn count(_text: &str) -> Counts {
+    todo!("the count task writes this")
+}
+"""
+freq_stub = """//! The most frequent words (written by its own task).
+
+/// The `n` most frequent words of `text`.
+pub fn top_words(_text: &str, _n: usize) -> Vec<(String, usize)> {
+    todo!("the freq task writes this")
+}
+"""
+render_stub = """//! The report (written by its own task).
+
+use crate::count::Counts;
+
+/// The report of `counts` and `top`.
+pub fn render(_counts: &Counts, _top: &[(String, usize)]) -> String {
+    todo!("the render task writes this")
+}
+"""
 count_rs = """//! Counting lines, words and bytes.
 //! design: textstats.words
 
@@ -290,7 +323,7 @@ plan = {
   ],
   "children": [
     child("scaffold", "Crate skeleton and the word definition", ["words"], ["R-1"],
-          "Create Cargo.toml (package textstats, edition 2021, no dependencies), .gitignore (/target and Cargo.lock), src/lib.rs declaring the modules words, count, freq and render, src/words.rs with is_word_char and words (the definition of a word, with a unit test), and a one-line doc comment stub in each of src/count.rs, src/freq.rs and src/render.rs so the crate builds.",
+          "Create Cargo.toml (package textstats, edition 2021, no dependencies), .gitignore (/target and Cargo.lock), src/lib.rs declaring the modules words, count, freq and render, src/words.rs with is_word_char and words (the definition of a word, with a unit test), and in src/count.rs, src/freq.rs and src/render.rs each module's public interface (Counts and count, top_words, render) with todo!() bodies, so the crate builds and each module's task fills in its own file.",
           ["Cargo.toml", ".gitignore", "src/lib.rs", "src/words.rs", "src/count.rs", "src/freq.rs", "src/render.rs"],
           ["cargo test --offline -q --lib words"], []),
     child("count", "Counting lines, words and bytes", ["counting"], ["R-2"],
@@ -317,7 +350,7 @@ workers = {
   "scaffold": [[
      [W("Cargo.toml", cargo_toml), W(".gitignore", "/target\nCargo.lock\n")],
      [W("src/lib.rs", lib_rs), W("src/words.rs", words_rs)],
-     [W("src/count.rs", stub("Counting lines, words and bytes")), W("src/freq.rs", stub("The most frequent words")), W("src/render.rs", stub("The report"))],
+     [W("src/count.rs", count_stub), W("src/freq.rs", freq_stub), W("src/render.rs", render_stub)],
      [R("cargo build --offline -q 2>&1 && echo build ok")],
      [D("crate skeleton with the word definition")],
   ]],

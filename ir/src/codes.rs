@@ -31,6 +31,9 @@ codes! {
     NOT_UTF8 = "E0003", Error, "input file is not valid UTF-8";
     IO_ERROR = "E0004", Error, "input file could not be read";
     FILE_TOO_LARGE = "E0005", Error, "input file is larger than specc accepts";
+    PLAN_CACHE_DAMAGED = "W0007", Warning, "the planner cache in .specc/ could not be read or saved: its answers are asked for again";
+    RECORDING_INCOMPLETE = "W0008", Warning, "some model exchanges could not be written to the --record file; the answers were used and paid for";
+    INVALID_CONFIG = "E0006", Error, "specc.toml could not be used: invalid TOML, an unknown table or key, or a value out of range";
     // E01xx: the spec front end.
     DUPLICATE_NODE_ID = "E0101", Error, "two sections have the same id";
     DUPLICATE_REQUIREMENT_TAG = "E0102", Error, "two requirements have the same tag";
@@ -67,7 +70,11 @@ codes! {
     UNKNOWN_DEPENDENCY = "E0308", Error, "a child depends on a sibling key that does not exist";
     PLANNING_FAILED = "E0309", Error, "the planner could not produce a valid plan (a model error, or still invalid after two repairs)";
     DECISIONS_MERGED = "W0310", Warning, "planners decided one question differently; the coordinator merged their decisions and they were asked again";
-    INVALID_CHILD_KEY = "E0312", Error, "a child's key is empty, contains `/`, or repeats a sibling's";
+    INVALID_CHILD_KEY = "E0312", Error, "a child's key is empty, not a short name, or repeats a sibling's";
+    INVALID_SCOPE = "E0313", Error, "a child's write or read scope is not a relative path or glob inside the repository";
+    EMPTY_WORK_LEAF = "E0314", Error, "a work leaf has no instructions or no write scope";
+    INVALID_DECISION_ID = "E0315", Error, "a planned decision's id is not a dotted name";
+    PLANNER_CALL_FAILED = "E0316", Error, "a planner call failed after its retries: the provider, the key, the request's size, the budget or a recording stopped it";
     FIELD_GUIDE_TRIMMED = "W0311", Warning, "the field guide could not be given to planners in full (over its line budget, or unreadable)";
     // E04xx: building (`specc build`).
     TASK_FAILED = "E0401", Error, "a work task failed (acceptance, a limit, a give-up, a refusal) and its dependents were skipped";
@@ -79,6 +86,9 @@ codes! {
     NO_ACCEPTANCE = "W0408", Warning, "a work task has no acceptance check: whatever it writes lands";
     BUILD_SETUP = "E0406", Error, "specc build could not start (configuration, state, VCS or output directory)";
     MERGE_ADDS_LINES = "E0409", Error, "the merge agent's resolution adds lines found in neither side of the conflict";
+    // E05xx: scoring and reporting (`specc eval`, `specc report`).
+    EVAL_SETUP = "E0501", Error, "specc eval could not run: no [eval] in specc.toml, nothing built yet, a build holds the state, or an unknown commit";
+    REPORT_SETUP = "E0502", Error, "specc report could not run: no state database, no run with an eval series, or the page could not be written";
 }
 
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {

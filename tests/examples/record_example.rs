@@ -2,7 +2,7 @@
 //! (`answers.json`): runs `specc build` on a copy of the example with the book answering
 //! every request and `--record` on, then puts the new recording beside the spec. Run it
 //! after a change to the prompts or the tools changes what specc asks (the replay then
-//! stops with E0309 naming the request it has no answer for):
+//! stops with E0316 naming the request it has no answer for):
 //!
 //! ```sh
 //! cargo run -p specc-tests --example record-example -- examples/textstats
@@ -29,7 +29,12 @@ fn record(dir: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(dir.join("answers.json")).map_err(|e| e.to_string())?;
     let book: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
-    for f in ["spec.md", "specc.toml", "field-guide/index.md"] {
+    for f in [
+        "spec.md",
+        "specc.toml",
+        "field-guide/index.md",
+        "hidden/hidden.rs",
+    ] {
         let from = dir.join(f);
         if from.is_file() {
             let to = tmp.path().join(f);

@@ -157,7 +157,8 @@ impl Provider for ScriptedPlanner {
 }
 
 /// Writes each case's `recording.jsonl` by planning with its script, exactly as the CLI
-/// plans with `--provider replay` (the planner role's model `planner`, 8192 tokens).
+/// plans with `--provider replay` (the planner role's model `planner`, the default
+/// `max_tokens`).
 fn planner_cases() {
     for case in specc_tests::planner_cases() {
         let script: serde_json::Value = serde_json::from_str(
@@ -179,15 +180,16 @@ fn planner_cases() {
         let _ = std::fs::remove_file(&rec);
         let recorder = Arc::new(specc_llm::Recorder::new(fake, &rec));
         let config = specc_llm::LlmConfig::parse(
-            "[providers.p]\nkind = \"replay\"\nrecording = \"/nonexistent/none.jsonl\"\n[roles.planner]\nprovider = \"p\"\nmodel = \"planner\"\nmax_tokens = 8192\n",
+            "[providers.p]\nkind = \"replay\"\nrecording = \"/nonexistent/none.jsonl\"\n[roles.planner]\nprovider = \"p\"\nmodel = \"planner\"\n",
         )
         .expect("config");
         let client =
             specc_llm::Client::from_config(config, &|_| None, None).with_provider("p", recorder, 1);
-        let limits = match std::fs::read_to_string(case.join("specc.toml")) {
+        let mut limits = match std::fs::read_to_string(case.join("specc.toml")) {
             Ok(text) => Limits::from_toml(&text).expect("limits"),
             Err(_) => Limits::default(),
         };
+        limits.max_tokens = specc_llm::config::DEFAULT_MAX_TOKENS;
         let text = std::fs::read_to_string(case.join("spec.md")).expect("spec");
         let tree = specc_passes::parse_spec(specc_ir::FileId(0), &text).tree;
         let runtime = tokio::runtime::Builder::new_current_thread()

@@ -179,7 +179,12 @@ fn a_task_that_left_the_plan_is_reported_and_its_code_stays() {
 fn the_example_rebuilds_only_the_tasks_an_edit_reaches() {
     let dir = tempfile::tempdir().expect("tmp");
     let example = crate::support::root().join("examples/textstats");
-    for f in ["spec.md", "specc.toml", "field-guide/index.md"] {
+    for f in [
+        "spec.md",
+        "specc.toml",
+        "field-guide/index.md",
+        "hidden/hidden.rs",
+    ] {
         let to = dir.path().join(f);
         std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
         std::fs::copy(example.join(f), &to).expect("copy");

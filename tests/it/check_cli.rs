@@ -40,14 +40,17 @@ fn a_twenty_megabyte_source_is_skipped_with_a_warning() {
     ]);
     let out = specc(&["check", &path(&dir), "--message-format", "json"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let d: serde_json::Value = serde_json::from_str(out.stderr.trim()).expect("one diagnostic");
+    let all = crate::support::json_diagnostics(&out.stdout);
+    assert_eq!(all.len(), 1, "{}", out.stdout);
+    let d = &all[0];
     assert_eq!(d["code"], "W0212");
     let message = d["message"].as_str().unwrap_or_default();
     assert!(
         message.ends_with("big.c` is 20 MiB; sources over 8 MiB are not searched"),
         "{message}"
     );
-    let summary: serde_json::Value = serde_json::from_str(out.stdout.trim()).expect("summary");
+    let last = out.stdout.lines().last().unwrap_or_default();
+    let summary: serde_json::Value = serde_json::from_str(last).expect("the summary, last");
     assert_eq!(summary["sources"], 1, "only the small file was checked");
 }
 

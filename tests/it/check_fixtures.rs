@@ -39,11 +39,9 @@ fn run_case(dir: &Path, name: &str) {
     let json = specc(&json_argv);
 
     let prefix = format!("{case}/");
-    let found: Vec<String> = json
-        .stderr
-        .lines()
-        .map(|l| {
-            let d: serde_json::Value = serde_json::from_str(l).expect("one JSON object per line");
+    let found: Vec<String> = crate::support::json_diagnostics(&json.stdout)
+        .iter()
+        .map(|d| {
             let code = d["code"].as_str().unwrap_or("?");
             match d["file"].as_str() {
                 Some(file) => format!("{code} {}:{}", file.trim_start_matches(&prefix), d["line"]),
@@ -76,8 +74,9 @@ fn run_case(dir: &Path, name: &str) {
         json.code, human.code,
         "{name}: exit status with JSON messages"
     );
+    let last = json.stdout.lines().last().unwrap_or_default();
     let summary: serde_json::Value =
-        serde_json::from_str(json.stdout.trim()).expect("a JSON summary on stdout");
+        serde_json::from_str(last).expect("a JSON summary on stdout, last");
     assert_eq!(
         summary["errors"].as_u64(),
         Some(found.iter().filter(|l| l.starts_with('E')).count() as u64)
@@ -87,5 +86,6 @@ fn run_case(dir: &Path, name: &str) {
         format!("check-{name}"),
         format!("{}\n{}", human.stdout, human.stderr)
     );
-    insta::assert_snapshot!(format!("check-{name}-json"), json.stderr);
+    assert_eq!(json.stderr, "", "{name}: stderr is for people");
+    insta::assert_snapshot!(format!("check-{name}-json"), json.stdout);
 }

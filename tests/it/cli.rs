@@ -69,12 +69,10 @@ fn message_format_json_is_one_object_per_line() {
         "json",
     ]);
     assert_eq!(out.code, 1);
-    let lines: Vec<serde_json::Value> = out
-        .stderr
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is a JSON object"))
-        .collect();
-    assert_eq!(lines.len(), 3);
+    // Every JSON object on stdout, one per line; nothing for a program on stderr.
+    assert_eq!(out.stderr, "", "stderr is for people");
+    let lines = crate::support::json_diagnostics(&out.stdout);
+    assert_eq!(lines.len(), 3, "{}", out.stdout);
     for d in &lines {
         for key in [
             "code", "severity", "message", "file", "line", "column", "labels", "help",
@@ -95,7 +93,7 @@ fn message_format_json_is_one_object_per_line() {
 fn io_errors_in_json_have_no_place_but_a_code() {
     let out = specc(&["plan", "/nope.md", "--message-format", "json"]);
     assert_eq!(out.code, 2);
-    let d: serde_json::Value = serde_json::from_str(out.stderr.trim()).expect("JSON");
+    let d: serde_json::Value = serde_json::from_str(out.stdout.trim()).expect("JSON on stdout");
     assert_eq!(d["code"], "E0001");
     assert!(d["file"].is_null());
 }
@@ -152,4 +150,71 @@ pub fn tempdir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("specc-it-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("create temp dir");
     dir
+}
+
+#[test]
+fn an_error_limit_shows_twenty_of_a_code_then_counts_the_rest() {
+    let dir = tempfile::tempdir().expect("dir");
+    let spec: String = (0..30)
+        .map(|i| format!("## S{i}\n\n- [R-{i}] It MUST {i}.\n\n```foo test\necho {i}\n```\n\n"))
+        .collect();
+    let path = dir.path().join("spec.md");
+    std::fs::write(&path, format!("# Many\n\n{spec}")).expect("spec");
+    let path = path.display().to_string();
+    let shown = |stderr: &str| stderr.lines().filter(|l| l.trim() == "E0105").count();
+    let limited = specc(&["plan", &path]);
+    assert_eq!(limited.code, 1);
+    assert_eq!(shown(&limited.stderr), 20, "{}", limited.stderr);
+    assert!(
+        limited.stderr.contains("note: 10 more E0105 diagnostics not shown (--error-limit 20; --error-limit 0 shows all)"),
+        "{}",
+        limited.stderr
+    );
+    let all = specc(&["plan", &path, "--error-limit", "0"]);
+    assert_eq!((all.code, shown(&all.stderr)), (1, 30));
+    assert!(!all.stderr.contains("not shown"));
+    let five = specc(&[
+        "plan",
+        &path,
+        "--error-limit",
+        "5",
+        "--message-format",
+        "json",
+    ]);
+    let diagnostics = crate::support::json_diagnostics(&five.stdout);
+    assert_eq!(diagnostics.len(), 5, "five: {}", five.stdout);
+    let count: serde_json::Value = five
+        .stdout
+        .lines()
+        .find(|l| l.contains("\"type\":\"suppressed\""))
+        .and_then(|l| serde_json::from_str(l).ok())
+        .expect("the count, on stdout");
+    assert_eq!(count["code"], "E0105");
+    assert_eq!(count["count"], 25);
+    // Machine output is not cut unless asked: JSON shows all thirty by default.
+    let json = specc(&["plan", &path, "--message-format", "json"]);
+    assert_eq!(crate::support::json_diagnostics(&json.stdout).len(), 30);
+}
+
+#[test]
+fn two_labels_far_apart_are_two_snippets_not_the_lines_between() {
+    let dir = tempfile::tempdir().expect("dir");
+    let filler: String = (0..4600).map(|i| format!("filler line {i}.\n")).collect();
+    let path = dir.path().join("spec.md");
+    std::fs::write(
+        &path,
+        format!("# S\n\n## A {{#dup}}\n\n{filler}\n## B {{#dup}}\n\n- x MUST y.\n"),
+    )
+    .expect("spec");
+    let out = specc(&["plan", &path.display().to_string()]);
+    assert!(
+        out.stderr.contains("spec.md:3:1") && out.stderr.contains("spec.md:4606:1"),
+        "{}",
+        out.stderr
+    );
+    let lines = out.stderr.lines().count();
+    assert!(
+        lines < 40,
+        "output grows with labels, not with the distance between them: {lines} lines"
+    );
 }

@@ -59,12 +59,10 @@ fn diagnostic_fixtures(dir: &str, check_exit: impl Fn(&str, i32)) -> usize {
         let human = specc(&["plan", &path]);
         check_exit(&name, human.code);
         let json = specc(&["plan", &path, "--message-format", "json"]);
-        let found: Vec<String> = json
-            .stderr
-            .lines()
-            .map(|l| {
-                let d: serde_json::Value =
-                    serde_json::from_str(l).expect("one JSON object per line");
+        let diagnostics = crate::support::json_diagnostics(&json.stdout);
+        let found: Vec<String> = diagnostics
+            .iter()
+            .map(|d| {
                 format!(
                     "{}@{}:{}",
                     d["code"].as_str().unwrap_or("?"),
@@ -79,7 +77,8 @@ fn diagnostic_fixtures(dir: &str, check_exit: impl Fn(&str, i32)) -> usize {
         assert_eq!(&found, want, "{name}: diagnostics (code@line:column)");
         // Named by directory too, so `invalid/x.md` and `warnings/x.md` never share one.
         insta::assert_snapshot!(format!("{dir}-diagnostics"), human.stderr);
-        insta::assert_snapshot!(format!("{dir}-diagnostics-json"), json.stderr);
+        let json_lines: String = diagnostics.iter().map(|d| format!("{d}\n")).collect();
+        insta::assert_snapshot!(format!("{dir}-diagnostics-json"), json_lines);
         seen += 1;
     });
     assert_eq!(

@@ -113,7 +113,9 @@ fn a_request_never_recorded_is_a_clear_error() {
     ]);
     assert_eq!(out.code, 1);
     assert!(
-        out.stderr.contains("E0309") && out.stderr.contains("no recorded response"),
+        out.stderr.contains("E0316")
+            && out.stderr.contains("no recorded response")
+            && out.stderr.contains("record the run with --record FILE"),
         "{}",
         out.stderr
     );
@@ -177,11 +179,13 @@ fn a_misspelt_limit_is_refused_with_the_file_named() {
     let (dir, spec) = copy("job-queue");
     std::fs::write(dir.path().join("specc.toml"), "[limits]\ndepht = 3\n").expect("write");
     let out = specc(&["plan", &spec, "--emit", "tasks", "--provider", "outline"]);
-    assert_eq!(out.code, 1, "{}", out.stderr);
+    // A configuration error: exit 2, with the key it probably means.
+    assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
-        out.stderr.contains("E0309")
+        out.stderr.contains("E0006")
             && out.stderr.contains("specc.toml")
-            && out.stderr.contains("depht"),
+            && out.stderr.contains("depht")
+            && out.stderr.contains("did you mean `depth`?"),
         "{}",
         out.stderr
     );

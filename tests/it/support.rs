@@ -40,3 +40,14 @@ pub fn specc(args: &[&str]) -> Output {
 pub fn fixture(rel: &str) -> String {
     root().join("fixtures").join(rel).display().to_string()
 }
+
+/// The JSON diagnostics of a `--message-format json` run: the lines of its stdout that are
+/// objects with a `code` and a `severity` (the summary and other output are left out).
+pub fn json_diagnostics(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v.get("code").is_some() && v.get("severity").is_some())
+        .collect()
+}

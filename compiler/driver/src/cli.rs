@@ -33,6 +33,13 @@ pub(crate) enum Command {
     /// The latest build of a spec, read-only (also while it runs): tasks by state, running
     /// attempts, cost against the budget, recent commits, failures.
     Status(StatusArgs),
+    /// Score the build's head (or a commit) against the hidden tests of `[eval]`, in the
+    /// sandbox: passed, failed, total and every test's result.
+    Eval(EvalArgs),
+    /// Draw the eval series of one or more builds as a self-contained HTML page (score,
+    /// commits, conflicts, hottest file, packages, tokens and dollars by role over time) and
+    /// print a summary.
+    Report(ReportArgs),
     /// Print the long explanation of a diagnostic code, or list every code.
     Explain(ExplainArgs),
     /// Show what the sandbox enforces on this host (`--probe`), or run a command in it
@@ -82,6 +89,39 @@ pub(crate) struct StatusArgs {
     /// How to print it.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct EvalArgs {
+    /// The spec whose build to score [default: the build in .specc/ here].
+    pub(crate) spec: Option<PathBuf>,
+    /// A commit of the build (its id, or a prefix of at least 4 digits) [default: the head].
+    #[arg(long)]
+    pub(crate) commit: Option<String>,
+    /// specc.toml [default: beside the spec].
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// How to print it.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct ReportArgs {
+    /// The spec whose builds to draw [default: the state in .specc/ here].
+    pub(crate) spec: Option<PathBuf>,
+    /// State databases to draw runs from (repeatable) [default: the spec's .specc/state.db].
+    #[arg(long)]
+    pub(crate) state: Vec<PathBuf>,
+    /// Only these runs (repeatable) [default: every run with a series].
+    #[arg(long)]
+    pub(crate) run: Vec<String>,
+    /// Where the HTML page goes.
+    #[arg(long, default_value = "report.html")]
+    pub(crate) out: PathBuf,
+    /// List the runs that have a series, and draw nothing.
+    #[arg(long)]
+    pub(crate) list: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -195,6 +235,20 @@ pub(crate) struct MessageArgs {
     /// How to print diagnostics: for people, or one JSON object per line.
     #[arg(long, value_enum, default_value_t = MessageFormat::Human)]
     pub(crate) message_format: MessageFormat,
+    /// Show at most this many diagnostics of one code, then one line with the count of the
+    /// rest (0: show all) [default: 20 for people, 0 with --message-format json].
+    #[arg(long)]
+    pub(crate) error_limit: Option<usize>,
+}
+
+impl MessageArgs {
+    /// `--error-limit`, or its default: machine output is never cut.
+    pub(crate) fn error_limit(&self) -> usize {
+        self.error_limit.unwrap_or(match self.message_format {
+            MessageFormat::Human => crate::commands::ERROR_LIMIT,
+            MessageFormat::Json => 0,
+        })
+    }
 }
 
 #[derive(clap::Args, Debug)]

@@ -8,6 +8,8 @@
 pub mod check;
 mod cli;
 mod commands;
+mod config_check;
+mod json_streams;
 pub use commands::explanation;
 pub mod db;
 mod render;

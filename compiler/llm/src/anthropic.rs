@@ -49,8 +49,7 @@ impl Anthropic {
             acc.finish(&request.model)
         } else {
             let bytes = http::body(response, e.timeouts).await?;
-            let value: Value = serde_json::from_slice(&bytes)
-                .map_err(|e| LlmError::Protocol(format!("response is not JSON: {e}")))?;
+            let value: Value = http::json(&bytes)?;
             parse(&value, &request.model)
         }
     }

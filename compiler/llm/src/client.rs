@@ -34,6 +34,8 @@ pub struct Client {
     ledger: Option<Arc<Ledger>>,
     run: String,
     policy: RetryPolicy,
+    /// Exchanges `--record` could not write.
+    record_failures: crate::RecordFailures,
 }
 
 impl Client {
@@ -45,9 +47,11 @@ impl Client {
         record: Option<&Path>,
     ) -> Client {
         let mut slots = HashMap::new();
+        let record_failures = crate::RecordFailures::default();
         for (name, p) in &config.providers {
             let provider = build(name, p, env).map(|provider| match record {
-                Some(path) => Arc::new(Recorder::new(provider, path)) as Arc<dyn Provider>,
+                Some(path) => Arc::new(Recorder::sharing(provider, path, record_failures.clone()))
+                    as Arc<dyn Provider>,
                 None => provider,
             });
             slots.insert(
@@ -73,7 +77,19 @@ impl Client {
             ledger: None,
             run: "default".to_owned(),
             policy,
+            record_failures,
         }
+    }
+
+    /// The exchanges `--record` could not write (a recorder wrapping a provider added with
+    /// [`Client::with_provider`] counts here if made with [`Client::recorder`]).
+    pub fn record_failures(&self) -> Option<(usize, String)> {
+        self.record_failures.get()
+    }
+
+    /// A recorder of `inner` into `path` whose failed writes this client counts.
+    pub fn recorder(&self, inner: Arc<dyn Provider>, path: &Path) -> Recorder {
+        Recorder::sharing(inner, path, self.record_failures.clone())
     }
 
     /// Replaces (or adds) provider `name`: tests plug in a scripted fake this way.
@@ -410,6 +426,7 @@ fn build(
             connect: secs(t.connect_secs, d.connect, "connect_secs")?,
             response: secs(t.response_secs, d.response, "response_secs")?,
             idle: secs(t.idle_secs, d.idle, "idle_secs")?,
+            total: secs(t.total_secs, d.total, "total_secs")?,
         },
     };
     let url = |default: &str| p.base_url.clone().unwrap_or_else(|| default.to_owned());

@@ -100,6 +100,7 @@ pub struct TimeoutConfig {
     pub connect_secs: Option<f64>,
     pub response_secs: Option<f64>,
     pub idle_secs: Option<f64>,
+    pub total_secs: Option<f64>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -115,8 +116,12 @@ pub struct RoleConfig {
     pub concurrency: Option<usize>,
 }
 
+/// A role's `max_tokens` when specc.toml does not give one (and the planner's when there is
+/// no specc.toml): one value in every mode, so a live recording replays.
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
 fn default_max_tokens() -> u32 {
-    4096
+    DEFAULT_MAX_TOKENS
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]

@@ -11,10 +11,13 @@ pub enum LlmError {
     Connect(String),
     /// No response (or no stream bytes) within the timeout.
     Timeout(&'static str),
-    /// A stream ended before its final event: nothing of it is used.
+    /// A stream ended before its final event, or a body before its JSON was complete (a
+    /// connection closed early, with no `Content-Length` to tell): nothing of it is used.
     StreamCut,
     /// The stream sent an error event.
     StreamError(String),
+    /// The response passed the most bytes specc reads of one (the limit).
+    Oversize(usize),
     /// An HTTP status that may succeed later (408, 409, 429, 5xx, 529).
     Retryable {
         status: u16,
@@ -66,6 +69,7 @@ impl LlmError {
                 | LlmError::Timeout(_)
                 | LlmError::StreamCut
                 | LlmError::StreamError(_)
+                | LlmError::Oversize(_)
                 | LlmError::Retryable { .. }
         )
     }
@@ -77,6 +81,7 @@ impl LlmError {
             LlmError::Timeout(_) => "timeout",
             LlmError::StreamCut => "stream_cut",
             LlmError::StreamError(_) => "stream_error",
+            LlmError::Oversize(_) => "oversize",
             LlmError::Retryable { .. } => "retryable_status",
             LlmError::Parked { .. } => "parked",
             LlmError::ContextLength(_) => "context_length",
@@ -98,8 +103,14 @@ impl std::fmt::Display for LlmError {
         match self {
             LlmError::Connect(e) => write!(f, "could not reach the provider: {e}"),
             LlmError::Timeout(what) => write!(f, "timed out waiting for {what}"),
-            LlmError::StreamCut => write!(f, "the stream ended before its final event"),
+            LlmError::StreamCut => write!(
+                f,
+                "the response ended before it was complete (a stream without its final event, or a cut body)"
+            ),
             LlmError::StreamError(e) => write!(f, "the stream reported an error: {e}"),
+            LlmError::Oversize(n) => {
+                write!(f, "the response passed {} MiB and was abandoned", n >> 20)
+            }
             LlmError::Retryable { status, body, .. } => write!(f, "HTTP {status}: {body}"),
             LlmError::Parked { retry_after } => write!(
                 f,

@@ -20,6 +20,8 @@ pub struct Timeouts {
     pub response: Duration,
     /// Between two chunks of a stream.
     pub idle: Duration,
+    /// For a whole stream, however lively: keep-alives reset `idle`, never this.
+    pub total: Duration,
 }
 
 impl Default for Timeouts {
@@ -28,9 +30,14 @@ impl Default for Timeouts {
             connect: Duration::from_secs(10),
             response: Duration::from_secs(600),
             idle: Duration::from_secs(60),
+            total: Duration::from_secs(1800),
         }
     }
 }
+
+/// The most bytes of one response (a body, or a whole stream) read: past it the response is
+/// abandoned as a fault, so a server that never stops cannot fill memory.
+pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
 
 /// Waits longer than this are not waited: the call is parked.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
@@ -204,13 +211,31 @@ pub(crate) async fn body(
                 Err(_) => return Err(LlmError::Timeout("the response body")),
                 Ok(None) => return Ok(out),
                 Ok(Some(Err(_))) => return Err(LlmError::StreamCut),
-                Ok(Some(Ok(chunk))) => out.extend_from_slice(&chunk),
+                Ok(Some(Ok(chunk))) => {
+                    if out.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                        return Err(LlmError::Oversize(MAX_RESPONSE_BYTES));
+                    }
+                    out.extend_from_slice(&chunk);
+                }
             }
         }
     };
     tokio::time::timeout(timeouts.response, read)
         .await
         .unwrap_or(Err(LlmError::Timeout("the response body")))
+}
+
+/// A whole response body as JSON. A body that ends inside its JSON was cut (the connection
+/// closed early, and without a `Content-Length` nothing else says so): a fault worth another
+/// attempt, not a protocol error.
+pub(crate) fn json(bytes: &[u8]) -> Result<serde_json::Value, LlmError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        if e.is_eof() {
+            LlmError::StreamCut
+        } else {
+            LlmError::Protocol(format!("response is not JSON: {e}"))
+        }
+    })
 }
 
 /// Errors carrying text the provider sent are scrubbed of the key like HTTP error bodies.
@@ -236,11 +261,25 @@ pub(crate) async fn events(
 ) -> Result<(), LlmError> {
     let mut stream = response.bytes_stream();
     let mut parser = sse::Parser::default();
+    // A deadline past what the clock can hold is no deadline.
+    let deadline = tokio::time::Instant::now()
+        .checked_add(timeouts.total)
+        .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(100 * 365 * 86_400));
+    let mut read = 0usize;
     loop {
-        match tokio::time::timeout(timeouts.idle, stream.next()).await {
+        let next = tokio::time::timeout(timeouts.idle, stream.next());
+        let chunk = match tokio::time::timeout_at(deadline, next).await {
+            Err(_) => return Err(LlmError::Timeout("the whole stream (its total deadline)")),
+            Ok(chunk) => chunk,
+        };
+        match chunk {
             Err(_) => return Err(LlmError::Timeout("the next stream event")),
             Ok(None) | Ok(Some(Err(_))) => return Err(LlmError::StreamCut),
             Ok(Some(Ok(chunk))) => {
+                read += chunk.len();
+                if read > MAX_RESPONSE_BYTES {
+                    return Err(LlmError::Oversize(MAX_RESPONSE_BYTES));
+                }
                 for event in parser.feed(&chunk) {
                     // An error event's text came from the provider: scrub it like a body.
                     if on_event(event).map_err(|e| scrub_error(e, key))? {

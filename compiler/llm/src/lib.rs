@@ -31,7 +31,7 @@ pub use http::{MAX_RETRY_AFTER, Timeouts, retry_after};
 pub use ledger::{CallRow, Ledger, Price, open_state_db};
 pub use openai::OpenAiCompatible;
 pub use provider::{BoxFuture, Provider};
-pub use replay::{Recorder, Recording, Replay, fingerprint};
+pub use replay::{RecordFailures, Recorder, Recording, Replay, fingerprint};
 pub use retry::RetryPolicy;
 pub use scripted::Scripted;
 pub use secret::Secret;

@@ -47,8 +47,7 @@ impl OpenAiCompatible {
             acc.finish(request)
         } else {
             let bytes = http::body(response, e.timeouts).await?;
-            let value: Value = serde_json::from_slice(&bytes)
-                .map_err(|e| LlmError::Protocol(format!("response is not JSON: {e}")))?;
+            let value: Value = http::json(&bytes)?;
             parse(&value, &request.model)
         }
     }
@@ -104,6 +103,9 @@ pub(crate) fn body(r: &Request) -> Value {
     }
     if let Some(t) = r.temperature {
         body["temperature"] = json!(t);
+    }
+    if let Some(seed) = r.seed {
+        body["seed"] = json!(seed);
     }
     if !r.tools.is_empty() {
         body["tools"] = r

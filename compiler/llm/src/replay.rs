@@ -111,15 +111,52 @@ pub struct Recorder {
     inner: Arc<dyn Provider>,
     path: PathBuf,
     lock: Mutex<()>,
+    failures: RecordFailures,
+}
+
+/// Exchanges a recorder could not write, shared by the recorders of one client: the count
+/// and the first error. A failed write never fails the call — the answer is paid for and
+/// used — so the caller reads this afterwards and warns.
+#[derive(Clone, Debug, Default)]
+pub struct RecordFailures(Arc<Mutex<(usize, Option<String>)>>);
+
+impl RecordFailures {
+    fn add(&self, error: String) {
+        if let Ok(mut f) = self.0.lock() {
+            f.0 += 1;
+            f.1.get_or_insert(error);
+        }
+    }
+
+    /// How many exchanges were not recorded, and why the first was not; `None` if all were.
+    pub fn get(&self) -> Option<(usize, String)> {
+        let f = self.0.lock().ok()?;
+        (f.0 > 0).then(|| (f.0, f.1.clone().unwrap_or_default()))
+    }
 }
 
 impl Recorder {
     pub fn new(inner: Arc<dyn Provider>, path: impl Into<PathBuf>) -> Recorder {
+        Recorder::sharing(inner, path, RecordFailures::default())
+    }
+
+    /// A recorder that counts its failed writes in `failures`.
+    pub fn sharing(
+        inner: Arc<dyn Provider>,
+        path: impl Into<PathBuf>,
+        failures: RecordFailures,
+    ) -> Recorder {
         Recorder {
             inner,
             path: path.into(),
             lock: Mutex::new(()),
+            failures,
         }
+    }
+
+    /// The exchanges this recorder (and those sharing its count) could not write.
+    pub fn failures(&self) -> RecordFailures {
+        self.failures.clone()
     }
 
     fn append(&self, request: &Request, response: &Response) -> Result<(), LlmError> {
@@ -152,8 +189,25 @@ impl Provider for Recorder {
 
     fn complete<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, LlmError>> {
         Box::pin(async move {
-            let response = self.inner.complete(request).await?;
-            self.append(request, &response)?;
+            let response = match self.inner.complete(request).await {
+                Ok(r) => r,
+                Err(e) => {
+                    // A malformed tool call is an answer the caller repairs: the recording
+                    // cannot hold it, so a replay would stop here. Say so.
+                    if let LlmError::MalformedToolCall { name, .. } = &e {
+                        self.failures.add(format!(
+                            "a call of {name} with arguments that are not JSON is not recorded"
+                        ));
+                    }
+                    return Err(e);
+                }
+            };
+            // The answer is paid for: a recording that cannot be written is a warning for
+            // the caller (`failures`), never a failed call.
+            if let Err(e) = self.append(request, &response) {
+                tracing::warn!(path = %self.path.display(), error = %e, "an exchange was not recorded");
+                self.failures.add(format!("{}: {e}", self.path.display()));
+            }
             Ok(response)
         })
     }

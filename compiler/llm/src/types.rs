@@ -93,6 +93,10 @@ pub struct Request {
     pub max_tokens: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+    /// A sampling seed, for servers that take one (OpenAI-compatible ones): with a zero
+    /// temperature, the same answer every time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// Stream the answer (accepted only once the stream completes).
     #[serde(default)]
     pub stream: bool,
@@ -108,6 +112,7 @@ impl Request {
             response_format: ResponseFormat::Text,
             max_tokens,
             temperature: None,
+            seed: None,
             stream: false,
         }
     }

@@ -25,7 +25,7 @@ timeouts = {{ response_secs = 300, idle_secs = 120 }}
 [roles.planner]
 provider = "local"
 model = "smollm2"
-max_tokens = 64
+max_tokens = 256
 
 [roles.worker]
 provider = "local"
@@ -41,7 +41,14 @@ output = 0.20
     let ledger = Arc::new(Ledger::open(&dir.path().join("state.db")).expect("ledger"));
     let client = Client::from_config(LlmConfig::parse(&toml).expect("config"), &|_| None, None)
         .with_ledger(ledger.clone(), "smoke");
-    let ask = |text: &str| Request::new("smollm2", vec![Message::user(text)], 32);
+    // Deterministic: temperature 0 and a seed, and room enough that a tool call's arguments
+    // are not cut by max_tokens.
+    let ask = |text: &str| {
+        let mut r = Request::new("smollm2", vec![Message::user(text)], 32);
+        r.temperature = Some(0.0);
+        r.seed = Some(7);
+        r
+    };
 
     let plain = client
         .call(Role::Worker, "plain", ask("Say hello."))
@@ -65,7 +72,9 @@ output = 0.20
     );
     assert!(!streamed.text.is_empty());
 
-    let mut tool = Request::new("smollm2", vec![Message::user("Record the answer 42.")], 64);
+    let mut tool = Request::new("smollm2", vec![Message::user("Record the answer 42.")], 256);
+    tool.temperature = Some(0.0);
+    tool.seed = Some(7);
     tool.tools = vec![Tool {
         name: "record_answer".into(),
         description: "Record an answer.".into(),

@@ -18,28 +18,33 @@ pub struct Check {
 }
 
 impl Check {
-    /// The shell script that runs a spec test block in `runner`'s language, or `None` for
-    /// a runner specc cannot run yet.
-    pub fn from_block(name: String, runner: &str, code: &str) -> Option<Check> {
-        let interpreter = match runner {
-            "sh" => {
+    /// The shell script that runs a spec test block in `runner`'s language — a runner of
+    /// specc.toml's `[runners]` first, then the built-in ones — or `None` for a runner specc
+    /// cannot run.
+    pub fn from_block(
+        name: String,
+        runner: &str,
+        code: &str,
+        runners: &crate::runners::Runners,
+    ) -> Option<Check> {
+        // A declared runner first; a built-in one reads the block on standard input, as a
+        // template without `{file}` does.
+        let template = match (runners.get(runner), runner) {
+            (Some(template), _) => template.as_str(),
+            (None, "sh") => {
                 return Some(Check {
                     name,
                     script: code.to_owned(),
                 });
             }
-            "bash" => "bash -s",
-            "python" | "python3" => "python3 -",
-            "node" | "js" | "javascript" => "node -",
-            _ => return None,
+            (None, "bash") => "bash -s",
+            (None, "python" | "python3") => "python3 -",
+            (None, "node" | "js" | "javascript") => "node -",
+            (None, _) => return None,
         };
-        let mut delimiter = "SPECC_CHECK".to_owned();
-        while code.contains(&delimiter) {
-            delimiter.push('_');
-        }
         Some(Check {
             name,
-            script: format!("{interpreter} <<'{delimiter}'\n{code}\n{delimiter}\n"),
+            script: crate::runners::script(template, code),
         })
     }
 }

@@ -1,5 +1,5 @@
-//! The `[limits]` table of specc.toml that planning reads: the tree's depth and width, and
-//! the field guide's line budget. Unknown keys are refused, so a typo is not silently a
+//! The `[limits]` table of specc.toml that planning reads: the tree's depth and width, the
+//! planner calls of one plan, and the field guide's line budget. Unknown keys are refused, so a typo is not silently a
 //! default.
 //! design: runtime.limits
 
@@ -24,6 +24,8 @@ pub struct Limits {
     pub command_seconds: u64,
     /// Bytes of a command's output a model sees (head and tail).
     pub output_bytes: usize,
+    /// Model calls planning one spec may make (repairs and merges included).
+    pub planner_calls: usize,
 }
 
 impl Default for Limits {
@@ -38,6 +40,7 @@ impl Default for Limits {
             attempt_seconds: 900,
             command_seconds: 300,
             output_bytes: 16 << 10,
+            planner_calls: 2000,
         }
     }
 }
@@ -53,6 +56,7 @@ struct Table {
     attempt_seconds: Option<u64>,
     command_seconds: Option<u64>,
     output_bytes: Option<usize>,
+    planner_calls: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -86,6 +90,14 @@ impl Limits {
             limits.command_seconds =
                 positive(t.command_seconds, "command_seconds", limits.command_seconds)?;
             limits.output_bytes = positive(t.output_bytes, "output_bytes", limits.output_bytes)?;
+            limits.planner_calls =
+                positive(t.planner_calls, "planner_calls", limits.planner_calls)?;
+            if limits.planner_calls < 3 {
+                return Err(
+                    "[limits] planner_calls must be at least 3: a call and its two repairs"
+                        .to_owned(),
+                );
+            }
         }
         Ok(limits)
     }

@@ -388,7 +388,9 @@ async fn ask(
                 .first()
                 .map_or_else(|| "no resolution".to_owned(), |d| d.message.clone()),
         )),
-        Err(PlanError::Unsettled(_)) => Err(sent_back(sides.path, "no resolution")),
+        Err(PlanError::Unsettled(_) | PlanError::CallLimit(_)) => {
+            Err(sent_back(sides.path, "no resolution"))
+        }
     }
 }
 

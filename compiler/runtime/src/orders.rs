@@ -50,6 +50,7 @@ pub fn work_orders(
     tree: &IntentTree,
     tasks: &[TaskNode],
     planned: &[PlannedDecision],
+    runners: &crate::runners::Runners,
 ) -> (Vec<WorkOrder>, Vec<Unrunnable>) {
     let mut texts: HashMap<&str, &str> = HashMap::new();
     for d in planned {
@@ -111,7 +112,7 @@ pub fn work_orders(
         for n in nodes {
             for (i, c) in n.checks.iter().enumerate() {
                 let name = format!("spec {} check {}", n.id.as_str(), i + 1);
-                match Check::from_block(name, &c.runner, &c.code) {
+                match Check::from_block(name, &c.runner, &c.code, runners) {
                     Some(check) => checks.push(check),
                     None => unrunnable.push(Unrunnable {
                         task: t.id.clone(),

@@ -73,14 +73,18 @@ pub async fn plan_tree(
             limits,
             field_guide,
             settled: &settled,
+            spent: calls,
         };
         let (conflicts, made) = match walk.run(cache).await? {
-            Ok(mut planned) => {
+            Walked::Planned(mut planned) => {
                 planned.calls += calls;
                 planned.diagnostics.extend(warnings);
                 return Ok(planned);
             }
-            Err(stop) => stop,
+            Walked::Stopped {
+                conflicts,
+                calls: made,
+            } => (conflicts, made),
         };
         calls += made;
         for conflict in conflicts {
@@ -94,6 +98,9 @@ pub async fn plan_tree(
             let decision = match cache.merges.get(&key) {
                 Some(d) => d.clone(),
                 None => {
+                    if calls + planner::MAX_REPAIRS + 1 > limits.planner_calls {
+                        return Err(PlanError::CallLimit(limits.planner_calls));
+                    }
                     let (d, made) = coordinator::merge(client, &conflict, req).await?;
                     calls += made;
                     cache.merges.insert(key, d.clone());
@@ -127,183 +134,251 @@ struct Walk<'a> {
     limits: Limits,
     field_guide: &'a str,
     settled: &'a BTreeMap<String, Settled>,
+    /// Calls earlier walks made: with this walk's, bounded by `limits.planner_calls`.
+    spent: usize,
 }
 
-/// A finished plan, or the conflicts the walk stopped at and the calls it made.
-type WalkOutcome = Result<PlannedTree, (Vec<Conflict>, usize)>;
+/// How a walk ended: a finished plan, or the conflicts it stopped at (for the coordinator)
+/// and the calls it made.
+enum Walked {
+    Planned(PlannedTree),
+    Stopped {
+        conflicts: Vec<Conflict>,
+        calls: usize,
+    },
+}
 
-/// A task waiting to be planned: its id, the intent node it plans, its depth, the decisions
-/// made above it, and what its parent asked of it.
-type Pending<'t> = (
-    String,
-    &'t IntentNode,
-    usize,
-    Vec<PlannedDecision>,
-    Option<PlannedChild>,
-);
+/// A task waiting to be planned.
+struct Pending<'t> {
+    task: String,
+    /// The intent node it plans.
+    node: &'t IntentNode,
+    depth: usize,
+    /// The decisions made above it.
+    above: Vec<PlannedDecision>,
+    /// What its parent asked of it.
+    assignment: Option<PlannedChild>,
+}
 
 impl Walk<'_> {
-    async fn run(&self, cache: &mut Cache) -> Result<WalkOutcome, PlanError> {
+    /// Plans the tree depth first from the root, each task from the cache or the planner,
+    /// until it is planned or a decision conflict stops it.
+    async fn run(&self, cache: &mut Cache) -> Result<Walked, PlanError> {
         let tree = self.tree;
         let spec_decisions = scoped_spec_decisions(&tree.root);
         let by_id: HashMap<&str, &IntentNode> = tree.nodes().map(|n| (n.id.as_str(), n)).collect();
         let mut out = PlannedTree::default();
         let mut owned: BTreeMap<String, Owned> = BTreeMap::new();
-        let mut stack: Vec<Pending<'_>> = vec![(String::new(), &tree.root, 0, Vec::new(), None)];
-        while let Some((task, node, depth, above, assignment)) = stack.pop() {
+        let mut stack = vec![Pending {
+            task: String::new(),
+            node: &tree.root,
+            depth: 0,
+            above: Vec::new(),
+            assignment: None,
+        }];
+        while let Some(p) = stack.pop() {
             // What the coordinator settled for this task: given to it, not owned elsewhere.
             let settled: Vec<PlannedDecision> = self
                 .settled
                 .values()
-                .filter(|s| s.parties.contains(&task))
+                .filter(|s| s.parties.contains(&p.task))
                 .map(|s| s.decision.clone())
                 .collect();
             let ctx = Context {
-                task: task.clone(),
-                depth,
-                assignment,
+                task: p.task.clone(),
+                depth: p.depth,
+                assignment: p.assignment.clone(),
                 limits: (self.limits.max_depth, self.limits.max_width),
-                ancestors: above.clone(),
+                ancestors: p.above.clone(),
                 settled: settled.clone(),
                 spec_decisions: spec_decisions
-                    .get(node.id.as_str())
+                    .get(p.node.id.as_str())
                     .cloned()
                     .unwrap_or_default(),
                 field_guide: self.field_guide.to_owned(),
             };
-            let inputs = planner::inputs(node, &ctx);
-            let request = planner::request_for(&inputs, self.limits.max_tokens);
-            let key = cache_key(self.client, request.clone());
-            let limits = self.limits;
-            let check = |a: &PlannerAnswer| {
-                // A text a merge replaced counts as the merged one: no repair for it.
-                let mut seen = a.clone();
-                self.replace_settled_texts(&mut seen);
-                let mut d = plan::check_ownership(&task, &seen, &owned);
-                d.extend(plan::check_spec_decisions(a, tree));
-                d.extend(plan::check_keys(&task, a));
-                d.extend(plan::check_cycles(&task, a));
-                d.extend(plan::check_limits(
-                    &task,
-                    depth,
-                    a,
-                    limits.max_depth,
-                    limits.max_width,
-                ));
-                d
-            };
-            let clashing = |a: &PlannerAnswer| {
-                let mut seen = a.clone();
-                self.replace_settled_texts(&mut seen);
-                clashes(&seen, &owned)
-            };
-            // A cached answer passes the checks a fresh one would, or it is asked again.
-            // Its ownership clashes are checked against today's owners: the ones it was
-            // accepted with go to the coordinator as before; a new one asks again.
-            let cached = cache.answers.get(&key).filter(|a| {
-                let contested = cache.contested.get(&key).map_or(&[][..], |c| &c[..]);
-                check(a)
-                    .iter()
-                    .all(|d| !d.is_error() || planner::survives_repairs(d))
-                    && clashing(a).iter().all(|id| contested.contains(id))
-            });
-            let mut answer = match cached {
-                Some(a) => a.clone(),
-                None => {
-                    // An earlier answer of this task is amended rather than asked afresh.
-                    let earlier = cache.earlier(&task, &inputs);
-                    let asked = match &earlier {
-                        None => planner::ask(self.client, &task, request, check).await?,
-                        Some(e) => {
-                            let req = amend::request(&inputs, &as_earlier(e), limits.max_tokens);
-                            // What the planner marked unchanged keeps its earlier text, unless
-                            // that text fails the checks: then its answer is taken as written,
-                            // so a repair can change it.
-                            let resolve = |am: &Amended| {
-                                let kept = am.resolve(&e.0);
-                                let fails = check(&kept)
-                                    .iter()
-                                    .any(|d| d.is_error() && !planner::survives_repairs(d));
-                                if fails { am.as_written() } else { kept }
-                            };
-                            let a = planner::ask_tool(
-                                self.client,
-                                &task,
-                                req,
-                                planner::TOOL,
-                                |am: &Amended| check(&resolve(am)),
-                                planner::survives_repairs,
-                            )
-                            .await?;
-                            planner::Asked {
-                                answer: resolve(&a.answer),
-                                calls: a.calls,
-                                unresolved: a.unresolved,
-                            }
-                        }
-                    };
-                    out.calls += asked.calls;
-                    let contested = clashing(&asked.answer);
-                    if contested.is_empty() {
-                        cache.contested.remove(&key);
-                    } else {
-                        cache.contested.insert(key.clone(), contested);
-                    }
-                    cache.answers.insert(key.clone(), asked.answer.clone());
-                    asked.answer
-                }
-            };
-            cache.remember(&task, &key, &inputs);
-            let mut conflicts = self.apply_settled(&task, &mut answer);
-            // A party restates what was settled for it, so its subtree reads it; if its
-            // planner left one out, it is added.
-            for s in settled {
-                if !answer.decisions.iter().any(|d| d.id == s.id) {
-                    answer.decisions.push(s);
-                }
-            }
-            for c in plan::claim_decisions(&task, &answer, &mut owned) {
-                // A new text for a settled id is already a conflict with the settlement.
-                if !conflicts.iter().any(|known| known.id == c.id) {
-                    conflicts.push(c);
-                }
-            }
+            let inputs = planner::inputs(p.node, &ctx);
+            let mut answer = self
+                .answer(cache, &p, &inputs, &owned, &mut out.calls)
+                .await?;
+            let conflicts = self.claim(&p.task, &mut answer, settled, &mut owned);
             if !conflicts.is_empty() {
-                return Ok(Err((conflicts, out.calls)));
+                return Ok(Walked::Stopped {
+                    conflicts,
+                    calls: out.calls,
+                });
             }
             out.diagnostics
                 .extend(plan::serialise_overlapping_writes(&mut answer));
-            let mut below = above.clone();
-            below.extend(answer.decisions.iter().cloned());
-            // The checks refuse plan children at the depth limit; this keeps a walk finite
-            // whatever an answer says.
-            let plans_below = depth + 1 < self.limits.max_depth;
-            for c in answer.children.iter().rev() {
-                if c.kind != ChildKind::Plan || !plans_below {
-                    continue;
-                }
-                let child_task = if task.is_empty() {
-                    c.key.clone()
-                } else {
-                    format!("{task}/{}", c.key)
-                };
-                // A plan child plans the intent node it covers (or its parent's, if it names none).
-                let target = c
-                    .covers_nodes
-                    .first()
-                    .and_then(|id| by_id.get(id.as_str()).copied())
-                    .unwrap_or(node);
-                stack.push((
-                    child_task,
-                    target,
-                    depth + 1,
-                    below.clone(),
-                    Some(c.clone()),
-                ));
-            }
-            out.answers.insert(task, answer);
+            self.push_children(&p, &answer, &by_id, &mut stack);
+            out.answers.insert(p.task, answer);
         }
-        Ok(Ok(out))
+        Ok(Walked::Planned(out))
+    }
+
+    /// Task `p`'s answer: the cached one if it passes today's checks (its ownership clashes
+    /// checked against today's owners), else asked — amending an earlier answer of the task
+    /// when there is one — within the plan's call limit. `calls` counts the calls made.
+    async fn answer(
+        &self,
+        cache: &mut Cache,
+        p: &Pending<'_>,
+        inputs: &serde_json::Value,
+        owned: &BTreeMap<String, Owned>,
+        calls: &mut usize,
+    ) -> Result<PlannerAnswer, PlanError> {
+        let (task, node, depth) = (&p.task, p.node, p.depth);
+        let request = planner::request_for(inputs, self.limits.max_tokens);
+        let key = cache_key(self.client, request.clone());
+        let limits = self.limits;
+        let check = |a: &PlannerAnswer| {
+            // A text a merge replaced counts as the merged one: no repair for it.
+            let mut seen = a.clone();
+            self.replace_settled_texts(&mut seen);
+            let mut d = plan::check_ownership(task, &seen, owned);
+            d.extend(plan::check_spec_decisions(a, self.tree));
+            d.extend(plan::check_keys(task, a));
+            d.extend(plan::check_names_and_scopes(task, a));
+            d.extend(plan::check_node_coverage(node, a));
+            d.extend(plan::check_cycles(task, a));
+            d.extend(plan::check_limits(
+                task,
+                depth,
+                a,
+                limits.max_depth,
+                limits.max_width,
+            ));
+            d
+        };
+        let clashing = |a: &PlannerAnswer| {
+            let mut seen = a.clone();
+            self.replace_settled_texts(&mut seen);
+            clashes(&seen, owned)
+        };
+        // A cached answer passes the checks a fresh one would, or it is asked again. Its
+        // ownership clashes are checked against today's owners: the ones it was accepted
+        // with go to the coordinator as before; a new one asks again.
+        let cached = cache.answers.get(&key).filter(|a| {
+            let contested = cache.contested.get(&key).map_or(&[][..], |c| &c[..]);
+            check(a)
+                .iter()
+                .all(|d| !d.is_error() || planner::survives_repairs(d))
+                && clashing(a).iter().all(|id| contested.contains(id))
+        });
+        if let Some(a) = cached {
+            let a = a.clone();
+            cache.remember(task, &key, inputs);
+            return Ok(a);
+        }
+        // The call and its repairs must fit under the plan's limit.
+        if self.spent + *calls + planner::MAX_REPAIRS + 1 > limits.planner_calls {
+            return Err(PlanError::CallLimit(limits.planner_calls));
+        }
+        // An earlier answer of this task is amended rather than asked afresh.
+        let asked = match cache.earlier(task, inputs) {
+            None => planner::ask(self.client, task, request, check).await?,
+            Some(e) => {
+                let req = amend::request(inputs, &as_earlier(&e), limits.max_tokens);
+                // What the planner marked unchanged keeps its earlier text, unless that text
+                // fails the checks: then its answer is taken as written, so a repair can
+                // change it.
+                let resolve = |am: &Amended| {
+                    let kept = am.resolve(&e.0);
+                    let fails = check(&kept)
+                        .iter()
+                        .any(|d| d.is_error() && !planner::survives_repairs(d));
+                    if fails { am.as_written() } else { kept }
+                };
+                let a = planner::ask_tool(
+                    self.client,
+                    task,
+                    req,
+                    planner::TOOL,
+                    |am: &Amended| check(&resolve(am)),
+                    planner::survives_repairs,
+                )
+                .await?;
+                planner::Asked {
+                    answer: resolve(&a.answer),
+                    calls: a.calls,
+                    unresolved: a.unresolved,
+                }
+            }
+        };
+        *calls += asked.calls;
+        let contested = clashing(&asked.answer);
+        if contested.is_empty() {
+            cache.contested.remove(&key);
+        } else {
+            cache.contested.insert(key.clone(), contested);
+        }
+        cache.answers.insert(key.clone(), asked.answer.clone());
+        cache.remember(task, &key, inputs);
+        Ok(asked.answer)
+    }
+
+    /// Applies the settlements to `answer` (a party restates what was settled for it, added
+    /// if its planner left it out) and claims its decisions in `owned`: the conflicts found,
+    /// one per id.
+    fn claim(
+        &self,
+        task: &str,
+        answer: &mut PlannerAnswer,
+        settled: Vec<PlannedDecision>,
+        owned: &mut BTreeMap<String, Owned>,
+    ) -> Vec<Conflict> {
+        let mut conflicts = self.apply_settled(task, answer);
+        for s in settled {
+            if !answer.decisions.iter().any(|d| d.id == s.id) {
+                answer.decisions.push(s);
+            }
+        }
+        for c in plan::claim_decisions(task, answer, owned) {
+            // A new text for a settled id is already a conflict with the settlement.
+            if !conflicts.iter().any(|known| known.id == c.id) {
+                conflicts.push(c);
+            }
+        }
+        conflicts
+    }
+
+    /// Queues `answer`'s plan children, each on the intent node it covers (its parent's if
+    /// it names none), with the decisions made above them. The checks refuse plan children
+    /// at the depth limit; this keeps a walk finite whatever an answer says.
+    fn push_children<'t>(
+        &self,
+        p: &Pending<'t>,
+        answer: &PlannerAnswer,
+        by_id: &HashMap<&str, &'t IntentNode>,
+        stack: &mut Vec<Pending<'t>>,
+    ) {
+        if p.depth + 1 >= self.limits.max_depth {
+            return;
+        }
+        let mut below = p.above.clone();
+        below.extend(answer.decisions.iter().cloned());
+        for c in answer.children.iter().rev() {
+            if c.kind != ChildKind::Plan {
+                continue;
+            }
+            let task = if p.task.is_empty() {
+                c.key.clone()
+            } else {
+                format!("{}/{}", p.task, c.key)
+            };
+            let node = c
+                .covers_nodes
+                .first()
+                .and_then(|id| by_id.get(id.as_str()).copied())
+                .unwrap_or(p.node);
+            stack.push(Pending {
+                task,
+                node,
+                depth: p.depth + 1,
+                above: below.clone(),
+                assignment: Some(c.clone()),
+            });
+        }
     }
 
     /// Replaces each decision of a settled id that holds a text the settlement replaced.

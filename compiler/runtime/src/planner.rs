@@ -150,6 +150,8 @@ pub enum PlanError {
     },
     /// The coordinator's merges did not settle the plan: the ids merged, in order.
     Unsettled(Vec<String>),
+    /// Planning would pass `[limits] planner_calls` (the limit).
+    CallLimit(usize),
 }
 
 /// An accepted answer.
@@ -233,10 +235,25 @@ pub async fn ask_tool_model<T: serde::de::DeserializeOwned>(
     let mut calls = 0;
     loop {
         calls += 1;
-        let response = client
-            .call_model(how.role, model, task, req.clone())
-            .await
-            .map_err(PlanError::Model)?;
+        let response = match client.call_model(how.role, model, task, req.clone()).await {
+            Ok(r) => r,
+            // Cheap models often break a tool call's JSON: that is a mistake to repair,
+            // within the same budget, not a failed plan.
+            Err(LlmError::MalformedToolCall {
+                name,
+                arguments,
+                reason,
+            }) if calls <= how.repairs => {
+                let cut: String = arguments.chars().take(300).collect();
+                req.messages.push(Message::user(format!(
+                    "Your call of {name} could not be read: its arguments are not JSON ({reason}). \
+                     They began: {cut}\nCall {tool} again with arguments that are one JSON object \
+                     in its schema."
+                )));
+                continue;
+            }
+            Err(e) => return Err(PlanError::Model(e)),
+        };
         let problems = match parse::<T>(&response, tool) {
             Ok(answer) => {
                 let errors: Vec<Diagnostic> = check(&answer)

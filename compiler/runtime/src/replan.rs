@@ -44,6 +44,7 @@ impl std::fmt::Display for ReplanError {
                     .join("; ")
             ),
             PlanError::Unsettled(ids) => write!(f, "unsettled: {}", ids.join(", ")),
+            PlanError::CallLimit(n) => write!(f, "over the limit of {n} planner calls"),
         }
     }
 }

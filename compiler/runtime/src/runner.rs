@@ -291,7 +291,7 @@ pub(crate) async fn launch(
 }
 
 /// Most bytes of one stream kept for the log file.
-const LOG_CAP: usize = 16 << 20;
+pub(crate) const LOG_CAP: usize = 16 << 20;
 
 /// Reads a stream to its end, keeping `cap / 2` bytes from the start and from the end, and
 /// up to [`LOG_CAP`] bytes for the log.

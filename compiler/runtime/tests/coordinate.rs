@@ -155,6 +155,8 @@ fn base() -> Vec<(&'static str, Vec<Value>)> {
             "",
             vec![answer(vec![], vec![plan("a"), plan("b"), plan("c")])],
         ),
+        ("a", vec![answer(vec![], vec![plan("a/inner")])]),
+        ("b", vec![answer(vec![], vec![plan("b/inner")])]),
         ("a/inner", vec![answer(vec![], vec![work("R-1")])]),
         ("b/inner", vec![answer(vec![], vec![work("R-2")])]),
         ("c", vec![answer(vec![], vec![plan("c/inner")])]),

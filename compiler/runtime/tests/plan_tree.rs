@@ -169,3 +169,39 @@ async fn another_model_or_other_limits_do_not_reuse_cached_answers() {
         .expect("planned");
     assert_eq!(fourth.calls, 0);
 }
+
+#[tokio::test]
+async fn planning_stops_at_the_planner_call_limit_and_keeps_what_it_paid_for() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/specs/valid/twenty-sections.md"
+    );
+    let text = std::fs::read_to_string(path).expect("fixture");
+    let tree = specc_passes::parse_spec(FileId(0), &text).tree;
+    let provider = Arc::new(Counting {
+        inner: OutlinePlanner::new("p"),
+        asked: Mutex::new(Vec::new()),
+    });
+    let mut cache = Cache::new();
+    let tight = Limits {
+        planner_calls: 8,
+        ..Limits::default()
+    };
+    let stopped = plan_tree(&client(provider.clone()), &tree, tight, "", &mut cache).await;
+    assert!(
+        matches!(
+            stopped,
+            Err(specc_runtime::planner::PlanError::CallLimit(8))
+        ),
+        "{stopped:?}"
+    );
+    // A call and its repairs must fit: it stopped with room for fewer than three more.
+    let asked = provider.asked.lock().expect("lock").len();
+    assert!((6..=8).contains(&asked), "{asked} calls");
+    // With room, planning goes on from the cache: the calls already made are not made again.
+    let nodes = tree.nodes().count();
+    let done = plan_tree(&client(provider), &tree, Limits::default(), "", &mut cache)
+        .await
+        .expect("planned");
+    assert_eq!(done.calls, nodes - asked);
+}

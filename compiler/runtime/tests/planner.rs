@@ -173,3 +173,47 @@ async fn an_owned_id_that_survives_the_repairs_is_accepted_for_the_coordinator()
         "the repair quotes the ownership error"
     );
 }
+
+fn malformed() -> Result<Response, specc_llm::LlmError> {
+    Err(specc_llm::LlmError::MalformedToolCall {
+        name: TOOL.into(),
+        arguments: "{\"children\": [{\"key\": \"pa".into(),
+        reason: "EOF while parsing a string".into(),
+    })
+}
+
+#[tokio::test]
+async fn a_tool_call_whose_arguments_are_not_json_is_repaired_not_fatal() {
+    let (client, scripted) = setup(vec![malformed(), tool_answer(valid())]);
+    let req = request(&node(), &Context::default(), 4096);
+    let asked = ask(&client, "storage", req, checks)
+        .await
+        .expect("repaired");
+    assert_eq!(asked.calls, 2);
+    let repair = scripted.requests()[1]
+        .messages
+        .last()
+        .map(|m| m.text.clone())
+        .unwrap_or_default();
+    assert!(
+        repair.contains("are not JSON (EOF while parsing a string)")
+            && repair.contains("{\"children\": [{\"key\": \"pa"),
+        "the parse error and the broken arguments are quoted: {repair}"
+    );
+}
+
+#[tokio::test]
+async fn malformed_calls_share_the_repair_budget() {
+    let (client, scripted) = setup(vec![
+        malformed(),
+        malformed(),
+        malformed(),
+        tool_answer(valid()),
+    ]);
+    let req = request(&node(), &Context::default(), 4096);
+    match ask(&client, "storage", req, checks).await {
+        Err(PlanError::Model(specc_llm::LlmError::MalformedToolCall { .. })) => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(scripted.requests().len(), 3, "one call and two repairs");
+}

@@ -1,10 +1,11 @@
 //! The agent VCS under a swarm: N simulated agents (tokio tasks) edit random lines of random
 //! files of a 2,000-file repository and commit, a tunable share of them on a few hot files.
-//! Prints durable commits/s, conflicts, and p50/p99 acknowledge latency for N = 1, 16, 64 and
-//! 256; then makes the same kind of edits with the git CLI (one `git commit` each) and prints
+//! Prints durable commits/s, conflicts, and p50/p99 acknowledge latency for N = 1, 16, 64,
+//! 256 and 1,024 (or `-- --agents N` alone, on a fresh store); then makes the same kind of edits with the git CLI (one `git commit` each) and prints
 //! the ratio at N = 64.
 //!
-//! Run: `cargo bench -p specc-vcs --bench throughput` (`-- --seconds S --contention P`).
+//! Run: `cargo bench -p specc-vcs --bench throughput` (`-- --seconds S --contention P
+//! --agents N`).
 #![allow(clippy::print_stdout)]
 
 use std::process::Command;
@@ -162,6 +163,28 @@ fn git_commits_per_second(dir: &std::path::Path, edits: usize) -> Option<f64> {
     Some(edits as f64 / started.elapsed().as_secs_f64())
 }
 
+/// A store at `log` holding the repository's files in one commit.
+async fn seeded(log: &std::path::Path) -> Repo {
+    let repo = Repo::open(log, Options::default()).expect("open");
+    let (root, _) = repo.read_head("x").await.expect("head");
+    let all = Submission {
+        base: root,
+        changes: (0..FILES)
+            .map(|i| Change {
+                path: path(i),
+                expected: None,
+                new: Some(initial(i).into_bytes()),
+                executable: false,
+            })
+            .collect(),
+        message: "initial".into(),
+        task: "setup".into(),
+        idempotency_key: String::new(),
+    };
+    assert!(matches!(repo.submit(all).await, Outcome::Committed { .. }));
+    repo
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let arg = |name: &str, default: f64| {
@@ -175,6 +198,15 @@ fn main() {
         return;
     }
     let seconds = arg("--seconds", 3.0);
+    // `--agents N` runs one swarm size only (on a fresh store, so sizes can be compared).
+    let counts: Vec<usize> = match args.iter().position(|a| a == "--agents") {
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|v| v.parse().ok())
+            .into_iter()
+            .collect(),
+        None => vec![1, 16, 64, 256, 1024],
+    };
     let contention = arg("--contention", 0.05);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -188,28 +220,15 @@ fn main() {
     );
     let mut at_64 = 0.0;
     rt.block_on(async {
-        let repo = Repo::open(&dir.path().join("repo.log"), Options::default()).expect("open");
-        let (root, _) = repo.read_head("x").await.expect("head");
-        let all = Submission {
-            base: root,
-            changes: (0..FILES)
-                .map(|i| Change {
-                    path: path(i),
-                    expected: None,
-                    new: Some(initial(i).into_bytes()),
-                    executable: false,
-                })
-                .collect(),
-            message: "initial".into(),
-            task: "setup".into(),
-            idempotency_key: String::new(),
-        };
-        assert!(matches!(repo.submit(all).await, Outcome::Committed { .. }));
         println!(
             "{:>5} {:>12} {:>10} {:>9} {:>10} {:>10} {:>13}",
             "N", "commits/s", "commits", "conflicts", "p50", "p99", "commits/fsync"
         );
-        for agents in [1usize, 16, 64, 256] {
+        // Each swarm size on a store of its own, seeded the same: a size measured after the
+        // commits of the sizes before it would measure the store's growth, not the agents.
+        let mut last = None;
+        for agents in counts.iter().copied() {
+            let repo = seeded(&dir.path().join(format!("repo-{agents}.log"))).await;
             let r = run(&repo, agents, seconds, contention).await;
             let rate = r.commits as f64 / r.elapsed.as_secs_f64();
             if agents == 64 {
@@ -223,7 +242,11 @@ fn main() {
                 pct(&r.latencies, 0.99).as_secs_f64() * 1e3,
                 r.commits as f64 / r.batches.max(1) as f64
             );
+            last = Some(repo);
         }
+        let Some(repo) = last else {
+            return;
+        };
         let stats = repo.stats().await;
         let hottest: Vec<String> = stats
             .conflicts
@@ -231,7 +254,10 @@ fn main() {
             .take(3)
             .map(|(p, n)| format!("{p} ({n})"))
             .collect();
-        println!("hottest files by conflicts: {}", hottest.join(", "));
+        println!(
+            "hottest files by conflicts (the last run): {}",
+            hottest.join(", ")
+        );
     });
     let git_dir = tempfile::tempdir().expect("dir");
     match git_commits_per_second(git_dir.path(), 200) {

@@ -384,6 +384,17 @@ impl Repo {
             .files(commit)
             .await
             .ok_or_else(|| std::io::Error::other("no such commit"))?;
+        self.checkout_files(files, dir, keep).await
+    }
+
+    /// [`Repo::checkout`] of a commit whose files the caller already read with
+    /// [`Repo::files`].
+    pub async fn checkout_files(
+        &self,
+        files: FileList,
+        dir: &Path,
+        keep: &[&str],
+    ) -> std::io::Result<usize> {
         let dir = dir.to_owned();
         let keep: Vec<std::ffi::OsString> = keep.iter().map(Into::into).collect();
         tokio::task::spawn_blocking(move || checkout::run(&dir, &files, &keep))

@@ -52,19 +52,23 @@ impl Log {
         file.try_lock().map_err(|_| {
             std::io::Error::other(format!("{} is open in another process", path.display()))
         })?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
+        // The log is read one record at a time: memory holds the index, never the log.
+        let file_len = file.metadata()?.len() as usize;
+        let mut scan = Scanner {
+            reader: std::io::BufReader::with_capacity(1 << 20, &file),
+            pos: 0,
+        };
         let mut index = HashMap::new();
         let mut heads = Vec::new();
-        let mut pos = 0usize;
         let mut committed_end = 0usize;
         let mut batch: Vec<(ObjectId, Location)> = Vec::new();
         let mut flags: Vec<String> = Vec::new();
         let mut batch_flags: Option<Vec<String>> = None;
-        while let Some((kind, id, payload_at, len)) = record_at(&bytes, pos) {
-            let payload = &bytes[payload_at..payload_at + len];
+        let mut stopped = None;
+        while let Some((kind, id, payload_at, payload)) = scan.next_record() {
+            let len = payload.len();
             if kind == Kind::Flags {
-                let text = String::from_utf8_lossy(payload);
+                let text = String::from_utf8_lossy(&payload);
                 batch_flags = Some(
                     text.lines()
                         .filter(|l| !l.is_empty())
@@ -82,6 +86,7 @@ impl Log {
                         .and_then(|b| b.try_into().ok())
                         .map(u64::from_le_bytes),
                 ) else {
+                    stopped = Some(payload_at - HEADER);
                     break;
                 };
                 heads.push((commit, seq));
@@ -97,18 +102,41 @@ impl Log {
                 };
                 batch.push((id, loc));
             }
-            pos = payload_at + len;
         }
+        let pos = stopped.unwrap_or(scan.pos);
+        drop(scan);
         // What stops the scan must be a torn tail: the unsynced end of a batch. If a valid
-        // head record follows the damage, acknowledged commits lie beyond it: that is
-        // corruption, and the store refuses to open rather than drop them.
-        if pos < bytes.len() && head_after(&bytes, pos + 1) {
-            return Err(std::io::Error::other(format!(
-                "{}: a damaged record at byte {pos} is followed by committed data",
-                path.display()
-            )));
+        // head record follows the damage, acknowledged commits lie beyond it; if the damage
+        // does not look like a write that stopped (a whole record whose hash fails, bytes
+        // that are neither a record nor zeros), data was changed after it was written. Either
+        // is corruption: the store refuses to open rather than drop or trust it. Only here is
+        // the rest of the file read whole.
+        if pos < file_len {
+            let mut tail = Vec::with_capacity(file_len - pos);
+            file.seek(SeekFrom::Start(pos as u64))?;
+            file.read_to_end(&mut tail)?;
+            let heads = heads_after(&tail, 1);
+            let why = match heads.as_slice() {
+                // Damage in the last batch, before its head, with a hole a power loss left:
+                // that batch's fsync never returned. Anything more is committed data.
+                [head] if unwritten_block(&tail[..*head], pos) => None,
+                [] if torn(&tail, pos) => None,
+                [] => Some("is whole but does not verify (changed after it was written)"),
+                _ => Some("is followed by committed data"),
+            };
+            if let Some(why) = why {
+                return Err(std::io::Error::other(format!(
+                    "{}: the record at byte {pos} {why}; the store will not open a log whose \
+                     committed data is damaged. Restore it from a backup, or, if the machine \
+                     lost power mid-write, keep the commits before the damage with \
+                     `truncate -s {committed_end} {}` (the last {} bytes are lost)",
+                    path.display(),
+                    path.display(),
+                    file_len - committed_end
+                )));
+            }
         }
-        let truncated = (bytes.len() - committed_end) as u64;
+        let truncated = (file_len - committed_end) as u64;
         if truncated > 0 {
             file.set_len(committed_end as u64)?;
             file.sync_all()?;
@@ -182,8 +210,87 @@ impl Log {
     }
 }
 
-/// Whether a valid head record starts anywhere at or after `from`.
-fn head_after(bytes: &[u8], from: usize) -> bool {
+/// Reads the log's records in order, verifying each.
+struct Scanner<R> {
+    reader: R,
+    /// Where the next record starts.
+    pos: usize,
+}
+
+impl<R: Read> Scanner<R> {
+    /// The next record, verified: (kind, id, payload offset, payload); `None` at the end of
+    /// the file or at the first record that is cut short or does not verify (`pos` stays at
+    /// its start).
+    fn next_record(&mut self) -> Option<(Kind, ObjectId, usize, Vec<u8>)> {
+        let mut header = [0u8; HEADER];
+        self.reader.read_exact(&mut header).ok()?;
+        if header[0] != MAGIC {
+            return None;
+        }
+        let kind = Kind::from_byte(header[1])?;
+        let len = u32::from_le_bytes([header[2], header[3], header[4], header[5]]) as usize;
+        let id = ObjectId(header[6..38].try_into().ok()?);
+        let mut payload = Vec::new();
+        // Never trust a length to allocate: read at most what the file holds.
+        (&mut self.reader)
+            .take(len as u64)
+            .read_to_end(&mut payload)
+            .ok()?;
+        if payload.len() != len || ObjectId::of(kind, &payload) != id {
+            return None;
+        }
+        let payload_at = self.pos + HEADER;
+        self.pos = payload_at + len;
+        Some((kind, id, payload_at, payload))
+    }
+}
+
+/// Whether the log from where the scan stopped (`rest`, which starts at byte `base` of the
+/// file) looks like a write that stopped part way: a record header cut short, a record whose
+/// payload runs past the end of the file, or a block of zeros (a page the file system
+/// allocated but never wrote: after a power loss, an unsynced batch may keep its size with
+/// holes in it). `kill -9` leaves a prefix of what was written; neither leaves changed bytes
+/// without zeros.
+fn torn(rest: &[u8], base: usize) -> bool {
+    if rest.iter().all(|&b| b == 0) || unwritten_block(rest, base) {
+        return true;
+    }
+    if rest[0] != MAGIC {
+        return false;
+    }
+    let Some(header) = rest.get(..HEADER) else {
+        return true; // a header cut short
+    };
+    let Some(kind) = Kind::from_byte(header[1]) else {
+        return false;
+    };
+    let len = u32::from_le_bytes([header[2], header[3], header[4], header[5]]) as usize;
+    if kind == Kind::Head && len != 40 {
+        return false; // a head record is always 40 bytes of payload
+    }
+    // A payload cut short is torn; a whole record that failed its hash is not.
+    rest.len() < HEADER + len
+}
+
+/// Whether a 512-byte block of the file (at a multiple of 512) within `rest`, which starts
+/// at byte `base`, is all zeros, or the last, shorter one is: a hole a power loss left in an
+/// unsynced write.
+fn unwritten_block(rest: &[u8], base: usize) -> bool {
+    const BLOCK: usize = 512;
+    let mut at = base.div_ceil(BLOCK) * BLOCK - base;
+    while at < rest.len() {
+        let end = (at + BLOCK).min(rest.len());
+        if rest[at..end].iter().all(|&b| b == 0) {
+            return true;
+        }
+        at = end;
+    }
+    false
+}
+
+/// Where valid head records start at or after `from`: the first two found, at most.
+fn heads_after(bytes: &[u8], from: usize) -> Vec<usize> {
+    let mut found = Vec::new();
     let mut at = from;
     while let Some(p) = bytes
         .get(at..)
@@ -191,11 +298,14 @@ fn head_after(bytes: &[u8], from: usize) -> bool {
     {
         let pos = at + p;
         if let Some((Kind::Head, ..)) = record_at(bytes, pos) {
-            return true;
+            found.push(pos);
+            if found.len() == 2 {
+                break;
+            }
         }
         at = pos + 1;
     }
-    false
+    found
 }
 
 /// The record at `pos`, verified: (kind, id, payload offset, payload length).

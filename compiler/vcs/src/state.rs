@@ -20,6 +20,9 @@ type File = (ObjectId, bool);
 /// What a change leaves at its path: content and whether it is executable, or nothing.
 type Content = Option<(Vec<u8>, bool)>;
 
+/// A submission's decided contents by path, and the paths that were merged 3-way.
+type Decided = (Vec<(String, Content)>, Vec<String>);
+
 pub(crate) struct State {
     pub(crate) log: Log,
     pub(crate) index: HashMap<ObjectId, Location>,
@@ -189,19 +192,38 @@ impl State {
             return Outcome::Refused(refusal);
         }
         // Decide every path first; commit only if all of them go through.
+        let (decided, merged) = match self.decide_all(s) {
+            Ok(d) => d,
+            Err(outcome) => return *outcome,
+        };
+        if let Some(refusal) = self.megafile_guard(&decided) {
+            return Outcome::Refused(refusal);
+        }
+        let dirty = self.write_changes(s, decided);
+        let id = self.commit(s, &dirty);
+        Outcome::Committed {
+            id,
+            seq: self.seq,
+            merged,
+        }
+    }
+
+    /// What each change of `s` becomes at the head: taken as written (its path did not move
+    /// since the base), merged 3-way, or a conflict that refuses the whole submission.
+    /// Returns the contents and the paths that were merged.
+    fn decide_all(&mut self, s: &Submission) -> Result<Decided, Box<Outcome>> {
         let mut decided: Vec<(String, Content)> = Vec::with_capacity(s.changes.len());
         let mut merged = Vec::new();
         for c in &s.changes {
             // What the writer says it saw must be what its base has: the base, not the
             // writer's word, decides what is a rebase and what needs a merge.
-            let at_base = match self.blob_at_base(s.base, &c.path) {
-                Some(b) => b,
-                None => return Outcome::Refused(Refusal::Unavailable),
-            };
+            let at_base = self
+                .blob_at_base(s.base, &c.path)
+                .ok_or(Box::new(Outcome::Refused(Refusal::Unavailable)))?;
             if at_base.map(|(id, _)| id) != c.expected {
-                return Outcome::Refused(Refusal::ExpectedMismatch {
+                return Err(Box::new(Outcome::Refused(Refusal::ExpectedMismatch {
                     path: c.path.clone(),
-                });
+                })));
             }
             match self.decide(c, at_base, self.files.get(&c.path)) {
                 Ok((content, was_merged)) => {
@@ -212,12 +234,17 @@ impl State {
                 }
                 Err(conflict) => {
                     *self.conflicts.entry(c.path.clone()).or_default() += 1;
-                    return Outcome::Conflict(*conflict);
+                    return Err(Box::new(Outcome::Conflict(*conflict)));
                 }
             }
         }
-        // The megafile guard.
-        for (path, content) in &decided {
+        Ok((decided, merged))
+    }
+
+    /// The megafile guard: a file may not grow past the line budget, and a flagged file may
+    /// not grow at all until it is split. An existing file refused for its size is flagged.
+    fn megafile_guard(&mut self, decided: &[(String, Content)]) -> Option<Refusal> {
+        for (path, content) in decided {
             let new_lines = content.as_ref().map_or(0, |(b, _)| lines(b));
             let old_lines = self.files.get(path).map_or(0, |f| lines(&f.bytes));
             if new_lines > self.budget && new_lines > old_lines {
@@ -227,7 +254,7 @@ impl State {
                 if exists {
                     self.flagged.insert(path.clone());
                 }
-                return Outcome::Refused(Refusal::Megafile {
+                return Some(Refusal::Megafile {
                     path: path.clone(),
                     lines: new_lines,
                     budget: self.budget,
@@ -235,7 +262,7 @@ impl State {
                 });
             }
             if self.flagged.contains(path) && new_lines > old_lines {
-                return Outcome::Refused(Refusal::Megafile {
+                return Some(Refusal::Megafile {
                     path: path.clone(),
                     lines: new_lines,
                     budget: self.budget,
@@ -243,6 +270,16 @@ impl State {
                 });
             }
         }
+        None
+    }
+
+    /// Writes the decided contents to the head's files (blobs, recent history, flags);
+    /// returns the directories whose trees must be written again.
+    fn write_changes(
+        &mut self,
+        s: &Submission,
+        decided: Vec<(String, Content)>,
+    ) -> BTreeSet<String> {
         let mut dirty = BTreeSet::new();
         for (path, _) in &decided {
             self.last_intent
@@ -280,7 +317,12 @@ impl State {
                 }
             }
         }
-        let tree = self.write_trees(&dirty);
+        dirty
+    }
+
+    /// The commit of `s` over the trees `dirty` touched: the new head.
+    fn commit(&mut self, s: &Submission, dirty: &BTreeSet<String>) -> ObjectId {
+        let tree = self.write_trees(dirty);
         let commit = Commit {
             parent: Some(self.head),
             tree,
@@ -293,11 +335,7 @@ impl State {
         self.head = id;
         self.seq += 1;
         self.commits.insert(id, self.seq);
-        Outcome::Committed {
-            id,
-            seq: self.seq,
-            merged,
-        }
+        id
     }
 
     /// The file at `path` in the base commit. Recent changes of each path are kept in

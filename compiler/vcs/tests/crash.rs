@@ -13,20 +13,16 @@ use specc_vcs::{Change, Options, Outcome, Repo, Submission};
 
 const CHILD_ENV: &str = "SPECC_VCS_CRASH_CHILD";
 
-/// The child: runs only when the parent sets the variable.
-#[test]
-#[ignore = "run by crash_safety_under_sigkill as a child process"]
-fn child() {
-    let Ok(path) = std::env::var(CHILD_ENV) else {
-        return;
-    };
+/// The child: this test binary run again, filtered to `crash_safety_under_sigkill`, with the
+/// variable set to the store's path; it commits until it is killed.
+fn child(path: &str) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("runtime");
     rt.block_on(async move {
-        let repo = Repo::open(std::path::Path::new(&path), Options::default()).expect("open");
+        let repo = Repo::open(std::path::Path::new(path), Options::default()).expect("open");
         let out = std::sync::Arc::new(std::sync::Mutex::new(std::io::stdout()));
         let mut tasks = Vec::new();
         for t in 0..8u32 {
@@ -79,6 +75,9 @@ fn child() {
 
 #[test]
 fn crash_safety_under_sigkill() {
+    if let Ok(path) = std::env::var(CHILD_ENV) {
+        return child(&path);
+    }
     let dir = tempfile::tempdir().expect("dir");
     let log = dir.path().join("repo.log");
     let exe = std::env::current_exe().expect("test binary");
@@ -90,9 +89,8 @@ fn crash_safety_under_sigkill() {
         seed ^= seed << 17;
         let mut child = Command::new(&exe)
             .args([
-                "child",
+                "crash_safety_under_sigkill",
                 "--exact",
-                "--ignored",
                 "--nocapture",
                 "--test-threads=1",
             ])

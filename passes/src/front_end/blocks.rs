@@ -56,6 +56,6 @@ fn unknown_runner(_file: FileId, runner: &str, fence: Span) -> Diagnostic {
     Diagnostic::new(codes::UNKNOWN_TEST_RUNNER, message)
         .with_primary(fence, label)
         .with_help(format!(
-            "write the runner before `test`, e.g. ```sh test; known runners: {known}"
+            "write the runner before `test`, e.g. ```sh test; known runners: {known}; or declare one in specc.toml: [runners] sql = \"sqlite3 :memory: < {{file}}\""
         ))
 }

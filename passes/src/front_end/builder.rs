@@ -270,6 +270,10 @@ impl<'s> Builder<'s, '_> {
             return;
         };
         let depth = self.sinks.len();
+        // Text of the enclosing item or quote after this block is a paragraph of its own.
+        if depth > 0 {
+            self.bufs[depth - 1].end_of_nested_block();
+        }
         let buf = std::mem::take(&mut self.bufs[depth]);
         self.finish_sink(sink, &buf, matches!(tag, TagEnd::CodeBlock));
         self.bufs[depth] = buf;

@@ -53,5 +53,5 @@ pub(super) fn empty_decision(span: Span) -> Diagnostic {
 pub(super) fn tag_without_keyword(tag: &str, span: Span) -> Diagnostic {
     Diagnostic::new(codes::TAG_WITHOUT_KEYWORD, format!("`[{tag}]` tags text with no requirement keyword"))
         .with_primary(span, "this tag")
-        .with_help("a requirement needs MUST, MUST NOT, SHALL, SHALL NOT, SHOULD, SHOULD NOT or MAY in capitals")
+        .with_help("a requirement needs an RFC 2119 keyword in capitals: MUST, MUST NOT, REQUIRED, SHALL, SHALL NOT, SHOULD, SHOULD NOT, RECOMMENDED, NOT RECOMMENDED, MAY or OPTIONAL")
 }

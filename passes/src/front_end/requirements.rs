@@ -16,49 +16,75 @@ pub const KNOWN_RUNNERS: &[&str] = &[
     "javascript",
 ];
 
-/// The first RFC 2119 keyword in `text` (capitals, whole word) and its byte range.
-/// `MUST NOT`, `SHALL NOT` and `SHOULD NOT` are one keyword each.
+/// The first RFC 2119 keyword in `text` (capitals, whole word) and its byte range: all
+/// eleven forms. `MUST NOT`, `SHALL NOT`, `SHOULD NOT` and `NOT RECOMMENDED` are one keyword
+/// each; `REQUIRED` binds as `MUST`, `RECOMMENDED` as `SHOULD`, `NOT RECOMMENDED` as `SHOULD
+/// NOT` and `OPTIONAL` as `MAY`, as RFC 2119 defines them.
 pub fn find_keyword(text: &str) -> Option<(Level, std::ops::Range<usize>)> {
     let bytes = text.as_bytes();
-    // Candidates start with `M` or `S`; memchr (through `str::find`) skips the text between
-    // them many bytes at a time, which matters: this runs over every byte of prose.
-    let mut next_m = text.find('M');
-    let mut next_s = text.find('S');
-    loop {
-        let i = match (next_m, next_s) {
-            (None, None) => return None,
-            (Some(m), None) => m,
-            (None, Some(s)) => s,
-            (Some(m), Some(s)) => m.min(s),
-        };
-        if !ends_word(&text[..i]) {
-            // The second letter tells the keywords apart; comparing a handful of bytes
-            // inline is much cheaper than a `memcmp` call per keyword.
-            let candidates: &[_] = match bytes.get(i + 1) {
-                Some(b'U') => &KEYWORDS[0..1],
-                Some(b'H') => &KEYWORDS[1..3],
-                Some(b'A') => &KEYWORDS[3..4],
-                _ => &[],
-            };
-            for (word, level, negated) in candidates {
-                let end = i + word.len();
-                if bytes.get(i..end) == Some(word.as_bytes()) && !starts_word(&text[end..]) {
-                    if let Some(negated) = negated
-                        && let Some(not_end) = not_after(text, end)
-                    {
-                        return Some((*negated, i..not_end));
-                    }
-                    return Some((*level, i..end));
-                }
-            }
-        }
-        let advance = |at: usize, c: char| text[at + 1..].find(c).map(|p| at + 1 + p);
-        if bytes[i] == b'M' {
-            next_m = advance(i, 'M');
+    // Candidates start with `M`, `S`, `R`, `N` or `O`; memchr skips the text between them
+    // many bytes at a time, which matters: this runs over every byte of prose.
+    // The next candidate of each search, kept so that each is searched again only once it
+    // is used: linear in the text.
+    let (mut next3, mut next2) = (
+        memchr::memchr3(b'M', b'S', b'R', bytes),
+        memchr::memchr2(b'N', b'O', bytes),
+    );
+    while let Some(i) = next3.into_iter().chain(next2).min() {
+        let after = |p: usize| i + 1 + p;
+        if next3 == Some(i) {
+            next3 = memchr::memchr3(b'M', b'S', b'R', &bytes[i + 1..]).map(after);
         } else {
-            next_s = advance(i, 'S');
+            next2 = memchr::memchr2(b'N', b'O', &bytes[i + 1..]).map(after);
+        }
+        if ends_word(&text[..i]) {
+            continue;
+        }
+        // The first two letters tell the keywords apart; comparing a handful of bytes
+        // inline is much cheaper than a `memcmp` call per keyword.
+        let candidates: &[_] = match (bytes[i], bytes.get(i + 1)) {
+            (b'M', Some(b'U')) => &KEYWORDS[0..1],
+            (b'S', Some(b'H')) => &KEYWORDS[1..3],
+            (b'M', Some(b'A')) => &KEYWORDS[3..4],
+            (b'R', Some(b'E')) => &KEYWORDS[4..6],
+            (b'N', Some(b'O')) => &KEYWORDS[6..8],
+            (b'O', Some(b'P')) => &KEYWORDS[8..9],
+            _ => &[],
+        };
+        for (word, level, negated) in candidates {
+            let Some(end) = keyword_at(text, i, word) else {
+                continue;
+            };
+            if let Some(negated) = negated
+                && let Some(not_end) = not_after(text, end)
+            {
+                return Some((*negated, i..not_end));
+            }
+            return Some((*level, i..end));
         }
     }
+    None
+}
+
+/// The end of `word` at `i` in `text`, if it stands there as a whole word; a `word` with a
+/// space (`NOT RECOMMENDED`) takes any white space there.
+fn keyword_at(text: &str, i: usize, word: &str) -> Option<usize> {
+    let mut end = i;
+    for (n, part) in word.split(' ').enumerate() {
+        if n > 0 {
+            let rest = &text[end..];
+            let gap = rest.len() - rest.trim_start().len();
+            if gap == 0 {
+                return None;
+            }
+            end += gap;
+        }
+        if text.as_bytes().get(end..end + part.len()) != Some(part.as_bytes()) {
+            return None;
+        }
+        end += part.len();
+    }
+    (!starts_word(&text[end..])).then_some(end)
 }
 
 const KEYWORDS: &[(&str, Level, Option<Level>)] = &[
@@ -66,6 +92,12 @@ const KEYWORDS: &[(&str, Level, Option<Level>)] = &[
     ("SHALL", Level::Shall, Some(Level::ShallNot)),
     ("SHOULD", Level::Should, Some(Level::ShouldNot)),
     ("MAY", Level::May, None),
+    ("REQUIRED", Level::Must, None),
+    ("RECOMMENDED", Level::Should, None),
+    ("NOT RECOMMENDED", Level::ShouldNot, None),
+    // Not one of RFC 2119's forms, but it must not read as `REQUIRED`: it says optional.
+    ("NOT REQUIRED", Level::May, None),
+    ("OPTIONAL", Level::May, None),
 ];
 
 /// A letter, digit or `_` of any script: what a keyword may not touch. Punctuation such as

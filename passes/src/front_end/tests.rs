@@ -84,6 +84,35 @@ node (root) "S"
 }
 
 #[test]
+fn the_strongest_keyword_of_a_requirement_sets_its_level() {
+    check(
+        "# S\n- The OPTIONAL `tag` field MUST be ASCII.\n- It is RECOMMENDED to cache, and it MAY log.\n- It MAY retry and SHOULD NOT loop.\n",
+        r#"
+node (root) "S"
+  req #1 MUST Rfc2119 "The OPTIONAL tag field MUST be ASCII."
+  req #2 SHOULD Rfc2119 "It is RECOMMENDED to cache, and it MAY log."
+  req #3 SHOULD NOT Rfc2119 "It MAY retry and SHOULD NOT loop."
+"#,
+    );
+}
+
+#[test]
+fn text_after_a_nested_block_is_not_glued_to_the_text_before_it() {
+    check(
+        "# S\n* The relay MUST check each hook:\n  ```sh\n  echo hi\n  ```\n  After emitting, it MUST log.\n\
+         - The gate MUST hold:\n  - a nested item\n\n  Then it SHOULD log.\n> Quoted MUST read:\n> ```\n> x\n> ```\n> Then more.\n",
+        r#"
+node (root) "S"
+  req #1 MUST Rfc2119 "The relay MUST check each hook: After emitting, it MUST log."
+  req #2 MUST Rfc2119 "The gate MUST hold: Then it SHOULD log."
+  req #3 MUST Rfc2119 "Quoted MUST read:"
+  example Some("sh")
+  example None
+"#,
+    );
+}
+
+#[test]
 fn paragraph_sentences_split_and_abbreviations_hold() {
     check(
         "# S\n\nIntro, e.g. this. The server MUST reply. Is it fast? Clients SHOULD retry! Done.\n",
@@ -277,6 +306,26 @@ fn every_keyword_is_found_with_its_level() {
         ("It SHOULD x.", Level::Should, "SHOULD"),
         ("It SHOULD NOT x.", Level::ShouldNot, "SHOULD NOT"),
         ("It MAY x.", Level::May, "MAY"),
+        ("Support for x is REQUIRED.", Level::Must, "REQUIRED"),
+        (
+            "- **REQUIRED**: Read tasks.md first",
+            Level::Must,
+            "REQUIRED",
+        ),
+        ("Caching is RECOMMENDED.", Level::Should, "RECOMMENDED"),
+        (
+            "Polling is NOT RECOMMENDED.",
+            Level::ShouldNot,
+            "NOT RECOMMENDED",
+        ),
+        (
+            "Polling is NOT\u{a0}RECOMMENDED.",
+            Level::ShouldNot,
+            "NOT\u{a0}RECOMMENDED",
+        ),
+        ("Compression is OPTIONAL.", Level::May, "OPTIONAL"),
+        ("A reply is NOT REQUIRED.", Level::May, "NOT REQUIRED"),
+        ("NOT a keyword, but OPTIONAL is", Level::May, "OPTIONAL"),
     ];
     for (text, level, found) in cases {
         let (l, range) = super::requirements::find_keyword(text).expect(text);
@@ -285,6 +334,8 @@ fn every_keyword_is_found_with_its_level() {
     for none in [
         "MUSTARD MAYBE SHALLOW SHOULDER",
         "SUCH SHAPE MAX",
+        "REQUIREDNESS NOTE OPTIONALLY RECOMMENDEDS NOT REQUIRE",
+        "NOTRECOMMENDED xREQUIRED",
         "É MUST_",
         "xMUST",
     ] {

@@ -12,6 +12,9 @@ pub(crate) struct TextBuf {
     line_starts: Vec<u32>,
     /// Ranges of `text` that came from inline code: a keyword there is quoted, not used.
     code: Vec<(u32, u32)>,
+    /// A block inside this one (a code block, a nested list) ended: the next text starts a
+    /// new paragraph, not the end of the last word.
+    block_ended: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -29,6 +32,12 @@ impl TextBuf {
         self.pieces.clear();
         self.line_starts.clear();
         self.code.clear();
+        self.block_ended = false;
+    }
+
+    /// A block nested in this one ended: text that follows is separated from what came before.
+    pub(crate) fn end_of_nested_block(&mut self) {
+        self.block_ended = true;
     }
 
     /// Appends inline code (`` `MUST` ``): text like any other, but never a keyword.
@@ -38,23 +47,40 @@ impl TextBuf {
         self.code.push((start, self.text.len() as u32));
     }
 
-    /// The level of the first requirement keyword in `r` (a range of `text`) that does not
-    /// start inside inline code.
+    /// The level of the strongest requirement keyword in `r` (a range of `text`) that does
+    /// not start inside inline code: a binding one (MUST, SHALL, REQUIRED) over SHOULD and
+    /// RECOMMENDED, those over MAY and OPTIONAL, the first of equals. "The OPTIONAL `tag`
+    /// field MUST be ASCII" binds.
     pub(crate) fn find_keyword(&self, r: std::ops::Range<usize>) -> Option<specc_ir::Level> {
+        let strength = |l: specc_ir::Level| {
+            use specc_ir::Level::*;
+            match l {
+                Must | MustNot | Shall | ShallNot => 2,
+                Should | ShouldNot => 1,
+                May => 0,
+            }
+        };
+        let mut best: Option<specc_ir::Level> = None;
         let mut from = r.start;
         while from < r.end {
-            let (level, k) = super::requirements::find_keyword(&self.text[from..r.end])?;
+            let Some((level, k)) = super::requirements::find_keyword(&self.text[from..r.end])
+            else {
+                break;
+            };
             let start = (from + k.start) as u32;
             // Code ranges are in text order: the last one starting at or before the keyword
             // is the only one that can hold it.
             let i = self.code.partition_point(|&(a, _)| a <= start);
             let in_code = i > 0 && start < self.code[i - 1].1;
-            if !in_code {
-                return Some(level);
+            if !in_code && best.is_none_or(|b| strength(level) > strength(b)) {
+                best = Some(level);
+                if strength(level) == 2 {
+                    break;
+                }
             }
-            from += k.start + 1;
+            from += if in_code { k.start + 1 } else { k.end };
         }
-        None
+        best
     }
 
     pub(crate) fn line_starts(&self) -> &[u32] {
@@ -81,6 +107,9 @@ impl TextBuf {
     pub(crate) fn push(&mut self, s: &str, src: std::ops::Range<usize>, source: &str) {
         if s.is_empty() {
             return;
+        }
+        if std::mem::take(&mut self.block_ended) {
+            self.push_break("\n\n");
         }
         // Text that pulldown-cmark borrows from the source at `src` maps one to one; text it
         // had to rewrite (escapes, entities) maps to the start of its range.

@@ -114,7 +114,13 @@ pub fn design_docs(decisions: &[PlannedDecision]) -> BTreeMap<String, String> {
     // One entry per id: a repetition (the same decision, read again below its owner) is not
     // a second record.
     for d in decisions.iter().filter(|d| seen.insert(d.id.as_str())) {
-        let area = d.id.split('.').next().unwrap_or("general").to_owned();
+        // The area names a file: an id the checks would refuse never names one.
+        let area =
+            d.id.split('.')
+                .next()
+                .filter(|a| super::is_valid_key(a))
+                .unwrap_or("general")
+                .to_owned();
         by_area.entry(area).or_default().push(d);
     }
     by_area

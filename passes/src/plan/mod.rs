@@ -8,14 +8,25 @@ mod lower;
 mod ownership;
 mod scope;
 mod shape;
+mod validate;
 
-pub use coverage::uncovered;
+pub use coverage::{check_node_coverage, uncovered};
 pub use lower::{LowerOptions, design_docs, lower};
 pub use ownership::{
     Conflict, Owned, check_ownership, check_spec_decisions, claim_decisions, decision_key,
 };
 pub use scope::{scopes_may_overlap, serialise_overlapping_writes};
 pub use shape::{check_cycles, check_keys, check_limits};
+pub use validate::{check_names_and_scopes, is_valid_decision_id, is_valid_key, scope_problem};
+
+/// A model's (or the spec's) text cut to `max` characters for a message.
+pub(crate) fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_owned()
+    } else {
+        format!("{}…", s.chars().take(max).collect::<String>())
+    }
+}
 
 /// How a task is named in messages: the root task's id is empty.
 pub fn task_name(task: &str) -> String {

@@ -15,7 +15,8 @@ use crate::source::Files;
 use crate::{Env, exit};
 
 pub(crate) fn run(args: &CheckArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let mut reporter = Reporter::new(args.messages.message_format, env);
+    let mut reporter =
+        Reporter::new(args.messages.message_format, env).with_limit(args.messages.error_limit());
     if let Err(d) = check_dir(&args.path) {
         reporter.report(&Files::default(), &d, err);
         return exit::USAGE;
@@ -81,6 +82,7 @@ fn print(
     for d in &report.diagnostics {
         reporter.report(files, d, err);
     }
+    reporter.flush_suppressed(err);
     let (errors, warnings) = reporter.counts();
     let _ = if reporter.is_json() {
         writeln!(

@@ -14,6 +14,9 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0003", include_str!("../explain/E0003.md")),
     ("E0004", include_str!("../explain/E0004.md")),
     ("E0005", include_str!("../explain/E0005.md")),
+    ("E0006", include_str!("../explain/E0006.md")),
+    ("W0007", include_str!("../explain/W0007.md")),
+    ("W0008", include_str!("../explain/W0008.md")),
     ("E0101", include_str!("../explain/E0101.md")),
     ("E0102", include_str!("../explain/E0102.md")),
     ("E0103", include_str!("../explain/E0103.md")),
@@ -49,6 +52,10 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("W0310", include_str!("../explain/W0310.md")),
     ("W0311", include_str!("../explain/W0311.md")),
     ("E0312", include_str!("../explain/E0312.md")),
+    ("E0313", include_str!("../explain/E0313.md")),
+    ("E0314", include_str!("../explain/E0314.md")),
+    ("E0315", include_str!("../explain/E0315.md")),
+    ("E0316", include_str!("../explain/E0316.md")),
     ("E0401", include_str!("../explain/E0401.md")),
     ("E0402", include_str!("../explain/E0402.md")),
     ("E0403", include_str!("../explain/E0403.md")),
@@ -58,6 +65,8 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("W0407", include_str!("../explain/W0407.md")),
     ("W0408", include_str!("../explain/W0408.md")),
     ("E0409", include_str!("../explain/E0409.md")),
+    ("E0501", include_str!("../explain/E0501.md")),
+    ("E0502", include_str!("../explain/E0502.md")),
 ];
 
 /// The explanation of `code` (case-insensitive), if it has one.

@@ -22,14 +22,15 @@ use crate::source::Files;
 use crate::{Env, exit};
 
 pub(crate) fn run(args: &PinArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let mut reporter = Reporter::new(args.messages.message_format, env);
+    let mut reporter =
+        Reporter::new(args.messages.message_format, env).with_limit(args.messages.error_limit());
     let mut files = Files::default();
     match pin(&args.target, args.root.as_deref(), &mut files, out) {
         Ok(diagnostics) => {
             for d in &diagnostics {
                 reporter.report(&files, d, err);
             }
-            reporter.status()
+            reporter.finish(err)
         }
         Err(d) => {
             reporter.report(&files, &d, err);

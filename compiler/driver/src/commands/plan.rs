@@ -13,7 +13,8 @@ use crate::source::{Files, read_source};
 use crate::{Env, exit};
 
 pub(crate) fn run(args: &PlanArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let mut reporter = Reporter::new(args.messages.message_format, env);
+    let mut reporter =
+        Reporter::new(args.messages.message_format, env).with_limit(args.messages.error_limit());
     let mut files = Files::default();
     let name = args.spec.display().to_string();
     let text = match read_source(&args.spec) {
@@ -28,9 +29,11 @@ pub(crate) fn run(args: &PlanArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
     let db = Database::default();
     let file = SpecFile::new(&db, name.clone(), file_id, text.to_string());
     let parsed = parse_spec(&db, file);
-    for d in &parsed.diagnostics {
+    let runners = super::runners::beside(&args.spec, args.config.as_deref());
+    for d in super::runners::known(&parsed.diagnostics, &parsed.tree, &runners) {
         reporter.report(&files, d, err);
     }
+    reporter.flush_suppressed(err);
     let written = match (args.emit, args.format) {
         (Emit::Intent, Format::Json) => write_json(&parsed.tree, &name, out),
         (Emit::Intent, Format::Text) => write_tree(&db, file, &parsed.tree, &files, out),
@@ -44,10 +47,12 @@ pub(crate) fn run(args: &PlanArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
     reporter.status()
 }
 
-/// Reads and parses the spec at `path`, reporting its diagnostics; `Err` holds the exit
-/// status when it could not be read.
+/// Reads and parses the spec at `path`, reporting its diagnostics (but E0105 for a runner
+/// specc.toml — `config`, or beside the spec — declares); `Err` holds the exit status when
+/// it could not be read.
 pub(crate) fn parse(
     path: &std::path::Path,
+    config: Option<&std::path::Path>,
     files: &mut Files,
     reporter: &mut Reporter,
     err: &mut dyn Write,
@@ -63,7 +68,8 @@ pub(crate) fn parse(
     let text: Arc<str> = text.into();
     let file_id = files.add(name, text.clone());
     let parsed = specc_passes::parse_spec(file_id, &text);
-    for d in &parsed.diagnostics {
+    let runners = super::runners::beside(path, config);
+    for d in super::runners::known(&parsed.diagnostics, &parsed.tree, &runners) {
         reporter.report(files, d, err);
     }
     Ok(parsed.tree)

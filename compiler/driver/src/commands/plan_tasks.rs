@@ -33,109 +33,51 @@ pub(crate) fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
-    let dir = args
-        .spec
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
+    let dir = super::spec_dir(Some(&args.spec));
     let state = dir.join(".specc");
-    let fail = |reporter: &mut Reporter, err: &mut dyn Write, message: String, help: &str| {
-        let d = Diagnostic::new(codes::PLANNING_FAILED, message).with_help(help.to_owned());
-        reporter.report(files, &d, err);
-        exit::ERRORS
-    };
-    let (config, limits) = match load_config(args, &dir, &state) {
-        Ok(c) => c,
-        Err(e) => {
-            return fail(
-                reporter,
-                err,
-                e,
-                "fix specc.toml, or plan offline with --provider outline",
-            );
+    // Configuration and I/O: exit 2, as every command.
+    let setup = match Setup::open(args, &dir, &state) {
+        Ok(s) => s,
+        Err(d) => {
+            reporter.report(files, &d, err);
+            return exit::USAGE;
         }
     };
-    let guide = field_guide::load(&dir, limits.field_guide_lines);
+    let guide = field_guide::load(&dir, setup.limits.field_guide_lines);
     if let Some(w) = &guide.warning {
         reporter.report(files, w, err);
     }
-    let env = |var: &str| std::env::var(var).ok();
-    let llm = config.clone();
-    let mut client = Client::from_config(config, &env, args.record.as_deref());
-    if args.provider == ProviderChoice::Outline {
-        let outline: Arc<dyn specc_llm::Provider> = Arc::new(OutlinePlanner::new("outline"));
-        let outline = match &args.record {
-            Some(path) => {
-                Arc::new(specc_llm::Recorder::new(outline, path)) as Arc<dyn specc_llm::Provider>
-            }
-            None => outline,
-        };
-        client = client.with_provider("outline", outline, 1);
-    }
-    let ledger = match Ledger::open(&state.join("state.db")) {
-        Ok(l) => Arc::new(l),
-        Err(e) => {
-            return fail(
-                reporter,
-                err,
-                format!("the state database: {e}"),
-                "check that .specc/ beside the spec is writable",
-            );
-        }
-    };
-    let client = client.with_ledger(ledger, "plan");
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            return fail(
-                reporter,
-                err,
-                format!("no async runtime: {e}"),
-                "this is a bug",
-            );
-        }
-    };
-    let planned = runtime.block_on(planning::plan(
-        &client,
+    let (planned, notes) = setup.runtime.block_on(planning::plan(
+        &setup.client,
         tree,
-        &llm,
-        limits,
+        &setup.llm,
+        setup.limits,
         &guide.text,
         &state,
     ));
+    for d in notes.iter().chain(&super::recording_warning(&setup.client)) {
+        reporter.report(files, d, err);
+    }
     let planned = match planned {
         Ok(p) => p,
         Err(e) => {
+            let status = planning::failure_status(&e);
             for d in planning::failure(e) {
                 reporter.report(files, &d, err);
             }
-            return exit::ERRORS;
+            reporter.flush_suppressed(err);
+            return status;
         }
     };
     for d in &planned.tree.diagnostics {
         reporter.report(files, d, err);
     }
-    let tasks = planned.tasks;
-    // The planner's decisions become design documents `specc check` reads, one per area.
-    let decisions = planned.decisions;
-    let docs_dir = dir.join("design-docs");
-    for (file, text) in design_docs(&decisions) {
-        let path = docs_dir.join(format!("planned-{file}"));
-        let written = std::fs::create_dir_all(&docs_dir).and_then(|()| std::fs::write(&path, text));
-        if let Err(e) = written {
-            return fail(
-                reporter,
-                err,
-                format!("cannot write {}: {e}", path.display()),
-                "check that design-docs/ beside the spec is writable",
-            );
-        }
+    if let Err(d) = write_design_docs(&planned.decisions, &dir.join("design-docs")) {
+        reporter.report(files, &d, err);
+        return exit::USAGE;
     }
-    let covered: HashSet<String> = tasks
+    let covered: HashSet<String> = planned
+        .tasks
         .iter()
         .filter(|t| t.kind == ChildKind::Work)
         .flat_map(|t| t.covers_requirements.iter().cloned())
@@ -144,15 +86,90 @@ pub(crate) fn run(
         reporter.report(files, &d, err);
     }
     let written = match args.format {
-        Format::Json => serde_json::to_writer_pretty(&mut *out, &tasks)
+        Format::Json => serde_json::to_writer_pretty(&mut *out, &planned.tasks)
             .map_err(std::io::Error::other)
             .and_then(|()| writeln!(out)),
-        Format::Text => write_tasks(&tasks, planned.tree.calls, out),
+        Format::Text => write_tasks(&planned.tasks, planned.tree.calls, out),
     };
     if written.is_err() {
         return exit::USAGE;
     }
-    reporter.status()
+    reporter.finish(err)
+}
+
+/// What planning needs before the first call: the configuration, a client of its planner
+/// (the outline planner plugged in, `--record` wrapped around it, the ledger in `.specc/`)
+/// and the async runtime. Each failure is one diagnostic.
+struct Setup {
+    llm: LlmConfig,
+    limits: Limits,
+    client: Client,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Setup {
+    fn open(args: &PlanArgs, dir: &Path, state: &Path) -> Result<Setup, Box<Diagnostic>> {
+        let io = |message: String, help: &str| {
+            Box::new(Diagnostic::new(codes::IO_ERROR, message).with_help(help.to_owned()))
+        };
+        let (llm, limits) = load_config(args, dir, state).map_err(|e| {
+            Box::new(Diagnostic::new(codes::INVALID_CONFIG, e).with_help(
+                "fix specc.toml (`specc explain E0006`), or plan offline with --provider outline",
+            ))
+        })?;
+        let env = |var: &str| std::env::var(var).ok();
+        let mut client = Client::from_config(llm.clone(), &env, args.record.as_deref());
+        if args.provider == ProviderChoice::Outline {
+            let outline: Arc<dyn specc_llm::Provider> = Arc::new(OutlinePlanner::new("outline"));
+            let outline = match &args.record {
+                Some(path) => {
+                    Arc::new(client.recorder(outline, path)) as Arc<dyn specc_llm::Provider>
+                }
+                None => outline,
+            };
+            client = client.with_provider("outline", outline, 1);
+        }
+        let ledger = Ledger::open(&state.join("state.db")).map_err(|e| {
+            io(
+                format!("the state database: {e}"),
+                "check that .specc/ beside the spec is writable",
+            )
+        })?;
+        let client = client.with_ledger(Arc::new(ledger), "plan");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| io(format!("no async runtime: {e}"), "this is a bug"))?;
+        Ok(Setup {
+            llm,
+            limits,
+            client,
+            runtime,
+        })
+    }
+}
+
+/// The planner's decisions as the design documents `specc check` reads, one per area, in
+/// `docs` (`planned-<area>.md`).
+fn write_design_docs(
+    decisions: &[specc_ir::plan::PlannedDecision],
+    docs: &Path,
+) -> Result<(), Box<Diagnostic>> {
+    for (file, text) in design_docs(decisions) {
+        let path = docs.join(format!("planned-{file}"));
+        std::fs::create_dir_all(docs)
+            .and_then(|()| std::fs::write(&path, text))
+            .map_err(|e| {
+                Box::new(
+                    Diagnostic::new(
+                        codes::IO_ERROR,
+                        format!("cannot write {}: {e}", path.display()),
+                    )
+                    .with_help("check that design-docs/ beside the spec is writable"),
+                )
+            })?;
+    }
+    Ok(())
 }
 
 /// specc.toml (given, or beside the spec), with the planner's provider replaced for
@@ -164,11 +181,11 @@ fn load_config(args: &PlanArgs, dir: &Path, state: &Path) -> Result<(LlmConfig, 
         .clone()
         .unwrap_or_else(|| dir.join("specc.toml"));
     let (mut config, limits) = if path.is_file() {
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let limits = Limits::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = crate::config_check::read(&path)?;
+        let at = |e: String| crate::config_check::at(&path, &e);
+        let limits = Limits::from_toml(&text).map_err(at)?;
         (
-            LlmConfig::parse_at(&text, &path).map_err(|e| e.to_string())?,
+            LlmConfig::parse_at(&text, &path).map_err(|e| at(e.to_string()))?,
             limits,
         )
     } else if args.provider == ProviderChoice::Config {
@@ -189,16 +206,18 @@ fn load_config(args: &PlanArgs, dir: &Path, state: &Path) -> Result<(LlmConfig, 
                     timeouts: None,
                 },
             );
-            let model = config
-                .roles
-                .get("planner")
-                .map_or_else(|| "planner".to_owned(), |r| r.model.clone());
+            // The role keeps its model and its max_tokens (both are in the request's
+            // fingerprint), so a recording made live replays here.
+            let (model, max_tokens) = config.roles.get("planner").map_or_else(
+                || ("planner".to_owned(), specc_llm::config::DEFAULT_MAX_TOKENS),
+                |r| (r.model.clone(), r.max_tokens),
+            );
             config.roles.insert(
                 "planner".to_owned(),
                 RoleConfig {
                     provider: name.to_owned(),
                     model,
-                    max_tokens: 8192,
+                    max_tokens,
                     concurrency: None,
                 },
             );

@@ -2,6 +2,7 @@
 //! in `.specc/plan-cache.json` (kept even when planning stops part way, written atomically),
 //! `plan_tree`, and lowering to the Task IR with the roles' models and budgets.
 //! design: driver.plan-tasks
+//! design: driver.plan-cache
 
 use std::path::Path;
 
@@ -21,33 +22,110 @@ pub(crate) struct Planned {
 }
 
 /// Plans `tree` with the planner of `config`, using and extending the cache in `state`.
+/// Besides the plan, what befell the cache (W0007): a damaged one set aside, a save that
+/// failed.
 pub(crate) async fn plan(
+    client: &Client,
+    tree: &IntentTree,
+    config: &LlmConfig,
+    limits: Limits,
+    guide: &str,
+    state: &Path,
+) -> (Result<Planned, PlanError>, Vec<Diagnostic>) {
+    let cache_path = state.join("plan-cache.json");
+    let mut notes = Vec::new();
+    let mut cache = load_cache(&cache_path, &mut notes);
+    let planned = plan_cached(client, tree, config, limits, guide, &mut cache).await;
+    // Keep what was answered, even when planning stopped part way.
+    if let Err(e) = save_cache(&cache, state, &cache_path) {
+        notes.push(
+            Diagnostic::new(
+                codes::PLAN_CACHE_DAMAGED,
+                format!(
+                    "the planner cache {} was not saved ({e}): the answers of this plan will be asked for again next time",
+                    cache_path.display()
+                ),
+            )
+            .with_help("check that .specc/ beside the spec is writable and the disk is not full"),
+        );
+    }
+    (planned, notes)
+}
+
+/// The cache at `path`: empty if there is none; a file that does not parse is moved aside
+/// (never deleted: it may be all a long plan paid for) and reported.
+fn load_cache(path: &Path, notes: &mut Vec<Diagnostic>) -> Cache {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Cache::default(),
+        Err(e) => {
+            notes.push(Diagnostic::new(
+                codes::PLAN_CACHE_DAMAGED,
+                format!(
+                    "the planner cache {} could not be read ({e}): planning starts without it",
+                    path.display()
+                ),
+            ));
+            return Cache::default();
+        }
+    };
+    match serde_json::from_slice(&bytes) {
+        Ok(cache) => cache,
+        Err(e) => {
+            let aside = path.with_extension(format!(
+                "json.damaged-{}",
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos())
+            ));
+            let kept = std::fs::rename(path, &aside).map_or_else(
+                |r| format!("it could not be moved aside ({r}) and will be overwritten"),
+                |()| format!("it was moved to {}", aside.display()),
+            );
+            notes.push(
+                Diagnostic::new(
+                    codes::PLAN_CACHE_DAMAGED,
+                    format!(
+                        "the planner cache {} is damaged ({e}); {kept}, and planning starts without it",
+                        path.display()
+                    ),
+                )
+                .with_help("its answers are asked for again; see `specc explain W0007`"),
+            );
+            Cache::default()
+        }
+    }
+}
+
+/// Writes the cache atomically: a temporary file, synced, renamed over the old one, the
+/// directory synced. A crash leaves the old cache or the new one, never half of one.
+fn save_cache(cache: &Cache, state: &Path, path: &Path) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let bytes = serde_json::to_vec(cache).map_err(std::io::Error::other)?;
+    std::fs::create_dir_all(state)?;
+    let tmp = path.with_extension("json.tmp");
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(&bytes)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)?;
+    std::fs::File::open(state)?.sync_all()
+}
+
+async fn plan_cached(
     client: &Client,
     tree: &IntentTree,
     config: &LlmConfig,
     mut limits: Limits,
     guide: &str,
-    state: &Path,
+    cache: &mut Cache,
 ) -> Result<Planned, PlanError> {
-    if let Some(r) = config.role(Role::Planner) {
-        limits.max_tokens = r.max_tokens;
-    }
-    let cache_path = state.join("plan-cache.json");
-    let mut cache: Cache = std::fs::read(&cache_path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
-    let planned = plan_tree(client, tree, limits, guide, &mut cache).await;
-    // Keep what was answered, even when planning stopped part way.
-    if let Ok(bytes) = serde_json::to_vec(&cache) {
-        let tmp = cache_path.with_extension("json.tmp");
-        let written = std::fs::create_dir_all(state)
-            .and_then(|()| std::fs::write(&tmp, bytes))
-            .and_then(|()| std::fs::rename(&tmp, &cache_path));
-        if let Err(e) = written {
-            tracing::warn!(path = %cache_path.display(), error = %e, "the planner cache was not saved");
-        }
-    }
+    // One source for the planner's max_tokens in every mode: the role's (it is part of each
+    // request's fingerprint, so a live recording must replay with the same value).
+    limits.max_tokens = config
+        .role(Role::Planner)
+        .map_or(specc_llm::config::DEFAULT_MAX_TOKENS, |r| r.max_tokens);
+    let planned = plan_tree(client, tree, limits, guide, cache).await;
     let planned = planned?;
     let spec_decisions: Vec<String> = tree
         .nodes()
@@ -80,7 +158,43 @@ pub(crate) async fn plan(
 
 /// The most output tokens one worker call may use: the worker role's `max_tokens`.
 pub(crate) fn worker_max_tokens(config: &LlmConfig) -> u32 {
-    config.role(Role::Worker).map_or(4096, |r| r.max_tokens)
+    config
+        .role(Role::Worker)
+        .map_or(specc_llm::config::DEFAULT_MAX_TOKENS, |r| r.max_tokens)
+}
+
+/// What to do about a planner call that failed for good, by its kind.
+fn model_help(e: &specc_llm::LlmError) -> &'static str {
+    use specc_llm::LlmError as E;
+    match e {
+        E::Auth { .. } | E::Config(_) => {
+            "check the provider's key: specc.toml names the environment variable that holds it"
+        }
+        E::Quota(_) => "the provider's account is out of quota or over a spend limit",
+        E::ContextLength(_) => {
+            "use a planner model with a larger context, or split the section into smaller ones"
+        }
+        E::Budget { .. } => {
+            "raise `[budget] dollars` in specc.toml and plan again: answers already paid for are cached"
+        }
+        E::ReplayMiss { .. } => {
+            "the recording has no answer for this request: record the run with --record FILE against a live provider"
+        }
+        _ => {
+            "the provider could not be reached or kept failing after every retry; see `specc explain E0316`"
+        }
+    }
+}
+
+/// The exit status of a failed plan: 2 when the configuration is at fault (a refused key),
+/// 1 otherwise.
+pub(crate) fn failure_status(e: &PlanError) -> i32 {
+    match e {
+        PlanError::Model(specc_llm::LlmError::Auth { .. } | specc_llm::LlmError::Config(_)) => {
+            crate::exit::USAGE
+        }
+        _ => crate::exit::ERRORS,
+    }
 }
 
 /// What the user reads when planning failed: the problems of an answer that stayed invalid,
@@ -90,10 +204,13 @@ pub(crate) fn failure(e: PlanError) -> Vec<Diagnostic> {
         Diagnostic::new(codes::PLANNING_FAILED, message).with_help(help)
     };
     match e {
-        PlanError::Model(e) => vec![e0309(
-            format!("a planner call failed: {e}"),
-            "see `specc explain E0309`",
-        )],
+        PlanError::Model(e) => vec![
+            Diagnostic::new(
+                codes::PLANNER_CALL_FAILED,
+                format!("a planner call failed: {e}"),
+            )
+            .with_help(model_help(&e)),
+        ],
         PlanError::Invalid { task, mut problems } => {
             let summary = e0309(
                 format!(
@@ -117,6 +234,12 @@ pub(crate) fn failure(e: PlanError) -> Vec<Diagnostic> {
                 ids.join(", ")
             ),
             "settle the contested questions in the spec with `Decision:` lines that carry their ids",
+        )],
+        PlanError::CallLimit(n) => vec![e0309(
+            format!(
+                "planning stopped before its next call: it would pass the limit of {n} planner calls"
+            ),
+            "raise `[limits] planner_calls` in specc.toml if the spec is that large; answers so far are cached",
         )],
     }
 }

@@ -3,7 +3,6 @@
 //! design: driver.build
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use specc_ir::{Diagnostic, codes};
 use specc_llm::{Ledger, LlmConfig};
@@ -16,13 +15,7 @@ use crate::{Env, exit};
 
 pub(crate) fn run(args: &StatusArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let mut reporter = Reporter::new(MessageFormat::Human, env);
-    let dir: PathBuf = args
-        .spec
-        .as_deref()
-        .and_then(Path::parent)
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
+    let dir = super::spec_dir(args.spec.as_deref());
     let db = dir.join(".specc/state.db");
     let fail = |reporter: &mut Reporter, err: &mut dyn Write, message: String| {
         let d = Diagnostic::new(codes::IO_ERROR, message)

@@ -9,6 +9,11 @@ use nix::sched::CloneFlags;
 
 use super::spec::{Rlimits, Stage1};
 
+/// The host's directories every sandboxed command may read (where they exist).
+pub const SYSTEM_READABLE: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys",
+];
+
 /// Enters new user (where it can), network, pid, IPC, UTS and cgroup namespaces, as many as
 /// the host allows; the calling process must be single-threaded. (Stage 2 makes its own
 /// mount namespace, so its mounts never hide the host's /sys — and the cgroups — from
@@ -166,10 +171,7 @@ pub fn landlock(readable: &[PathBuf], writable: &[PathBuf]) -> Result<bool, Stri
             .filter(|p| p.exists())
             .collect()
     };
-    let system = existing(&[
-        "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc",
-        "/sys",
-    ]);
+    let system = existing(SYSTEM_READABLE);
     let devices = existing(&[
         "/dev/null",
         "/dev/zero",

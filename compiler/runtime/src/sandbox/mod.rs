@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use specc_llm::BoxFuture;
 
+pub use self::layers::SYSTEM_READABLE;
 pub use self::spec::{Probe, Rlimits, Spec};
 use crate::runner::{
     CommandResult, CommandSpec, Confinement, Launch, ProcessRunner, Runner, launch,
@@ -141,7 +142,7 @@ impl Runner for SandboxRunner {
 
 /// The toolchains a command may read: rustup's home, and the directory of cargo's
 /// binaries (not the rest of cargo's home, where registry tokens live).
-fn toolchain_dirs() -> Vec<PathBuf> {
+pub fn toolchain_dirs() -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let var_or = |var: &str, sub: &str| {
         std::env::var_os(var)

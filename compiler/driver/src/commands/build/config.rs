@@ -1,6 +1,7 @@
 //! specc.toml as `specc build` reads it: the model part (`specc_llm::config`), `[limits]`
 //! (`specc_runtime::limits`), `[review]` (`specc_runtime::review_config`), and its own tables, `[build]` (`out`, `jobs`) and `[sandbox]`
-//! (`allow_weaker`, `read`, `memory_mb`, `file_mb`, `open_files`, `pids`). Unknown keys in its tables are refused. With `--provider replay` every
+//! (`allow_weaker`, `read`, `memory_mb`, `file_mb`, `open_files`, `pids`), and `[eval]`
+//! (`specc_runtime::eval::config`). Unknown keys in its tables are refused. With `--provider replay` every
 //! role is answered by one recording; the roles keep their models, so a recording made live
 //! replays.
 //! design: driver.build
@@ -14,7 +15,7 @@ use specc_runtime::limits::Limits;
 
 use crate::cli::{BuildArgs, BuildProvider};
 
-pub(super) struct BuildConfig {
+pub(in crate::commands) struct BuildConfig {
     pub(super) llm: LlmConfig,
     pub(super) limits: Limits,
     /// `[review]`: how landed tasks are reviewed.
@@ -28,6 +29,10 @@ pub(super) struct BuildConfig {
     pub(super) sandbox_limits: specc_runtime::sandbox::Rlimits,
     /// The environment variables that hold keys: never given to a command.
     pub(super) key_vars: Vec<String>,
+    /// `[runners]`: more languages for the spec's test blocks.
+    pub(super) runners: specc_runtime::runners::Runners,
+    /// `[eval]`: the hidden test suite, if any.
+    pub(in crate::commands) eval: Option<specc_runtime::eval::EvalConfig>,
 }
 
 #[derive(Deserialize)]
@@ -55,27 +60,7 @@ struct SandboxTable {
 }
 
 pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildConfig, String> {
-    let path = args
-        .config
-        .clone()
-        .unwrap_or_else(|| dir.join("specc.toml"));
-    if !path.is_file() {
-        return Err(format!(
-            "no {} to say which models plan and work",
-            path.display()
-        ));
-    }
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let at = |e: String| format!("{}: {e}", path.display());
-    let limits = Limits::from_toml(&text).map_err(at)?;
-    let review = specc_runtime::review::ReviewConfig::parse(&text).map_err(at)?;
-    let mut llm = LlmConfig::parse_at(&text, &path).map_err(|e| at(e.to_string()))?;
-    let file: File = toml::from_str(&text).map_err(|e| at(e.to_string()))?;
-    let key_vars = llm
-        .providers
-        .values()
-        .filter_map(|p| p.api_key_env.clone())
-        .collect();
+    let mut cfg = load_file(args.config.as_deref(), dir)?;
     if args.provider == BuildProvider::Replay {
         let recording = args
             .recording
@@ -84,7 +69,7 @@ pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildCo
         if !recording.is_file() {
             return Err(format!("no recording at {}", recording.display()));
         }
-        llm.providers.insert(
+        cfg.llm.providers.insert(
             "replay".to_owned(),
             ProviderConfig {
                 kind: ProviderKind::Replay,
@@ -95,10 +80,39 @@ pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildCo
                 timeouts: None,
             },
         );
-        for role in llm.roles.values_mut() {
+        for role in cfg.llm.roles.values_mut() {
             role.provider = "replay".to_owned();
         }
     }
+    Ok(cfg)
+}
+
+/// specc.toml at `config` (or beside the spec, in `dir`), as written.
+pub(in crate::commands) fn load_file(
+    config: Option<&Path>,
+    dir: &Path,
+) -> Result<BuildConfig, String> {
+    let path = config.map_or_else(|| dir.join("specc.toml"), Path::to_path_buf);
+    if !path.is_file() {
+        return Err(format!(
+            "no {} to say which models plan and work",
+            path.display()
+        ));
+    }
+    let text = crate::config_check::read(&path)?;
+    let at = |e: String| crate::config_check::at(&path, &e);
+    let limits = Limits::from_toml(&text).map_err(at)?;
+    let review = specc_runtime::review::ReviewConfig::parse(&text).map_err(at)?;
+    let llm = LlmConfig::parse_at(&text, &path).map_err(|e| at(e.to_string()))?;
+    let file: File = toml::from_str(&text).map_err(|e| at(e.to_string()))?;
+    let config_dir = path.parent().unwrap_or(dir);
+    let eval = specc_runtime::eval::EvalConfig::parse(&text, config_dir).map_err(at)?;
+    let runners = specc_runtime::runners::parse(&text).map_err(at)?;
+    let key_vars = llm
+        .providers
+        .values()
+        .filter_map(|p| p.api_key_env.clone())
+        .collect();
     let sandbox = file.sandbox.unwrap_or(SandboxTable {
         allow_weaker: None,
         read: None,
@@ -116,6 +130,32 @@ pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildCo
             "[review] names lenses but there is no [roles.reviewer] to review with".to_owned(),
         ));
     }
+    let sandbox_read: Vec<PathBuf> = sandbox
+        .read
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| if p.is_relative() { dir.join(p) } else { p })
+        .collect();
+    if let Some(e) = &eval {
+        if !e.tests.is_dir() {
+            return Err(at(format!(
+                "[eval] tests: {} is not a directory",
+                e.tests.display()
+            )));
+        }
+        // Everything a sandboxed command may read: the system's directories, the toolchains,
+        // and `[sandbox] read`.
+        let system = specc_runtime::sandbox::SYSTEM_READABLE
+            .iter()
+            .map(PathBuf::from);
+        let mut readable: Vec<PathBuf> = system
+            .chain(specc_runtime::sandbox::toolchain_dirs())
+            .collect();
+        readable.extend(sandbox_read.iter().cloned());
+        if let Some(why) = readable.iter().find_map(|r| e.exposed_by(r)) {
+            return Err(at(why));
+        }
+    }
     Ok(BuildConfig {
         llm,
         limits,
@@ -125,12 +165,7 @@ pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildCo
             .map(|o| if o.is_relative() { dir.join(o) } else { o }),
         jobs: build.jobs,
         allow_weaker: sandbox.allow_weaker.unwrap_or(false),
-        sandbox_read: sandbox
-            .read
-            .unwrap_or_default()
-            .into_iter()
-            .map(|p| if p.is_relative() { dir.join(p) } else { p })
-            .collect(),
+        sandbox_read,
         sandbox_limits: {
             let d = specc_runtime::sandbox::Rlimits::default();
             specc_runtime::sandbox::Rlimits {
@@ -142,5 +177,7 @@ pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildCo
             }
         },
         key_vars,
+        runners,
+        eval,
     })
 }

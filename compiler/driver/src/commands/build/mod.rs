@@ -5,11 +5,12 @@
 //! workers' checkouts (`work/`).
 //! design: driver.build
 
-mod config;
+pub(super) mod config;
+pub(super) mod evals;
 mod out_dir;
 mod pins;
 mod progress;
-mod session;
+pub(super) mod session;
 mod summary;
 
 use std::collections::BTreeMap;
@@ -34,19 +35,28 @@ use crate::{Env, exit};
 
 pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let started = Instant::now();
-    let mut reporter = Reporter::new(args.messages.message_format, env);
+    let mut reporter =
+        Reporter::new(args.messages.message_format, env).with_limit(args.messages.error_limit());
     let mut files = Files::default();
-    let tree = match super::plan::parse(&args.spec, &mut files, &mut reporter, err) {
+    let tree = match super::plan::parse(
+        &args.spec,
+        args.config.as_deref(),
+        &mut files,
+        &mut reporter,
+        err,
+    ) {
         Ok(tree) => tree,
         Err(status) => return status,
     };
     if reporter.counts().0 > 0 {
+        reporter.flush_suppressed(err);
         return exit::ERRORS; // the spec's errors are above; nothing is planned from them
     }
     let s = match Session::open(args, env) {
         Ok(s) => s,
         Err(refused) => {
             reporter.report(&files, &refused.diagnostic, err);
+            reporter.flush_suppressed(err);
             return refused.status;
         }
     };
@@ -61,7 +71,12 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         let d = Diagnostic::new(
             codes::WEAKER_SANDBOX_ALLOWED,
             format!(
-                "models' commands run with partial confinement only ({missing}; [sandbox] allow_weaker = true)"
+                "models' commands run with partial confinement only ({missing}; [sandbox] allow_weaker = true){}",
+                if s.cfg.eval.is_some() {
+                    ": they may be able to read the [eval] tests"
+                } else {
+                    ""
+                }
             ),
         );
         reporter.report(&files, &d, err);
@@ -72,11 +87,12 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
     }
     let plan = match s.rt.block_on(plan(&s, &tree, &guide.text)) {
         Ok(p) => p,
-        Err(problems) => {
+        Err((problems, status)) => {
             for d in &problems {
                 reporter.report(&files, d, err);
             }
-            return exit::ERRORS;
+            reporter.flush_suppressed(err);
+            return status;
         }
     };
     for d in &plan.diagnostics {
@@ -108,6 +124,7 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         )
         .with_help(format!("the work tasks are: {}", leaves.join(", ")));
         reporter.report(&files, &d, err);
+        reporter.flush_suppressed(err);
         return exit::USAGE;
     }
     plan.plan.force = args.force.clone();
@@ -116,9 +133,13 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         let sink: &mut dyn Write = if json { &mut *out } else { &mut *err };
         execute(&s, args, env, plan.plan, sink)
     };
-    for d in outcome_diagnostics(&s, &report) {
+    for d in outcome_diagnostics(&s, &report)
+        .into_iter()
+        .chain(super::recording_warning(&s.client))
+    {
         reporter.report(&files, &d, err);
     }
+    reporter.flush_suppressed(err);
     let check = check_out_dir(&s, args, env, err);
     let rows: Vec<_> = s
         .ledger
@@ -155,10 +176,20 @@ struct Planned {
 
 /// Plans `tree` (the planner cache in `.specc/`), gathers each work leaf's order, and the
 /// files the repository is seeded with: the planned design documents and the field guide.
-async fn plan(s: &Session, tree: &IntentTree, guide: &str) -> Result<Planned, Vec<Diagnostic>> {
-    let planned = planning::plan(&s.client, tree, &s.cfg.llm, s.cfg.limits, guide, &s.state)
-        .await
-        .map_err(planning::failure)?;
+/// A failed plan is its diagnostics and the exit status.
+async fn plan(
+    s: &Session,
+    tree: &IntentTree,
+    guide: &str,
+) -> Result<Planned, (Vec<Diagnostic>, i32)> {
+    let (planned, notes) =
+        planning::plan(&s.client, tree, &s.cfg.llm, s.cfg.limits, guide, &s.state).await;
+    let planned = planned.map_err(|e| {
+        let status = planning::failure_status(&e);
+        let mut all = notes.clone();
+        all.extend(planning::failure(e));
+        (all, status)
+    })?;
     let mut seed: BTreeMap<String, String> = design_docs(&planned.decisions)
         .into_iter()
         .map(|(file, text)| (format!("design-docs/planned-{file}"), text))
@@ -166,8 +197,18 @@ async fn plan(s: &Session, tree: &IntentTree, guide: &str) -> Result<Planned, Ve
     if !guide.is_empty() {
         seed.insert(field_guide::PATH.to_owned(), guide.to_owned());
     }
-    let (orders, unrunnable) = orders::work_orders(tree, &planned.tasks, &planned.decisions);
-    let mut diagnostics = planned.tree.diagnostics;
+    let (orders, unrunnable) =
+        orders::work_orders(tree, &planned.tasks, &planned.decisions, &s.cfg.runners);
+    let mut diagnostics = notes;
+    diagnostics.extend(planned.tree.diagnostics);
+    // A binding requirement no work leaf covers is reported here as in `specc plan`.
+    let covered: std::collections::HashSet<String> = planned
+        .tasks
+        .iter()
+        .filter(|t| t.kind == specc_ir::plan::ChildKind::Work)
+        .flat_map(|t| t.covers_requirements.iter().cloned())
+        .collect();
+    diagnostics.extend(specc_passes::plan::uncovered(tree, &covered));
     diagnostics.extend(unrunnable.into_iter().map(|u| {
         Diagnostic::new(
             codes::CHECK_NOT_RUN,
@@ -230,7 +271,11 @@ fn execute(
         MessageFormat::Human => progress::Mode::Plain,
     };
     let progress = progress::Progress::new(mode, leaves, sink);
+    let (landings, watched) = tokio::sync::watch::channel(specc_runtime::eval::Progress::default());
     let on_event = |e: specc_runtime::Event| {
+        if matches!(e, specc_runtime::Event::Landed { .. }) {
+            landings.send_modify(|p| p.landings += 1);
+        }
         progress.event(&e);
         progress.spent(
             || s.ledger.spent(&s.run).unwrap_or(0.0),
@@ -256,7 +301,20 @@ fn execute(
         .journal
         .start_run(&s.run, &args.spec.display().to_string());
     let jobs = args.jobs.or(s.cfg.jobs).unwrap_or(4);
-    let report = s.rt.block_on(runtime_build::build(&services, plan, jobs));
+    let build = async {
+        let report = runtime_build::build(&services, plan, jobs).await;
+        landings.send_modify(|p| p.ended = true);
+        report
+    };
+    let report = match evals::evaluator(s) {
+        Some(ev) => {
+            let seen = |p: specc_runtime::eval::Seen<'_>| evals::show(&progress, p);
+            let db = s.ledger.state_db();
+            let during = specc_runtime::eval::during_build(&ev, &db, &s.run, watched, &seen);
+            s.rt.block_on(async { tokio::join!(build, during).0 })
+        }
+        None => s.rt.block_on(build),
+    };
     progress.finish();
     let status = if report.stopped.is_some() {
         "stopped"
@@ -331,6 +389,7 @@ fn check_out_dir(
         watch_limit: None,
         messages: crate::cli::MessageArgs {
             message_format: args.messages.message_format,
+            error_limit: args.messages.error_limit,
         },
     };
     let mut text = Vec::new();

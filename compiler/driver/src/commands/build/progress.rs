@@ -104,6 +104,23 @@ impl<'w> Progress<'w> {
         }
     }
 
+    /// A line that is not a scheduler event (an eval point): `text` for people, `json` for
+    /// `--message-format json`.
+    pub(super) fn note(&self, text: &str, json: serde_json::Value) {
+        let secs = self.started.elapsed().as_secs_f64();
+        match &self.shown {
+            Shown::Json => {
+                let mut json = json;
+                json["seconds"] = serde_json::json!((secs * 1000.0).round() / 1000.0);
+                let _ = writeln!(self.lines.borrow_mut(), "{json}");
+            }
+            Shown::Plain => {
+                let _ = writeln!(self.lines.borrow_mut(), "[{secs:>6.1}s] {text}");
+            }
+            Shown::Bar(bar) => bar.println(text),
+        }
+    }
+
     pub(super) fn finish(&self) {
         if let Shown::Bar(bar) = &self.shown {
             bar.finish_and_clear();

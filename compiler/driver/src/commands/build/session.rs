@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use specc_ir::{Diagnostic, codes};
 use specc_llm::config::ProviderKind;
-use specc_llm::{Client, Ledger, Provider, Recorder};
+use specc_llm::{Client, Ledger, Provider};
 use specc_runtime::journal::Journal;
 use specc_runtime::runner::{Confinement, ProcessRunner, Runner};
 use specc_runtime::sandbox::SandboxRunner;
@@ -19,9 +19,9 @@ use crate::cli::BuildArgs;
 use crate::{Env, exit};
 
 /// Why a build could not start.
-pub(super) struct Refused {
-    pub(super) diagnostic: Box<Diagnostic>,
-    pub(super) status: i32,
+pub(in crate::commands) struct Refused {
+    pub(in crate::commands) diagnostic: Box<Diagnostic>,
+    pub(in crate::commands) status: i32,
 }
 
 impl Refused {
@@ -60,7 +60,7 @@ pub(super) struct Session {
 
 impl Session {
     pub(super) fn open(args: &BuildArgs, env: &Env) -> Result<Session, Refused> {
-        let dir = spec_dir(&args.spec);
+        let dir = crate::commands::spec_dir(Some(&args.spec));
         let state = dir.join(".specc");
         let cfg = config::load(args, &dir, &state).map_err(Refused::setup)?;
         let out = args
@@ -156,7 +156,7 @@ impl Session {
 
 /// Takes `.specc/lock`, or says that another build holds it. The lock is the operating
 /// system's: it ends with the process, however the process ends.
-fn lock(state: &Path) -> Result<std::fs::File, Refused> {
+pub(in crate::commands) fn lock(state: &Path) -> Result<std::fs::File, Refused> {
     let path = state.join("lock");
     let file = std::fs::create_dir_all(state)
         .and_then(|()| {
@@ -182,7 +182,11 @@ fn lock(state: &Path) -> Result<std::fs::File, Refused> {
 
 /// The sandbox over the helper binary, or the interim runner without one; and what the
 /// host does not enforce, in words.
-fn runner(cfg: &BuildConfig, env: &Env, rt: &tokio::runtime::Runtime) -> (Arc<dyn Runner>, String) {
+pub(in crate::commands) fn runner(
+    cfg: &BuildConfig,
+    env: &Env,
+    rt: &tokio::runtime::Runtime,
+) -> (Arc<dyn Runner>, String) {
     let process = ProcessRunner {
         secret_vars: cfg.key_vars.clone(),
     };
@@ -217,7 +221,7 @@ fn client(cfg: &BuildConfig, args: &BuildArgs, env: &Env) -> Client {
     let mut client = Client::from_config(cfg.llm.clone(), &key_env, args.record.as_deref());
     if let Some(models) = &env.models {
         let provider = match &args.record {
-            Some(path) => Arc::new(Recorder::new(models.0.clone(), path)) as Arc<dyn Provider>,
+            Some(path) => Arc::new(client.recorder(models.0.clone(), path)) as Arc<dyn Provider>,
             None => models.0.clone(),
         };
         for name in cfg.llm.providers.keys() {
@@ -225,11 +229,4 @@ fn client(cfg: &BuildConfig, args: &BuildArgs, env: &Env) -> Client {
         }
     }
     client
-}
-
-fn spec_dir(spec: &Path) -> PathBuf {
-    spec.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf()
 }

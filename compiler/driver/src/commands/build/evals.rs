@@ -1,0 +1,81 @@
+//! `[eval]` during a build: the evaluator over the build's VCS store and runner, in its own
+//! directory (`.specc/eval/build/`), and how each point is shown.
+//! design: eval.run
+
+use specc_runtime::eval::{Evaluation, Evaluator, Seen};
+
+use super::progress::Progress;
+use super::session::Session;
+
+/// Bytes of each stream of an eval command kept in memory (the log keeps the rest).
+pub(in crate::commands) const OUTPUT_CAP: usize = 64 << 10;
+
+/// The build's evaluator, if specc.toml has `[eval]`.
+pub(super) fn evaluator(s: &Session) -> Option<Evaluator> {
+    Some(Evaluator {
+        config: s.cfg.eval.clone()?,
+        repo: s.repo.clone(),
+        runner: s.runner.clone(),
+        dir: s.state.join("eval").join("build"),
+        output_cap: OUTPUT_CAP,
+    })
+}
+
+/// One point (or an evaluation that could not run) as a progress line.
+pub(super) fn show(progress: &Progress<'_>, seen: Seen<'_>) {
+    match seen {
+        Seen::Point {
+            point,
+            evaluation,
+            last,
+        } => {
+            let text = format!(
+                "eval        {}{} at commit {}",
+                score_words(evaluation),
+                if last { " (final)" } else { "" },
+                &evaluation.commit.hex()[..12]
+            );
+            let json = serde_json::json!({
+                "event": "eval",
+                "point": point,
+                "final": last,
+                "commit": evaluation.commit.hex(),
+                "score": evaluation.ratio(),
+                "passed": evaluation.score.as_ref().map(|s| s.passed),
+                "total": evaluation.score.as_ref().map(|s| s.total()),
+            });
+            progress.note(&text, json);
+        }
+        Seen::Error(why) => progress.note(
+            &format!("eval        could not run: {why}"),
+            serde_json::json!({"event": "eval_error", "reason": why}),
+        ),
+    }
+}
+
+/// "5 of 12 tests pass (41.7%)", or why the score is unknown.
+pub(in crate::commands) fn score_words(e: &Evaluation) -> String {
+    match &e.score {
+        Some(s) if s.total() > 0 => format!(
+            "{} of {} tests pass ({:.1}%)",
+            s.passed,
+            s.total(),
+            100.0 * s.passed as f64 / s.total() as f64
+        ),
+        Some(_) => "no test ran".to_owned(),
+        None => format!(
+            "score unknown: the output could not be read as test results ({})",
+            exit_words(&e.exit)
+        ),
+    }
+}
+
+fn exit_words(exit: &specc_runtime::runner::Exit) -> String {
+    use specc_runtime::runner::Exit;
+    match exit {
+        Exit::Code(c) => format!("exit status {c}"),
+        Exit::Signal(s) => format!("killed by signal {s}"),
+        Exit::TimedOut => "timed out".to_owned(),
+        Exit::NotStarted(why) => format!("not started: {why}"),
+    }
+}

@@ -1,0 +1,195 @@
+//! `specc eval [SPEC] [--commit C] [--format text|json]`: scores the build's head (or a
+//! commit of it) against `[eval]`'s hidden tests, in the sandbox, and prints passed, failed,
+//! total and every test's result. It takes the state directory's lock, so it never runs
+//! beside a build (which evaluates at its own interval). Exit 0 when tests ran and every one
+//! passed, 1 when one failed, none ran or the score is unknown, 2 when it could not run
+//! (E0501).
+//! design: eval.run
+
+use std::io::Write;
+
+use specc_ir::{Diagnostic, codes};
+use specc_passes::eval::Outcome;
+use specc_runtime::eval::{Evaluation, Evaluator};
+use specc_runtime::runner::Confinement;
+use specc_vcs::object::ObjectId;
+
+use super::Reporter;
+use super::build::{config, evals, session};
+use crate::cli::{EvalArgs, Format, MessageFormat};
+use crate::source::Files;
+use crate::{Env, exit};
+
+pub(crate) fn run(args: &EvalArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let mut reporter = Reporter::new(MessageFormat::Human, env);
+    match evaluate(args, env, &mut reporter, err) {
+        Ok(e) => {
+            let _ = match args.format {
+                Format::Json => writeln!(out, "{}", json(&e)),
+                Format::Text => write_text(&e, out),
+            };
+            match &e.score {
+                Some(s) if s.failed == 0 && s.total() > 0 => exit::OK,
+                _ => exit::ERRORS,
+            }
+        }
+        Err(why) => {
+            let d = Diagnostic::new(codes::EVAL_SETUP, why).with_help("see `specc explain E0501`");
+            reporter.report(&Files::default(), &d, err);
+            exit::USAGE
+        }
+    }
+}
+
+fn evaluate(
+    args: &EvalArgs,
+    env: &Env,
+    reporter: &mut Reporter,
+    err: &mut dyn Write,
+) -> Result<Evaluation, String> {
+    let dir = super::spec_dir(args.spec.as_deref());
+    let state = dir.join(".specc");
+    let cfg = config::load_file(args.config.as_deref(), &dir)?;
+    let Some(eval) = cfg.eval.clone() else {
+        return Err("specc.toml has no [eval] table: nothing says which tests to run".to_owned());
+    };
+    let log = state.join("vcs").join("log");
+    if !log.exists() {
+        return Err(format!(
+            "nothing has been built at {} yet: run `specc build` first",
+            dir.display()
+        ));
+    }
+    let _lock = session::lock(&state).map_err(|r| r.diagnostic.message.clone())?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("no async runtime: {e}"))?;
+    let (runner, missing) = session::runner(&cfg, env, &rt);
+    if runner.confinement() == Confinement::Weaker {
+        let d = Diagnostic::new(
+            codes::WEAKER_SANDBOX_ALLOWED,
+            format!(
+                "the eval command runs the built code with partial confinement only ({missing})"
+            ),
+        );
+        reporter.report(&Files::default(), &d, err);
+    }
+    let repo = specc_vcs::Repo::open(&log, specc_vcs::Options::default())
+        .map_err(|e| format!("the VCS store in {}: {e}", state.join("vcs").display()))?;
+    rt.block_on(async {
+        let stats = repo.stats().await;
+        let head = stats.head.ok_or("the VCS store has no commit yet")?;
+        let commit = match &args.commit {
+            None => head,
+            Some(c) => resolve(&repo, head, c).await?,
+        };
+        let ev = Evaluator {
+            config: eval,
+            repo: repo.clone(),
+            runner,
+            dir: state.join("eval").join("cli"),
+            output_cap: evals::OUTPUT_CAP,
+        };
+        ev.evaluate(commit, &stats.conflicts).await
+    })
+}
+
+/// The commit of the branch whose id is `given` or starts with it (one only).
+async fn resolve(repo: &specc_vcs::Repo, head: ObjectId, given: &str) -> Result<ObjectId, String> {
+    let given = given.trim().to_ascii_lowercase();
+    if given.len() < 4 || !given.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!(
+            "`{given}` is not a commit id (at least 4 hexadecimal digits)"
+        ));
+    }
+    let mut found = Vec::new();
+    let mut at = Some(head);
+    while let Some(id) = at {
+        if id.hex().starts_with(&given) {
+            found.push(id);
+        }
+        at = repo.commit(id).await.and_then(|c| c.parent);
+    }
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(format!("no commit of the build starts with `{given}`")),
+        many => Err(format!(
+            "`{given}` names {} commits: give more digits",
+            many.len()
+        )),
+    }
+}
+
+fn outcome_word(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Passed => "ok",
+        Outcome::Failed => "FAILED",
+        Outcome::Skipped => "skipped",
+    }
+}
+
+fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Passed => "passed",
+        Outcome::Failed => "failed",
+        Outcome::Skipped => "skipped",
+    }
+}
+
+fn write_text(e: &Evaluation, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "commit {}: {}",
+        &e.commit.hex()[..12],
+        evals::score_words(e)
+    )?;
+    if let Some(s) = &e.score {
+        if s.skipped > 0 {
+            writeln!(out, "{} skipped", s.skipped)?;
+        }
+        for t in &s.tests {
+            writeln!(out, "  {:<7} {}", outcome_word(t.outcome), t.name)?;
+        }
+    }
+    let m = &e.metrics;
+    writeln!(
+        out,
+        "tree: {} files, {} lines, {} packages · took {:.1}s · output in {}",
+        m.files,
+        m.lines,
+        m.packages,
+        e.elapsed.as_secs_f64(),
+        e.log.display()
+    )
+}
+
+fn json(e: &Evaluation) -> serde_json::Value {
+    let (passed, failed, skipped, tests) = match &e.score {
+        Some(s) => (
+            Some(s.passed),
+            Some(s.failed),
+            Some(s.skipped),
+            s.tests
+                .iter()
+                .map(|t| serde_json::json!({"name": t.name, "outcome": outcome_name(t.outcome)}))
+                .collect(),
+        ),
+        None => (None, None, None, Vec::new()),
+    };
+    serde_json::json!({
+        "commit": e.commit.hex(),
+        "score": e.ratio(),
+        "passed": passed,
+        "failed": failed,
+        "skipped": skipped,
+        "total": e.score.as_ref().map(|s| s.total()),
+        "tests": tests,
+        "exit": e.exit,
+        "log": e.log,
+        "lines": e.metrics.lines,
+        "files": e.metrics.files,
+        "packages": e.metrics.packages,
+        "seconds": e.elapsed.as_secs_f64(),
+    })
+}

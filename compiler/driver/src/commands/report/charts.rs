@@ -1,0 +1,180 @@
+//! One line chart as SVG, drawn by plotters' SVG backend: axes with their units, a mark on
+//! every point (so a one-point line shows), a legend, and a note in the plot when there is
+//! nothing to draw. The chart keeps its data ranges and the pixel box of its plot, written
+//! beside the SVG in the page, so a reader (the tests) can map the drawn lines back to data.
+//! design: eval.report
+
+use plotters::prelude::*;
+
+/// One line: a name for the legend, a colour, and (x, y) points in data units.
+pub(super) struct Line {
+    pub(super) name: String,
+    pub(super) color: RGBColor,
+    pub(super) points: Vec<(f64, f64)>,
+}
+
+/// What to draw.
+pub(super) struct Spec<'a> {
+    pub(super) title: &'a str,
+    /// The x axis' title, with its unit.
+    pub(super) x_desc: &'a str,
+    pub(super) y_desc: &'a str,
+    /// How a y value is labelled on its axis.
+    pub(super) y_format: fn(f64) -> String,
+    /// The y axis ends here at least (100 for a percentage).
+    pub(super) y_floor_max: f64,
+    /// Counts: the axis ends on a whole number and its labels are whole numbers.
+    pub(super) integer: bool,
+    pub(super) lines: Vec<Line>,
+}
+
+/// A drawn chart.
+pub(super) struct Chart {
+    pub(super) svg: String,
+    pub(super) x: (f64, f64),
+    pub(super) y: (f64, f64),
+    /// The plot's pixel box: left, top, right, bottom.
+    pub(super) plot: (i32, i32, i32, i32),
+    /// Name and colour of each line, in legend order.
+    pub(super) legend: Vec<(String, String)>,
+}
+
+const SIZE: (u32, u32) = (720, 380);
+
+/// Colours that stay apart on white (Tableau 10).
+pub(super) const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+pub(super) fn hex(c: RGBColor) -> String {
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+/// Draws `spec`. A drawing error (none is expected from the SVG backend) leaves what was
+/// drawn and says so in the chart's title.
+pub(super) fn draw(spec: &Spec<'_>) -> Chart {
+    let all = spec.lines.iter().flat_map(|l| l.points.iter());
+    let (mut x_max, mut y_max) = (0.0f64, 0.0f64);
+    for (x, y) in all {
+        x_max = x_max.max(*x);
+        y_max = y_max.max(*y);
+    }
+    // One point at 0, or nothing: the axes still span something readable.
+    let x = (0.0, if x_max > 0.0 { x_max * 1.05 } else { 1.0 });
+    let mut top = (y_max * 1.1).max(spec.y_floor_max);
+    if spec.integer {
+        top = top.ceil().max(1.0);
+    }
+    let y = (0.0, if top > 0.0 { top } else { 1.0 });
+    let mut svg = String::new();
+    let mut plot = (0, 0, 0, 0);
+    let drawn = render(spec, x, y, &mut svg, &mut plot);
+    if let Err(e) = drawn {
+        tracing::warn!(chart = spec.title, error = %e, "a chart could not be drawn whole");
+    }
+    Chart {
+        svg,
+        x,
+        y,
+        plot,
+        legend: spec
+            .lines
+            .iter()
+            .map(|l| (l.name.clone(), hex(l.color)))
+            .collect(),
+    }
+}
+
+type Drawn = Result<(), Box<dyn std::error::Error>>;
+
+fn render(
+    spec: &Spec<'_>,
+    x: (f64, f64),
+    y: (f64, f64),
+    svg: &mut String,
+    plot: &mut (i32, i32, i32, i32),
+) -> Drawn {
+    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(spec.title, ("sans-serif", 18))
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(72)
+        .build_cartesian_2d(x.0..x.1, y.0..y.1)?;
+    let y_format = spec.y_format;
+    let y_labels = if spec.integer {
+        (y.1 as usize + 1).min(11)
+    } else {
+        11
+    };
+    let x_span = x.1 - x.0;
+    chart
+        .configure_mesh()
+        .x_desc(spec.x_desc)
+        .y_desc(spec.y_desc)
+        .y_labels(y_labels)
+        .x_label_formatter(&|v| axis_number(*v, x_span))
+        .y_label_formatter(&|v| y_format(*v))
+        .light_line_style(RGBColor(236, 236, 236))
+        .draw()?;
+    let (px, py) = chart.plotting_area().get_pixel_range();
+    *plot = (px.start, py.start, px.end, py.end);
+    let drawable: Vec<&Line> = spec.lines.iter().filter(|l| !l.points.is_empty()).collect();
+    if drawable.is_empty() {
+        let style = ("sans-serif", 16)
+            .into_font()
+            .color(&RGBColor(110, 110, 110));
+        let at = ((px.start + px.end) / 2 - 60, (py.start + py.end) / 2);
+        root.draw(&Text::new("no points yet", at, style))?;
+        root.present()?;
+        return Ok(());
+    }
+    for line in drawable {
+        let color = line.color;
+        chart
+            .draw_series(LineSeries::new(
+                line.points.iter().copied(),
+                color.stroke_width(2),
+            ))?
+            .label(line.name.as_str())
+            .legend(move |(lx, ly)| {
+                PathElement::new(vec![(lx, ly), (lx + 18, ly)], color.stroke_width(3))
+            });
+        chart.draw_series(
+            line.points
+                .iter()
+                .map(|p| Circle::new(*p, 3, color.filled())),
+        )?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(180, 180, 180))
+        .label_font(("sans-serif", 13))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// A label of an axis `span` long: whole numbers on a long axis, tenths or hundredths on a
+/// short one, so neighbouring labels differ.
+fn axis_number(v: f64, span: f64) -> String {
+    if span >= 20.0 {
+        format!("{v:.0}")
+    } else if span >= 2.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}

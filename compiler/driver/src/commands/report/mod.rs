@@ -1,0 +1,368 @@
+//! `specc report [SPEC] [--state DB…] [--run R…] [--out report.html] [--list]`: the eval
+//! series of one or more builds (`specc_runtime::eval::series`), drawn as charts over time
+//! (plotters, SVG) in one self-contained HTML page, and summed up in the terminal. Runs from
+//! several state databases (two configurations, two versions of a spec) share each chart,
+//! one line per run, named in the legend.
+//! design: eval.report
+
+mod charts;
+mod html;
+mod summary;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use specc_ir::{Diagnostic, codes};
+use specc_runtime::eval::series::{self, Point};
+
+use self::charts::{Chart, Line, PALETTE, Spec};
+use super::Reporter;
+use crate::cli::{MessageFormat, ReportArgs};
+use crate::source::Files;
+use crate::{Env, exit};
+
+/// One run's series, named for the legend.
+pub(super) struct Run {
+    pub(super) label: String,
+    pub(super) db: PathBuf,
+    pub(super) points: Vec<Point>,
+}
+
+pub(crate) fn run(args: &ReportArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let mut reporter = Reporter::new(MessageFormat::Human, env);
+    let fail = |reporter: &mut Reporter, err: &mut dyn Write, why: String| {
+        let d = Diagnostic::new(codes::REPORT_SETUP, why).with_help("see `specc explain E0502`");
+        reporter.report(&Files::default(), &d, err);
+        exit::USAGE
+    };
+    let runs = match load(args) {
+        Ok(runs) => runs,
+        Err(why) => return fail(&mut reporter, err, why),
+    };
+    if args.list {
+        for r in &runs {
+            let _ = writeln!(
+                out,
+                "{}\t{} points\t{}",
+                r.label,
+                r.points.len(),
+                r.db.display()
+            );
+        }
+        return exit::OK;
+    }
+    let unit = Unit::of(&runs);
+    let charts = charts_of(&runs, unit);
+    let page = html::page(&runs, &charts, unit);
+    if let Err(e) = std::fs::write(&args.out, page) {
+        return fail(
+            &mut reporter,
+            err,
+            format!("writing {}: {e}", args.out.display()),
+        );
+    }
+    let _ = summary::write(&runs, out);
+    let _ = writeln!(
+        out,
+        "report: {} ({} charts, {} run{})",
+        args.out.display(),
+        charts.len(),
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" }
+    );
+    exit::OK
+}
+
+/// The runs to draw: every run with a series in the state databases named (or the spec's),
+/// those `--run` names if any.
+fn load(args: &ReportArgs) -> Result<Vec<Run>, String> {
+    let dbs: Vec<PathBuf> = if args.state.is_empty() {
+        vec![
+            super::spec_dir(args.spec.as_deref())
+                .join(".specc")
+                .join("state.db"),
+        ]
+    } else {
+        args.state.clone()
+    };
+    let mut runs = Vec::new();
+    for db in &dbs {
+        if !db.is_file() {
+            return Err(format!("no state database at {}", db.display()));
+        }
+        for (run, points) in series::read(db)? {
+            let label = if dbs.len() > 1 {
+                format!("{} {run}", place(db))
+            } else {
+                run.clone()
+            };
+            if args.run.is_empty() || args.run.iter().any(|r| *r == run || *r == label) {
+                runs.push(Run {
+                    label,
+                    db: db.clone(),
+                    points,
+                });
+            }
+        }
+    }
+    for wanted in &args.run {
+        if !runs
+            .iter()
+            .any(|r| r.label == *wanted || r.label.ends_with(&format!(" {wanted}")))
+        {
+            return Err(format!("no run `{wanted}` with an eval series"));
+        }
+    }
+    if runs.is_empty() {
+        return Err(format!(
+            "no run in {} has an eval series: a build records one when specc.toml has [eval]",
+            dbs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(runs)
+}
+
+/// A state database's project, for a legend: the directory that holds `.specc/`.
+fn place(db: &Path) -> String {
+    db.parent()
+        .and_then(Path::parent)
+        .and_then(Path::file_name)
+        .map_or_else(
+            || db.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+}
+
+/// The time axis' unit: seconds for builds under two minutes, minutes otherwise.
+#[derive(Clone, Copy)]
+pub(super) enum Unit {
+    Seconds,
+    Minutes,
+}
+
+impl Unit {
+    fn of(runs: &[Run]) -> Unit {
+        let longest = runs
+            .iter()
+            .filter_map(|r| r.points.last())
+            .map(|p| p.t_ms)
+            .max()
+            .unwrap_or(0);
+        if longest < 120_000 {
+            Unit::Seconds
+        } else {
+            Unit::Minutes
+        }
+    }
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Unit::Seconds => "seconds",
+            Unit::Minutes => "minutes",
+        }
+    }
+
+    fn desc(self) -> &'static str {
+        match self {
+            Unit::Seconds => "seconds since the build started",
+            Unit::Minutes => "minutes since the build started",
+        }
+    }
+
+    fn at(self, p: &Point) -> f64 {
+        match self {
+            Unit::Seconds => p.t_ms as f64 / 1000.0,
+            Unit::Minutes => p.t_ms as f64 / 60_000.0,
+        }
+    }
+}
+
+/// One line per run of `y` at each point (points where it is `None` are left out: an
+/// unknown score is not drawn as zero).
+fn per_run(runs: &[Run], unit: Unit, y: impl Fn(&Point) -> Option<f64>) -> Vec<Line> {
+    runs.iter()
+        .enumerate()
+        .map(|(i, r)| Line {
+            name: r.label.clone(),
+            color: PALETTE[i % PALETTE.len()],
+            points: r
+                .points
+                .iter()
+                .filter_map(|p| y(p).map(|v| (unit.at(p), v)))
+                .collect(),
+        })
+        .collect()
+}
+
+/// One line per run and role of `y(cost)` summed over the role's models.
+fn per_role(runs: &[Run], unit: Unit, y: impl Fn(&series::Cost) -> f64) -> Vec<Line> {
+    let mut lines = Vec::new();
+    for r in runs {
+        let mut roles: Vec<&str> = r
+            .points
+            .iter()
+            .flat_map(|p| p.costs.iter().map(|c| c.role.as_str()))
+            .collect();
+        roles.sort_unstable();
+        roles.dedup();
+        for role in roles {
+            let name = if runs.len() > 1 {
+                format!("{} · {role}", r.label)
+            } else {
+                role.to_owned()
+            };
+            lines.push(Line {
+                name,
+                color: PALETTE[lines.len() % PALETTE.len()],
+                points: r
+                    .points
+                    .iter()
+                    .map(|p| {
+                        let v = p.costs.iter().filter(|c| c.role == role).map(&y).sum();
+                        (unit.at(p), v)
+                    })
+                    .collect(),
+            });
+        }
+    }
+    lines
+}
+
+fn whole(v: f64) -> String {
+    format!("{v:.0}")
+}
+
+fn percent(v: f64) -> String {
+    format!("{v:.0}%")
+}
+
+fn dollars(v: f64) -> String {
+    if v >= 10.0 {
+        format!("${v:.0}")
+    } else {
+        format!("${v:.3}")
+    }
+}
+
+fn tokens(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if v >= 1e4 {
+        format!("{:.0}k", v / 1e3)
+    } else if v >= 1e3 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// Every chart of the page, with its id.
+fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
+    let count = |f: fn(&Point) -> u64| per_run(runs, unit, move |p| Some(f(p) as f64));
+    let x_desc = unit.desc();
+    let specs = [
+        (
+            "score",
+            Spec {
+                x_desc,
+                title: "Hidden tests passing",
+                y_desc: "tests passing (%)",
+                y_format: percent,
+                y_floor_max: 100.0,
+                integer: false,
+                lines: per_run(runs, unit, |p| p.score.map(|s| s * 100.0)),
+            },
+        ),
+        (
+            "commits",
+            Spec {
+                title: "Commits (cumulative)",
+                x_desc,
+                y_desc: "commits",
+                y_format: whole,
+                y_floor_max: 1.0,
+                integer: true,
+                lines: count(|p| p.commits),
+            },
+        ),
+        (
+            "conflicts",
+            Spec {
+                title: "Conflicts (cumulative)",
+                x_desc,
+                y_desc: "conflicts",
+                y_format: whole,
+                y_floor_max: 1.0,
+                integer: true,
+                lines: count(|p| p.conflicts),
+            },
+        ),
+        (
+            "hottest",
+            Spec {
+                title: "Lines of the most-conflicted file",
+                x_desc,
+                y_desc: "lines",
+                y_format: whole,
+                y_floor_max: 1.0,
+                integer: true,
+                lines: per_run(runs, unit, |p| p.hottest.as_ref().map(|h| h.2 as f64)),
+            },
+        ),
+        (
+            "packages",
+            Spec {
+                title: "Packages (manifests in the tree)",
+                x_desc,
+                y_desc: "packages",
+                y_format: whole,
+                y_floor_max: 1.0,
+                integer: true,
+                lines: count(|p| p.packages),
+            },
+        ),
+        (
+            "lines",
+            Spec {
+                title: "Lines in the tree",
+                x_desc,
+                y_desc: "lines",
+                y_format: whole,
+                y_floor_max: 1.0,
+                integer: true,
+                lines: count(|p| p.lines),
+            },
+        ),
+        (
+            "tokens",
+            Spec {
+                title: "Tokens by role (cumulative, input + output)",
+                x_desc,
+                y_desc: "tokens",
+                y_format: tokens,
+                y_floor_max: 1.0,
+                integer: false,
+                lines: per_role(runs, unit, |c| (c.input_tokens + c.output_tokens) as f64),
+            },
+        ),
+        (
+            "dollars",
+            Spec {
+                title: "Dollars by role (cumulative)",
+                x_desc,
+                y_desc: "US dollars",
+                y_format: dollars,
+                y_floor_max: 0.01,
+                integer: false,
+                lines: per_role(runs, unit, |c| c.dollars),
+            },
+        ),
+    ];
+    specs
+        .into_iter()
+        .map(|(id, spec)| (id, charts::draw(&spec)))
+        .collect()
+}

@@ -1,0 +1,53 @@
+//! The rules the repository holds itself to, checked on its own sources: no Rust source file
+//! over 600 lines, and no ignored test (a fixture generator is a documented script).
+
+use std::path::{Path, PathBuf};
+
+use crate::support::root;
+
+/// Every `.rs` file of the repository's own code (not `target/`, not what examples build).
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.filter_map(Result::ok) {
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || name == "target" || name == "out" {
+            continue;
+        }
+        if path.is_dir() {
+            sources(&path, out);
+        } else if name.ends_with(".rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_source_file_is_over_600_lines_and_no_test_is_ignored() {
+    let mut files = Vec::new();
+    for dir in ["ir", "passes", "compiler", "tests", "examples"] {
+        sources(&root().join(dir), &mut files);
+    }
+    assert!(files.len() > 100, "found the sources: {}", files.len());
+    // Spelt in pieces, so that this file does not find itself.
+    let ignore = ["#[", "ignore"].concat();
+    let cfg_attr = ["cfg_", "attr("].concat();
+    let mut over = Vec::new();
+    let mut ignored = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        if text.lines().count() > 600 {
+            over.push(format!("{} ({} lines)", f.display(), text.lines().count()));
+        }
+        let cfg_ignore = text
+            .lines()
+            .any(|l| l.contains(&cfg_attr) && l.contains("ignore"));
+        if text.contains(&ignore) || cfg_ignore {
+            ignored.push(f.display().to_string());
+        }
+    }
+    assert!(over.is_empty(), "split these by responsibility: {over:?}");
+    assert!(ignored.is_empty(), "ignored tests: {ignored:?}");
+}
