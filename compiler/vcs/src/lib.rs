@@ -10,6 +10,7 @@
 //!
 //! design: vcs.store
 
+mod cache;
 mod checkout;
 mod export;
 pub use export::{FAST_IMPORT_PID, init as init_git};
@@ -116,6 +117,9 @@ pub struct Options {
     pub line_budget: usize,
     /// The most submissions one batch takes.
     pub max_batch: usize,
+    /// The most bytes of file contents kept in memory; the head's other files are read from
+    /// the log when needed (design: vcs.memory).
+    pub head_cache_bytes: usize,
 }
 
 impl Default for Options {
@@ -123,6 +127,7 @@ impl Default for Options {
         Options {
             line_budget: 600,
             max_batch: 1024,
+            head_cache_bytes: 64 << 20,
         }
     }
 }
@@ -205,7 +210,12 @@ impl Repo {
     /// durable by then, so there is nothing to wait for.
     pub fn open(path: &Path, options: Options) -> std::io::Result<Repo> {
         let recovered = log::Log::open(path)?;
-        let mut state = state::State::new(recovered.log, recovered.index, options.line_budget);
+        let mut state = state::State::new(
+            recovered.log,
+            recovered.index,
+            options.line_budget,
+            options.head_cache_bytes,
+        );
         if recovered.heads.is_empty() {
             state.init();
             state.log.sync()?;
@@ -484,7 +494,10 @@ fn integrate(mut state: state::State, rx: mpsc::Receiver<Request>, options: Opti
 fn answer(state: &state::State, r: Request, batches: u64) {
     match r {
         Request::ReadHead(path, tx) => {
-            let _ = tx.send((state.head, state.files.get(&path).cloned()));
+            // Unreadable bytes drop the reply: the reader sees the store unavailable.
+            if let Some(file) = state.head_file(&path) {
+                let _ = tx.send((state.head, file));
+            }
         }
         Request::Read(commit, path, tx) => {
             let _ = tx.send(read::file_at(state, commit, &path));

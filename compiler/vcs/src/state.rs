@@ -6,10 +6,20 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use crate::cache::BlobCache;
 use crate::log::{Location, Log};
 use crate::merge::merge3;
 use crate::object::{Commit, Entry, Kind, ObjectId, encode_tree};
 use crate::{Change, Conflict, HeadFile, Outcome, Refusal, Submission};
+
+/// A file at the head: its blob, mode and line count. Its bytes are not kept here: they
+/// come from the bounded blob cache or the log (design: vcs.memory).
+#[derive(Clone, Copy)]
+pub(crate) struct Head {
+    pub(crate) blob: ObjectId,
+    pub(crate) executable: bool,
+    pub(crate) lines: usize,
+}
 
 /// A decoded tree.
 type TreeEntries = Vec<(String, Entry)>;
@@ -29,7 +39,9 @@ pub(crate) struct State {
     pub(crate) head: ObjectId,
     pub(crate) seq: u64,
     /// path → its file at the head.
-    pub(crate) files: HashMap<String, HeadFile>,
+    pub(crate) files: HashMap<String, Head>,
+    /// Recently used blobs' bytes, within `Options::head_cache_bytes`.
+    blobs: std::cell::RefCell<BlobCache>,
     /// directory ("" is the root) → its entries.
     dirs: BTreeMap<String, BTreeMap<String, Entry>>,
     /// Commits on the branch, by id → seq (a base must be one of them).
@@ -64,13 +76,19 @@ fn parent_dir(path: &str) -> (&str, &str) {
 }
 
 impl State {
-    pub(crate) fn new(log: Log, index: HashMap<ObjectId, Location>, budget: usize) -> State {
+    pub(crate) fn new(
+        log: Log,
+        index: HashMap<ObjectId, Location>,
+        budget: usize,
+        cache_bytes: usize,
+    ) -> State {
         State {
             log,
             index,
             head: ObjectId([0; 32]),
             seq: 0,
             files: HashMap::new(),
+            blobs: std::cell::RefCell::new(BlobCache::new(cache_bytes)),
             dirs: BTreeMap::new(),
             commits: HashMap::new(),
             by_key: HashMap::new(),
@@ -86,6 +104,29 @@ impl State {
 
     pub(crate) fn object(&self, id: ObjectId) -> Option<Vec<u8>> {
         self.index.get(&id).and_then(|loc| self.log.read(*loc).ok())
+    }
+
+    /// A blob's bytes, from the cache or the log.
+    pub(crate) fn blob(&self, id: ObjectId) -> Option<Arc<Vec<u8>>> {
+        if let Some(b) = self.blobs.borrow_mut().get(&id) {
+            return Some(b);
+        }
+        let b = Arc::new(self.object(id)?);
+        self.blobs.borrow_mut().insert(id, b.clone());
+        Some(b)
+    }
+
+    /// The file at `path` at the head with its bytes: `Some(None)` when there is none,
+    /// `None` when its bytes cannot be read.
+    pub(crate) fn head_file(&self, path: &str) -> Option<Option<HeadFile>> {
+        let Some(h) = self.files.get(path) else {
+            return Some(None);
+        };
+        Some(Some(HeadFile {
+            blob: h.blob,
+            bytes: self.blob(h.blob)?,
+            executable: h.executable,
+        }))
     }
 
     fn put(&mut self, kind: Kind, payload: &[u8]) -> ObjectId {
@@ -225,7 +266,17 @@ impl State {
                     path: c.path.clone(),
                 })));
             }
-            match self.decide(c, at_base, self.files.get(&c.path)) {
+            // The head's bytes are read only when the change needs a merge.
+            let head = match self.files.get(&c.path).copied() {
+                Some(h) if Some(h.blob) != c.expected => {
+                    let bytes = self
+                        .blob(h.blob)
+                        .ok_or(Box::new(Outcome::Refused(Refusal::Unavailable)))?;
+                    Some((h, Some(bytes)))
+                }
+                h => h.map(|h| (h, None)),
+            };
+            match self.decide(c, at_base, head) {
                 Ok((content, was_merged)) => {
                     if was_merged {
                         merged.push(c.path.clone());
@@ -246,7 +297,7 @@ impl State {
     fn megafile_guard(&mut self, decided: &[(String, Content)]) -> Option<Refusal> {
         for (path, content) in decided {
             let new_lines = content.as_ref().map_or(0, |(b, _)| lines(b));
-            let old_lines = self.files.get(path).map_or(0, |f| lines(&f.bytes));
+            let old_lines = self.files.get(path).map_or(0, |f| f.lines);
             if new_lines > self.budget && new_lines > old_lines {
                 // A file that does not exist yet is refused but not flagged.
                 let exists = self.files.contains_key(path);
@@ -298,16 +349,17 @@ impl State {
             dirty.insert(parent_dir(&path).0.to_owned());
             match (file, content) {
                 (Some((blob, executable)), Some((bytes, _))) => {
-                    if lines(&bytes) <= self.budget {
+                    let lines = lines(&bytes);
+                    if lines <= self.budget {
                         self.flagged.remove(&path);
                     }
-                    let bytes = Arc::new(bytes);
+                    self.blobs.get_mut().insert(blob, Arc::new(bytes));
                     self.files.insert(
                         path,
-                        HeadFile {
+                        Head {
                             blob,
-                            bytes,
                             executable,
+                            lines,
                         },
                     );
                 }
@@ -440,14 +492,17 @@ impl State {
     }
 
     /// The content and mode a change leaves at its path, and whether it took a merge.
-    /// `base` is the file at the writer's base (its blob is `c.expected`). The mode: the
-    /// writer's when it differs from the base's, else the head's.
+    /// `base` is the file at the writer's base (its blob is `c.expected`); `head` the file at
+    /// the head, with its bytes when they differ from the base's. The mode: the writer's
+    /// when it differs from the base's, else the head's.
     fn decide(
         &self,
         c: &Change,
         base: Option<File>,
-        head: Option<&HeadFile>,
+        head: Option<(Head, Option<Arc<Vec<u8>>>)>,
     ) -> Result<(Content, bool), Box<Conflict>> {
+        let head_bytes = head.as_ref().and_then(|(_, b)| b.clone());
+        let head = head.map(|(h, _)| h);
         let mode_change = match base {
             Some((_, was)) if was == c.executable => None,
             _ => c.new.as_ref().map(|_| c.executable),
@@ -463,7 +518,7 @@ impl State {
             Box::new(Conflict {
                 path: c.path.clone(),
                 base,
-                head: head.map(|h| h.bytes.to_vec()),
+                head: head_bytes.as_ref().map(|b| b.to_vec()),
                 submitted: c.new.clone(),
                 head_intent: self.last_intent.get(&c.path).map(|(m, _)| m.clone()),
                 head_task: self.last_intent.get(&c.path).map(|(_, t)| t.clone()),
@@ -471,16 +526,16 @@ impl State {
             })
         };
         let base = c.expected.and_then(|id| self.object(id));
-        let (Some(base), Some(ours), Some(theirs)) = (&base, head, &c.new) else {
+        let (Some(base), Some(ours), Some(theirs)) = (&base, &head_bytes, &c.new) else {
             return Err(conflict(base));
         };
         if theirs == base {
             // The writer changed only the mode: the head's content stands.
-            return Ok((Some((ours.bytes.to_vec(), mode)), true));
+            return Ok((Some((ours.to_vec(), mode)), true));
         }
         match (
             std::str::from_utf8(base),
-            std::str::from_utf8(&ours.bytes),
+            std::str::from_utf8(ours),
             std::str::from_utf8(theirs),
         ) {
             (Ok(b), Ok(o), Ok(t)) => match merge3(b, o, t) {
@@ -548,17 +603,19 @@ impl State {
                     (_, Some(id)) => stack.push((path, id)),
                     (Some((blob, executable)), _) => {
                         let bytes = Arc::new(self.object(blob)?);
-                        if lines(&bytes) > self.budget {
+                        let lines = lines(&bytes);
+                        if lines > self.budget {
                             self.flagged.insert(path.clone());
                         }
+                        self.blobs.get_mut().insert(blob, bytes);
                         self.history
                             .entry(path.clone())
                             .or_default()
                             .push_back((seq, Some((blob, executable))));
-                        let file = HeadFile {
+                        let file = Head {
                             blob,
-                            bytes,
                             executable,
+                            lines,
                         };
                         self.files.insert(path, file);
                     }
