@@ -281,7 +281,9 @@ impl Client {
                     Ok(()) => l.durable().await,
                     Err(e) => Err(e),
                 },
-                _ => Err(LlmError::Ledger("no ledger".into())),
+                _ => Err(LlmError::Ledger(crate::StateError::Open(
+                    "no ledger to record the call".into(),
+                ))),
             };
             let journaled = match recorded {
                 Ok(()) => {

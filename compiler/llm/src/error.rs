@@ -57,7 +57,7 @@ pub enum LlmError {
     /// The configuration names something that does not exist.
     Config(String),
     /// The state database failed.
-    Ledger(String),
+    Ledger(crate::StateError),
 }
 
 impl LlmError {

@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use crate::error::LlmError;
-use crate::state_db::StateDb;
+use crate::state_db::{StateDb, StateError};
 use crate::types::Usage;
 
 /// Prices in dollars per million tokens.
@@ -56,7 +56,7 @@ pub struct Ledger {
 }
 
 fn db(e: rusqlite::Error) -> LlmError {
-    LlmError::Ledger(e.to_string())
+    LlmError::Ledger(e.into())
 }
 
 fn now() -> i64 {
@@ -89,7 +89,8 @@ pub fn open_state_db(path: &Path) -> std::io::Result<Connection> {
 impl Ledger {
     /// Opens (creating) the state database (see [`open_state_db`]).
     pub fn open(path: &Path) -> Result<Ledger, LlmError> {
-        let conn = open_state_db(path).map_err(|e| LlmError::Ledger(e.to_string()))?;
+        let conn = open_state_db(path)
+            .map_err(|e| LlmError::Ledger(StateError::Open(format!("{}: {e}", path.display()))))?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS llm_calls (
                  id INTEGER PRIMARY KEY,
@@ -145,9 +146,9 @@ impl Ledger {
             )
             .map_err(db)?;
         if tables == 0 {
-            return Err(LlmError::Ledger(
+            return Err(LlmError::Ledger(StateError::Open(
                 "not a specc state database (no llm_calls table)".into(),
-            ));
+            )));
         }
         Ok(Ledger {
             db: Arc::new(StateDb::on(conn)),

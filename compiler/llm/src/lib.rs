@@ -35,5 +35,5 @@ pub use replay::{RecordFailures, Recorder, Recording, Replay, fingerprint};
 pub use retry::RetryPolicy;
 pub use scripted::Scripted;
 pub use secret::Secret;
-pub use state_db::{StateDb, Write};
+pub use state_db::{StateDb, StateError, Write};
 pub use types::{Message, Request, Response, Tool, ToolCall, ToolChoice, Usage};

@@ -7,11 +7,60 @@
 //! that fails loses its batch and poisons the database for this process: everything after
 //! it fails too, so no caller is told a write is durable when it is not.
 //! design: llm.ledger
+//! design: runtime.errors
 
 use std::path::Path;
 use std::sync::Mutex;
 
 use rusqlite::Connection;
+
+/// Why a state database operation failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StateError {
+    /// The file could not be opened, or is not a state database this version can use.
+    Open(String),
+    /// SQLite refused the statement or its transaction (a full disk, a lock held past the
+    /// busy timeout, a damaged file, a schema this version does not know).
+    Sqlite(std::sync::Arc<rusqlite::Error>),
+    /// An earlier batch of this process's writes was lost (the first failure, quoted):
+    /// nothing after it is durable, so every later write is refused.
+    Lost(String),
+    /// A thread panicked while it held the database: a bug.
+    Poisoned,
+}
+
+impl std::fmt::Display for StateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StateError::Open(why) => write!(f, "{why}"),
+            StateError::Sqlite(e) => write!(f, "{e}"),
+            StateError::Lost(why) => write!(f, "{why} (an earlier batch of writes was lost)"),
+            StateError::Poisoned => write!(f, "its lock is poisoned"),
+        }
+    }
+}
+
+impl std::error::Error for StateError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StateError::Sqlite(e) => Some(&**e),
+            _ => None,
+        }
+    }
+}
+
+impl From<rusqlite::Error> for StateError {
+    fn from(e: rusqlite::Error) -> StateError {
+        StateError::Sqlite(std::sync::Arc::new(e))
+    }
+}
+
+/// Callers that only report the error take it as text.
+impl From<StateError> for String {
+    fn from(e: StateError) -> String {
+        e.to_string()
+    }
+}
 
 /// A queued write.
 pub type Write = Box<dyn FnOnce(&Connection) -> rusqlite::Result<()> + Send>;
@@ -27,7 +76,7 @@ struct Inner {
     queued: u64,
     committed: u64,
     /// Why a commit failed: nothing is durable after it.
-    poisoned: Option<String>,
+    poisoned: Option<StateError>,
 }
 
 impl StateDb {
@@ -48,15 +97,13 @@ impl StateDb {
         }
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Inner>, String> {
-        self.inner
-            .lock()
-            .map_err(|_| "the state database's lock is poisoned".to_owned())
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Inner>, StateError> {
+        self.inner.lock().map_err(|_| StateError::Poisoned)
     }
 
     /// Queues `w` for the next commit; refused once a commit has failed (nothing queued
     /// after a lost batch could be committed).
-    pub fn defer(&self, w: Write) -> Result<(), String> {
+    pub fn defer(&self, w: Write) -> Result<(), StateError> {
         let mut g = self.lock()?;
         if let Some(why) = &g.poisoned {
             return Err(why.clone());
@@ -71,10 +118,10 @@ impl StateDb {
     pub fn now<T>(
         &self,
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
-    ) -> Result<T, String> {
+    ) -> Result<T, StateError> {
         let mut g = self.lock()?;
         g.commit()?;
-        f(&mut g.conn).map_err(|e| e.to_string())
+        Ok(f(&mut g.conn)?)
     }
 
     /// Commits the queue and `f` in one immediate transaction (a write other processes must
@@ -83,7 +130,7 @@ impl StateDb {
     pub fn now_with_queue<T>(
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
-    ) -> Result<T, String> {
+    ) -> Result<T, StateError> {
         let mut g = self.lock()?;
         if let Some(why) = &g.poisoned {
             return Err(why.clone());
@@ -102,32 +149,30 @@ impl StateDb {
         match result {
             Ok(out) => {
                 g.committed = g.queued;
-                out.map_err(|e| e.to_string())
+                Ok(out?)
             }
-            Err(e) => {
-                let why = format!("the state database: {e}");
-                tracing::error!(error = %why, "a batch of state writes was lost");
-                g.poisoned = Some(why.clone());
-                Err(why)
-            }
+            Err(e) => Err(g.lose(e)),
         }
     }
 
     /// Runs `f` on what is committed, leaving the queue alone (a read that needs no write of
     /// this process's queue: a progress figure, what an earlier process journaled).
-    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, String> {
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StateError> {
         let g = self.lock()?;
-        f(&g.conn).map_err(|e| e.to_string())
+        Ok(f(&g.conn)?)
     }
 
     /// Commits the queue in one transaction.
-    pub fn commit(&self) -> Result<(), String> {
+    pub fn commit(&self) -> Result<(), StateError> {
         self.lock()?.commit()
     }
 
     /// Returns once every write queued so far is committed. It first yields, so the other
     /// tasks of this thread run and queue their writes, and one commit takes them all.
-    pub async fn durable(&self) -> Result<(), String> {
+    pub async fn durable(&self) -> Result<(), StateError> {
         let mine = {
             let g = self.lock()?;
             if let Some(why) = &g.poisoned {
@@ -148,7 +193,15 @@ impl StateDb {
 }
 
 impl Inner {
-    fn commit(&mut self) -> Result<(), String> {
+    /// Records the failure that lost a batch: every later write is refused with it.
+    fn lose(&mut self, e: rusqlite::Error) -> StateError {
+        let e = StateError::from(e);
+        tracing::error!(error = %e, "a batch of state writes was lost");
+        self.poisoned = Some(StateError::Lost(e.to_string()));
+        e
+    }
+
+    fn commit(&mut self) -> Result<(), StateError> {
         if let Some(why) = &self.poisoned {
             return Err(why.clone());
         }
@@ -168,12 +221,7 @@ impl Inner {
                 self.committed = self.queued;
                 Ok(())
             }
-            Err(e) => {
-                let why = format!("the state database: {e}");
-                tracing::error!(error = %why, "a batch of state writes was lost");
-                self.poisoned = Some(why.clone());
-                Err(why)
-            }
+            Err(e) => Err(self.lose(e)),
         }
     }
 }
@@ -231,11 +279,14 @@ mod tests {
             c.execute_batch("INSERT INTO missing VALUES (1)")
         }))
         .expect("queued");
-        assert!(db.durable().await.is_err());
+        assert!(
+            matches!(db.durable().await, Err(StateError::Sqlite(_))),
+            "the failure itself is SQLite's"
+        );
         assert_eq!(count(&db), 0, "the whole batch is lost, not part of it");
         assert!(
-            db.defer(insert(2)).is_err(),
-            "nothing is queued after a lost batch"
+            matches!(db.defer(insert(2)), Err(StateError::Lost(why)) if why.contains("missing")),
+            "nothing is queued after a lost batch, and the refusal quotes the first failure"
         );
         assert!(
             db.durable().await.is_err(),

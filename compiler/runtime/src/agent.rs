@@ -12,7 +12,7 @@ use specc_llm::types::Author;
 use specc_llm::{Client, LlmError, Message, Request, Response, Role, ToolCall, ToolChoice};
 
 use crate::acceptance::{self, Check};
-use crate::journal::{Journal, StepAt, StepKind, step_write};
+use crate::journal::{Journal, JournalError, StepAt, StepKind, step_write};
 use crate::stuck::StuckDetector;
 use crate::tools::{self, Control, ToolOutcome, Toolbox};
 
@@ -57,7 +57,7 @@ pub enum LoopEnd {
     /// this long, and gives up its job slot meanwhile.
     Parked(Duration),
     /// The journal could not be written: nothing more may happen.
-    Journal(String),
+    Journal(JournalError),
 }
 
 /// Everything one loop needs.
@@ -189,7 +189,7 @@ impl AgentLoop<'_> {
                 return Err(LoopEnd::Budget("the budget cap was reached".to_owned()));
             }
             // The state database cannot be written: the build stops, as for the journal.
-            Ok(Err(LlmError::Ledger(e))) => return Err(LoopEnd::Journal(e)),
+            Ok(Err(LlmError::Ledger(e))) => return Err(LoopEnd::Journal(e.into())),
             Ok(Err(LlmError::Parked { retry_after })) => {
                 return Err(LoopEnd::Parked(retry_after));
             }
@@ -308,7 +308,7 @@ impl AgentLoop<'_> {
     fn log(&self, step: u32, kind: StepKind, body: &serde_json::Value) -> Result<(), LoopEnd> {
         self.journal
             .step(self.id.run, self.id.task, self.id.attempt, step, kind, body)
-            .map_err(|e| LoopEnd::Journal(e.to_string()))
+            .map_err(LoopEnd::Journal)
     }
 }
 

@@ -19,7 +19,7 @@ use specc_vcs::{Outcome, Refusal, Repo, Submission};
 
 use crate::agent::{AgentLoop, AttemptId, AttemptLimits, LoopEnd};
 use crate::context::{self, Retry, WorkOrder};
-use crate::journal::{Journal, StepKind};
+use crate::journal::{Journal, JournalError, StepKind};
 use crate::runner::{CommandLimits, Runner};
 use crate::scope::Scope;
 use crate::tools::Toolbox;
@@ -70,7 +70,7 @@ pub struct Settings {
 }
 
 /// How a task ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum TaskEnd {
     /// Landed (`None`: the task changed nothing).
     Landed {
@@ -101,7 +101,7 @@ pub enum TaskEnd {
         after: std::time::Duration,
     },
     /// The journal failed: the build must stop.
-    Journal(String),
+    Journal(JournalError),
 }
 
 /// The rungs of the escalation ladder.
@@ -222,11 +222,11 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
                             StepKind::Replan,
                             &step,
                         ) {
-                            return TaskEnd::Journal(e.to_string());
+                            return TaskEnd::Journal(e);
                         }
                         // A paid answer: committed before anything else happens.
                         if let Err(e) = s.journal.durable().await {
-                            return TaskEnd::Journal(e.to_string());
+                            return TaskEnd::Journal(e);
                         }
                         order.task.instructions = instructions;
                         retry = Some(Retry::Failed { failure });
@@ -279,7 +279,7 @@ enum Attempted {
     Broken(String),
     Budget,
     Parked(std::time::Duration),
-    Journal(String),
+    Journal(JournalError),
 }
 
 /// What an attempt's tools reported that outlives it: deliberate breaks and contradictions.
@@ -365,7 +365,7 @@ async fn one_attempt(
         .journal
         .start_attempt(s.run, task, attempt, role.as_str(), &base.hex())
     {
-        return Attempted::Journal(e.to_string());
+        return Attempted::Journal(e);
     }
     (s.events)(crate::Event::AttemptStarted {
         task: task.to_owned(),
@@ -474,7 +474,7 @@ async fn one_attempt(
         .journal
         .step(s.run, task, attempt, steps + 1, StepKind::Submit, &record)
     {
-        return Attempted::Journal(e.to_string());
+        return Attempted::Journal(e);
     }
     let outcome = match outcome {
         Outcome::Conflict(c) if s.settings.merger => {
@@ -539,7 +539,7 @@ fn end(s: &Services<'_>, task: &str, attempt: u32, a: Attempted) -> Attempted {
         .end_attempt(s.run, task, attempt, state, reason.as_deref())
     {
         Ok(()) => a,
-        Err(e) => Attempted::Journal(e.to_string()),
+        Err(e) => Attempted::Journal(e),
     }
 }
 

@@ -10,15 +10,37 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
-use specc_llm::StateDb;
+use specc_llm::{StateDb, StateError};
 
 /// The journal could not be written or read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JournalError(pub String);
+#[derive(Debug, Clone, PartialEq)]
+pub enum JournalError {
+    /// The state database failed (see [`StateError`]).
+    State(StateError),
+    /// A journaled value does not decode: the journal is damaged or from another version.
+    Damaged(String),
+}
 
 impl std::fmt::Display for JournalError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the build journal: {}", self.0)
+        match self {
+            JournalError::State(e) => write!(f, "the build journal: {e}"),
+            JournalError::Damaged(what) => write!(f, "the build journal is damaged: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for JournalError {}
+
+impl From<StateError> for JournalError {
+    fn from(e: StateError) -> JournalError {
+        JournalError::State(e)
+    }
+}
+
+impl From<rusqlite::Error> for JournalError {
+    fn from(e: rusqlite::Error) -> JournalError {
+        JournalError::State(e.into())
     }
 }
 
@@ -184,14 +206,17 @@ pub struct Journal {
 impl Journal {
     /// Opens (creating) the journal's tables in the state database at `path`.
     pub fn open(path: &Path) -> Result<Journal, JournalError> {
-        let db = StateDb::open(path).map_err(|e| JournalError(e.to_string()))?;
+        let db = StateDb::open(path).map_err(|e| {
+            JournalError::State(StateError::Open(format!("{}: {e}", path.display())))
+        })?;
         Journal::on(Arc::new(db))
     }
 
     /// The journal on a state database another writer shares (the ledger's, so that one
     /// commit takes both).
     pub fn on(db: Arc<StateDb>) -> Result<Journal, JournalError> {
-        db.now(|c| c.execute_batch(SCHEMA)).map_err(JournalError)?;
+        db.now(|c| c.execute_batch(SCHEMA))
+            .map_err(JournalError::State)?;
         Ok(Journal { db })
     }
 
@@ -200,7 +225,7 @@ impl Journal {
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T, JournalError> {
-        self.db.now(|c| f(c)).map_err(JournalError)
+        self.db.now(|c| f(c)).map_err(JournalError::State)
     }
 
     /// Runs `f` on what is committed (a read of what earlier processes wrote).
@@ -208,7 +233,7 @@ impl Journal {
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T, JournalError> {
-        self.db.read(f).map_err(JournalError)
+        self.db.read(f).map_err(JournalError::State)
     }
 
     /// Queues a write; it is committed with the next batch ([`Journal::durable`]). Refused
@@ -217,17 +242,17 @@ impl Journal {
         &self,
         w: impl FnOnce(&Connection) -> rusqlite::Result<()> + Send + 'static,
     ) -> Result<(), JournalError> {
-        self.db.defer(Box::new(w)).map_err(JournalError)
+        self.db.defer(Box::new(w)).map_err(JournalError::State)
     }
 
     /// Returns once every write queued so far is committed.
     pub async fn durable(&self) -> Result<(), JournalError> {
-        self.db.durable().await.map_err(JournalError)
+        self.db.durable().await.map_err(JournalError::State)
     }
 
     /// Commits every queued write now.
     pub fn commit(&self) -> Result<(), JournalError> {
-        self.db.commit().map_err(JournalError)
+        self.db.commit().map_err(JournalError::State)
     }
 
     pub fn start_run(&self, run: &str, spec: &str) -> Result<(), JournalError> {
@@ -427,7 +452,7 @@ impl Journal {
                 kind,
                 body,
             ))
-            .map_err(JournalError)
+            .map_err(JournalError::State)
     }
 
     /// Queues a task the build added while it ran (a reviewer's follow-up), so that a
@@ -438,7 +463,8 @@ impl Journal {
         order: &crate::context::WorkOrder,
         why: &str,
     ) -> Result<(), JournalError> {
-        let body = serde_json::to_string(order).map_err(|e| JournalError(e.to_string()))?;
+        let body =
+            serde_json::to_string(order).map_err(|e| JournalError::Damaged(e.to_string()))?;
         let (run, task, why) = (run.to_owned(), order.task.id.clone(), why.to_owned());
         self.defer(move |c| {
             c.prepare_cached(
@@ -465,7 +491,7 @@ impl Journal {
             .map(|(body, why)| {
                 serde_json::from_str(&body)
                     .map(|o| (o, why))
-                    .map_err(|e| JournalError(format!("a journaled follow-up: {e}")))
+                    .map_err(|e| JournalError::Damaged(format!("a journaled follow-up: {e}")))
             })
             .collect()
     }

@@ -90,7 +90,7 @@ impl Journal {
             .iter()
             .map(|b| {
                 serde_json::from_str(b)
-                    .map_err(|e| JournalError(format!("a journaled response: {e}")))
+                    .map_err(|e| JournalError::Damaged(format!("a journaled response: {e}")))
             })
             .collect()
     }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::journal::JournalError;
 
 fn db(e: rusqlite::Error) -> JournalError {
-    JournalError(e.to_string())
+    JournalError::from(e)
 }
 
 /// A run as recorded.

@@ -10,7 +10,7 @@ use std::io::Write;
 
 use specc_ir::{Diagnostic, codes};
 use specc_passes::eval::Outcome;
-use specc_runtime::eval::{Evaluation, Evaluator};
+use specc_runtime::eval::{EvalError, Evaluation, Evaluator};
 use specc_runtime::runner::Confinement;
 use specc_vcs::object::ObjectId;
 
@@ -33,10 +33,52 @@ pub(crate) fn run(args: &EvalArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
                 _ => exit::ERRORS,
             }
         }
-        Err(why) => {
-            let d = Diagnostic::new(codes::EVAL_SETUP, why).with_help("see `specc explain E0501`");
+        Err(Failure { message, help }) => {
+            let d = Diagnostic::new(codes::EVAL_SETUP, message).with_help(help);
             reporter.report(&Files::default(), &d, err);
             exit::USAGE
+        }
+    }
+}
+
+/// Why the command could not score, and what to do about it.
+struct Failure {
+    message: String,
+    help: &'static str,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure {
+            message,
+            help: "see `specc explain E0501`",
+        }
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Failure {
+        Failure::from(message.to_owned())
+    }
+}
+
+impl From<EvalError> for Failure {
+    fn from(e: EvalError) -> Failure {
+        let help = match &e {
+            EvalError::NoCommit(_) => {
+                "the commit is not on this build's branch: `specc status` lists the last commits"
+            }
+            EvalError::Io { .. } => {
+                "the evaluator works in .specc/eval/: check that the disk has room and the directory is writable"
+            }
+            EvalError::State(_) => {
+                "the state database (.specc/state.db) could not be used: check its disk, or that no other program holds it"
+            }
+            EvalError::Task(_) => "this is a bug in specc: please report it with this output",
+        };
+        Failure {
+            message: e.to_string(),
+            help,
         }
     }
 }
@@ -46,19 +88,22 @@ fn evaluate(
     env: &Env,
     reporter: &mut Reporter,
     err: &mut dyn Write,
-) -> Result<Evaluation, String> {
+) -> Result<Evaluation, Failure> {
     let dir = super::spec_dir(args.spec.as_deref());
     let state = dir.join(".specc");
     let cfg = config::load_file(args.config.as_deref(), &dir)?;
     let Some(eval) = cfg.eval.clone() else {
-        return Err("specc.toml has no [eval] table: nothing says which tests to run".to_owned());
+        return Err(Failure {
+            message: "specc.toml has no [eval] table: nothing says which tests to run".to_owned(),
+            help: "add an [eval] table with the command and the hidden tests' directory; see `specc explain E0501`",
+        });
     };
     let log = state.join("vcs").join("log");
     if !log.exists() {
-        return Err(format!(
-            "nothing has been built at {} yet: run `specc build` first",
-            dir.display()
-        ));
+        return Err(Failure {
+            message: format!("nothing has been built at {} yet", dir.display()),
+            help: "run `specc build` first: the eval scores what a build committed",
+        });
     }
     let _lock = session::lock(&state).map_err(|r| r.diagnostic.message.clone())?;
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -91,7 +136,7 @@ fn evaluate(
             dir: state.join("eval").join("cli"),
             output_cap: evals::OUTPUT_CAP,
         };
-        ev.evaluate(commit, &stats.conflicts).await
+        Ok(ev.evaluate(commit, &stats.conflicts).await?)
     })
 }
 

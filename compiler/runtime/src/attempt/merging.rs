@@ -35,7 +35,7 @@ pub(super) async fn merged(
         Some(&reason),
         None,
     ) {
-        return Attempted::Journal(e.to_string());
+        return Attempted::Journal(e);
     }
     (s.events)(crate::Event::Merging {
         task: task.to_owned(),
@@ -58,7 +58,7 @@ pub(super) async fn merged(
         .journal
         .step(s.run, task, attempt, step, StepKind::Merge, &record)
     {
-        return Attempted::Journal(e.to_string());
+        return Attempted::Journal(e);
     }
     match merged {
         Merged::Landed {

@@ -539,9 +539,9 @@ impl<'s> Scheduler<'s> {
             TaskEnd::Journal(e) => {
                 (self.s.events)(Event::TaskStopped {
                     task: id,
-                    reason: e.clone(),
+                    reason: e.to_string(),
                 });
-                self.stop(e);
+                self.stop(e.to_string());
             }
         }
     }

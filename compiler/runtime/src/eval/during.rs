@@ -11,7 +11,7 @@ use specc_llm::StateDb;
 use tokio::sync::watch;
 
 use super::series::{self, Counts};
-use super::{Evaluation, Evaluator};
+use super::{EvalError, Evaluation, Evaluator};
 
 /// What the build tells the evaluations: landings so far, and that it has ended.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -27,7 +27,7 @@ pub enum Seen<'a> {
         evaluation: &'a Evaluation,
         last: bool,
     },
-    Error(String),
+    Error(EvalError),
 }
 
 fn now_ms() -> u64 {
@@ -49,7 +49,7 @@ pub async fn during_build(
     let begun = series::create(db).and_then(|()| series::begin(db, run, now_ms(), stats.seq));
     let (started_ms, base_seq) = match begun {
         Ok(b) => b,
-        Err(e) => return seen(Seen::Error(e)),
+        Err(e) => return seen(Seen::Error(e.into())),
     };
     // A resumed run counts its conflicts on from its last point: the VCS counts since open.
     let conflict_base = series::last_conflicts(db, run).unwrap_or(0);
@@ -123,7 +123,7 @@ async fn point(
     };
     let costs = match series::costs(db, run) {
         Ok(c) => c,
-        Err(e) => return seen(Seen::Error(e)),
+        Err(e) => return seen(Seen::Error(e.into())),
     };
     match ev.evaluate(head, &stats.conflicts).await {
         Ok(evaluation) => {
@@ -133,7 +133,7 @@ async fn point(
                     evaluation: &evaluation,
                     last,
                 }),
-                Err(e) => seen(Seen::Error(e)),
+                Err(e) => seen(Seen::Error(e.into())),
             }
         }
         Err(e) => seen(Seen::Error(e)),

@@ -10,6 +10,7 @@
 
 pub mod config;
 mod during;
+mod error;
 pub mod metrics;
 pub mod series;
 
@@ -23,6 +24,8 @@ use specc_vcs::object::ObjectId;
 
 pub use self::config::{EvalConfig, Every};
 pub use self::during::{Progress, Seen, during_build};
+pub use self::error::EvalError;
+use self::error::io;
 pub use self::metrics::Metrics;
 use crate::runner::{CommandResult, CommandSpec, Exit, Runner};
 use crate::workspace::KEPT;
@@ -65,33 +68,29 @@ impl Evaluator {
         &self,
         commit: ObjectId,
         conflicts: &[(String, u64)],
-    ) -> Result<Evaluation, String> {
+    ) -> Result<Evaluation, EvalError> {
         let started = Instant::now();
         let files = self
             .repo
             .files(commit)
             .await
-            .ok_or_else(|| format!("no commit {} in the VCS store", commit.hex()))?;
+            .ok_or(EvalError::NoCommit(commit))?;
         // The commit's files are read once: measured, then written out.
         let conflicts = conflicts.to_vec();
         let (metrics, files) =
-            tokio::task::spawn_blocking(move || (Metrics::of(&files, &conflicts), files))
-                .await
-                .map_err(|e| e.to_string())?;
+            tokio::task::spawn_blocking(move || (Metrics::of(&files, &conflicts), files)).await?;
         let checkout = self.dir.join("checkout");
         self.repo
             .checkout_files(files, &checkout, KEPT)
             .await
-            .map_err(|e| format!("checking out {}: {e}", commit.hex()))?;
+            .map_err(io(format!("checking out {}", commit.hex())))?;
         let log = self.dir.join("logs").join("eval.log");
         let prepare = {
             let (from, checkout, log) = (self.config.tests.clone(), checkout.clone(), log.clone());
             let (into, output) = (self.config.into.clone(), self.config.output.clone());
             move || prepare(&from, &checkout, &into, output.as_deref(), &log)
         };
-        tokio::task::spawn_blocking(prepare)
-            .await
-            .map_err(|e| e.to_string())??;
+        tokio::task::spawn_blocking(prepare).await??;
         let result = self
             .runner
             .run(CommandSpec {
@@ -118,7 +117,7 @@ impl Evaluator {
             };
             (text.and_then(|t| scoring::score(format, &t)), result)
         });
-        let (score, result) = read.await.map_err(|e| e.to_string())?;
+        let (score, result) = read.await?;
         Ok(Evaluation {
             commit,
             score,
@@ -140,29 +139,27 @@ fn prepare(
     into: &Path,
     output: Option<&Path>,
     log: &Path,
-) -> Result<(), String> {
+) -> Result<(), EvalError> {
     let gone = |p: &Path| match std::fs::symlink_metadata(p) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
         Ok(m) if m.is_dir() => std::fs::remove_dir_all(p),
         Ok(_) => std::fs::remove_file(p),
     };
-    let fail = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
+    let fail = |what: &Path| io(format!("removing {}", what.display()));
     for stale in [log.to_path_buf(), log.with_extension("home")] {
-        gone(&stale).map_err(|e| fail(&stale, e))?;
+        gone(&stale).map_err(fail(&stale))?;
     }
     if let Some(output) = output {
         let stale = checkout.join(output);
-        gone(&stale).map_err(|e| fail(&stale, e))?;
+        gone(&stale).map_err(fail(&stale))?;
     }
     let to = checkout.join(into);
-    copy_tree(tests, &to).map_err(|e| {
-        format!(
-            "copying the eval tests {} into {}: {e}",
-            tests.display(),
-            to.display()
-        )
-    })?;
+    copy_tree(tests, &to).map_err(io(format!(
+        "copying the eval tests {} into {}",
+        tests.display(),
+        to.display()
+    )))?;
     Ok(())
 }
 

@@ -5,7 +5,7 @@
 //! design: eval.series
 
 use rusqlite::{Connection, OptionalExtension, params};
-use specc_llm::StateDb;
+use specc_llm::{StateDb, StateError};
 
 use super::Evaluation;
 
@@ -24,7 +24,7 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS eval_runs (
         PRIMARY KEY (run, point, role, model));";
 
 /// Makes the series' tables (the ledger's `llm_calls` must exist: the ledger opened first).
-pub fn create(db: &StateDb) -> Result<(), String> {
+pub fn create(db: &StateDb) -> Result<(), StateError> {
     db.now(|c| c.execute_batch(SCHEMA))
 }
 
@@ -62,7 +62,7 @@ pub struct Point {
 
 /// Where a run's series starts: when and at which VCS sequence number. Made on the first
 /// call for a run and kept after (a resumed run keeps its start).
-pub fn begin(db: &StateDb, run: &str, now_ms: u64, seq: u64) -> Result<(u64, u64), String> {
+pub fn begin(db: &StateDb, run: &str, now_ms: u64, seq: u64) -> Result<(u64, u64), StateError> {
     db.now(|c| {
         c.execute(
             "INSERT OR IGNORE INTO eval_runs (run, started_ms, base_seq) VALUES (?1, ?2, ?3)",
@@ -84,7 +84,7 @@ pub struct Counts {
 }
 
 /// `run`'s tokens and dollars so far, by role and model (every call recorded until now).
-pub fn costs(db: &StateDb, run: &str) -> Result<Vec<Cost>, String> {
+pub fn costs(db: &StateDb, run: &str) -> Result<Vec<Cost>, StateError> {
     db.now(|c| {
         let mut s = c.prepare(
             "SELECT role, model, SUM(input_tokens + cached_input_tokens), SUM(output_tokens),
@@ -113,7 +113,7 @@ pub fn record(
     e: &Evaluation,
     (counts, costs): (Counts, &[Cost]),
     last: bool,
-) -> Result<u32, String> {
+) -> Result<u32, StateError> {
     let commit = e.commit.hex();
     let score = e.score.clone();
     let m = e.metrics.clone();
@@ -277,7 +277,7 @@ pub fn read(path: &std::path::Path) -> Result<Vec<(String, Vec<Point>)>, String>
 }
 
 /// The last point's conflicts of `run`, the base a resumed run counts on from.
-pub fn last_conflicts(db: &StateDb, run: &str) -> Result<u64, String> {
+pub fn last_conflicts(db: &StateDb, run: &str) -> Result<u64, StateError> {
     db.read(|c| {
         c.query_row(
             "SELECT conflicts FROM eval_points WHERE run = ?1 ORDER BY point DESC LIMIT 1",

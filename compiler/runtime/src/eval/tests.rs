@@ -93,3 +93,23 @@ fn nothing_of_an_earlier_run_is_left_to_be_read_as_this_one() {
     assert!(!checkout.join("target/report.xml").exists());
     assert!(checkout.join("target").is_dir(), "the build cache stays");
 }
+
+#[test]
+fn a_step_that_cannot_write_says_which_step_and_path_as_a_typed_error() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let checkout = dir.path().join("checkout");
+    std::fs::create_dir_all(&checkout).expect("checkout");
+    // The hidden tests' directory is missing: the copy fails, and says what it was copying.
+    let missing = dir.path().join("no-such-tests");
+    let log = dir.path().join("logs/eval.log");
+    let e = prepare(&missing, &checkout, Path::new("tests"), None, &log).expect_err("fails");
+    match &e {
+        super::EvalError::Io { what, error } => {
+            assert!(what.contains("copying the eval tests"), "{what}");
+            assert!(what.contains("no-such-tests"), "{what}");
+            assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+        }
+        other => panic!("not an I/O failure: {other:?}"),
+    }
+    assert!(e.to_string().starts_with("copying the eval tests"), "{e}");
+}

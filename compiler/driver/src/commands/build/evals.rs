@@ -48,7 +48,7 @@ pub(super) fn show(progress: &Progress<'_>, seen: Seen<'_>) {
         }
         Seen::Error(why) => progress.note(
             &format!("eval        could not run: {why}"),
-            serde_json::json!({"event": "eval_error", "reason": why}),
+            serde_json::json!({"event": "eval_error", "reason": why.to_string()}),
         ),
     }
 }
