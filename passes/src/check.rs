@@ -14,6 +14,7 @@
 //! [`check_report`] assembles the report, memoised like the rest.
 //! design: passes.check-layering
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use specc_ir::{DesignDecision, Diagnostic, FileId};
@@ -92,11 +93,30 @@ pub fn decision_table(db: &dyn Db, root: CheckRoot) -> Vec<DesignDecision> {
         .collect()
 }
 
+/// Where each decision with a `Decision:` line sits in [`decision_table`], by id (the first
+/// of a duplicated id). Built once per change of the table, not once per name resolved; an
+/// edit of a decision's text leaves it unchanged, so salsa backdates it.
+#[salsa::tracked(returns(ref))]
+pub fn decision_positions(db: &dyn Db, root: CheckRoot) -> HashMap<String, usize> {
+    let mut at = HashMap::new();
+    for (i, d) in decision_table(db, root).iter().enumerate() {
+        if d.decision_span.is_some() {
+            at.entry(d.id.clone()).or_insert(i);
+        }
+    }
+    at
+}
+
 /// What a reference to `name` must agree with.
 #[salsa::tracked(returns(ref))]
 pub fn resolve<'db>(db: &'db dyn Db, root: CheckRoot, name: DecisionName<'db>) -> Resolution {
     let decisions = decision_table(db, root);
-    design_docs::resolve(name.id(db), &design_docs::index(decisions), decisions)
+    let at = decision_positions(db, root);
+    design_docs::resolve_by(
+        name.id(db),
+        |id| at.get(id).map(|&i| &decisions[i]),
+        decisions,
+    )
 }
 
 /// One reference with a problem, and how its decision resolved.

@@ -22,8 +22,9 @@ pub enum StateError {
     /// SQLite refused the statement or its transaction (a full disk, a lock held past the
     /// busy timeout, a damaged file, a schema this version does not know).
     Sqlite(std::sync::Arc<rusqlite::Error>),
-    /// An earlier batch of this process's writes was lost (the first failure, quoted):
-    /// nothing after it is durable, so every later write is refused.
+    /// A batch of this process's writes was lost (SQLite's failure, quoted): returned to the
+    /// call whose commit failed and to every write after it, since nothing after it is
+    /// durable.
     Lost(String),
     /// A thread panicked while it held the database: a bug.
     Poisoned,
@@ -34,7 +35,7 @@ impl std::fmt::Display for StateError {
         match self {
             StateError::Open(why) => write!(f, "{why}"),
             StateError::Sqlite(e) => write!(f, "{e}"),
-            StateError::Lost(why) => write!(f, "{why} (an earlier batch of writes was lost)"),
+            StateError::Lost(why) => write!(f, "a batch of writes was lost: {why}"),
             StateError::Poisoned => write!(f, "its lock is poisoned"),
         }
     }
@@ -195,10 +196,10 @@ impl StateDb {
 impl Inner {
     /// Records the failure that lost a batch: every later write is refused with it.
     fn lose(&mut self, e: rusqlite::Error) -> StateError {
-        let e = StateError::from(e);
-        tracing::error!(error = %e, "a batch of state writes was lost");
-        self.poisoned = Some(StateError::Lost(e.to_string()));
-        e
+        let lost = StateError::Lost(e.to_string());
+        tracing::error!(error = %lost, "a batch of state writes was lost");
+        self.poisoned = Some(lost.clone());
+        lost
     }
 
     fn commit(&mut self) -> Result<(), StateError> {
@@ -280,8 +281,8 @@ mod tests {
         }))
         .expect("queued");
         assert!(
-            matches!(db.durable().await, Err(StateError::Sqlite(_))),
-            "the failure itself is SQLite's"
+            matches!(db.durable().await, Err(StateError::Lost(why)) if why.contains("missing")),
+            "the call whose batch failed is told the batch was lost, and why"
         );
         assert_eq!(count(&db), 0, "the whole batch is lost, not part of it");
         assert!(

@@ -30,7 +30,14 @@ impl std::fmt::Display for JournalError {
     }
 }
 
-impl std::error::Error for JournalError {}
+impl std::error::Error for JournalError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            JournalError::State(e) => Some(e),
+            JournalError::Damaged(_) => None,
+        }
+    }
+}
 
 impl From<StateError> for JournalError {
     fn from(e: StateError) -> JournalError {

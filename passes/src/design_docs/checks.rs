@@ -31,7 +31,16 @@ pub fn resolve(
     index: &HashMap<&str, &DesignDecision>,
     decisions: &[DesignDecision],
 ) -> Resolution {
-    match index.get(id) {
+    resolve_by(id, |k| index.get(k).copied(), decisions)
+}
+
+/// How `id` resolves, with `lookup` finding a decision (with a `Decision:` line) by id.
+pub fn resolve_by<'a>(
+    id: &str,
+    lookup: impl Fn(&str) -> Option<&'a DesignDecision>,
+    decisions: &[DesignDecision],
+) -> Resolution {
+    match lookup(id) {
         None if decisions.iter().any(|d| d.id == id) => Resolution::Undecided,
         None => Resolution::Unknown {
             closest: closest(id, decisions).map(str::to_owned),
@@ -39,7 +48,7 @@ pub fn resolve(
         Some(d) => match &d.status {
             DecisionStatus::SupersededBy(next) => Resolution::Superseded {
                 next: next.clone(),
-                next_pin: index.get(next.as_str()).map(|s| s.pin.clone()),
+                next_pin: lookup(next.as_str()).map(|s| s.pin.clone()),
             },
             _ => Resolution::Current { pin: d.pin.clone() },
         },

@@ -13,7 +13,7 @@ mod fields;
 
 pub use checks::{
     Resolution, check_against_spec, check_references, index, reference_diagnostic, resolve,
-    unreferenced,
+    resolve_by, unreferenced,
 };
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};

@@ -10,6 +10,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use salsa::{Durability, Setter};
+
+/// Design documents' durability: below the unedited sources', above the edited ones'.
+const DOC_DURABILITY: Durability = Durability::MEDIUM;
 use specc_ir::{Diagnostic, FileId};
 use specc_passes::check::{CheckRoot, DesignDoc, SourceFile, check_report, source_references};
 use specc_passes::db::SpecFile;
@@ -294,13 +297,15 @@ impl Session {
         self.files.replace(id, text.clone());
         // An edited source is volatile from now on; sources never edited stay durable, so
         // salsa verifies what depends only on them without walking their dependencies.
-        // Documents stay durable even when edited: salsa backdates a value only if its
-        // durability did not drop, and backdating `resolve` is what spares the references of
-        // a rationale edit.
+        // Documents keep one durability, MEDIUM, edited or not: salsa backdates a value only
+        // if its durability did not drop, and backdating `resolve` is what spares the
+        // references of a rationale edit; and below HIGH, a document's edit leaves what
+        // depends only on unedited sources (their parses) unverified.
+        // design: perf.check-durability
         match slot {
             Slot::Doc(d) => {
                 d.set_text(&mut self.db)
-                    .with_durability(Durability::HIGH)
+                    .with_durability(DOC_DURABILITY)
                     .to(text);
             }
             Slot::Source(s) => {
@@ -339,7 +344,7 @@ impl Session {
             let slot = match kind {
                 Kind::Doc => Slot::Doc(
                     DesignDoc::builder(shown.clone(), id, text)
-                        .durability(Durability::HIGH)
+                        .durability(DOC_DURABILITY)
                         .new(&self.db),
                 ),
                 Kind::Source(method) => {
