@@ -9,6 +9,11 @@
 //! `cargo bench -p specc-tests --bench scheduler [-- N…]` (default 1000 2000 5000 10000);
 //! `SPECC_BENCH_DIR=DIR` puts the state directories there instead of under target/.
 
+// The binary's allocator, so the benchmark measures what `specc build` runs.
+// design: driver.allocator
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

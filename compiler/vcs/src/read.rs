@@ -1,8 +1,21 @@
 //! Reading the store without a checkout: a file at any commit, every file of a commit, and
 //! the paths two trees differ in (what a git export writes per commit).
 
+use std::sync::Arc;
+
 use crate::object::{Commit, Entry, ObjectId, decode_tree};
 use crate::state::State;
+
+/// A tree's entries in name order: as stored (trees are written sorted), else sorted here.
+fn sorted(entries: Arc<Vec<(String, Entry)>>) -> Arc<Vec<(String, Entry)>> {
+    if entries.is_sorted_by(|x, y| x.0 < y.0) {
+        return entries;
+    }
+    let mut v = entries.as_ref().clone();
+    v.sort_by(|x, y| x.0.cmp(&y.0));
+    v.dedup_by(|x, y| x.0 == y.0);
+    Arc::new(v)
+}
 
 pub(crate) fn commit(state: &State, id: ObjectId) -> Option<Commit> {
     Commit::decode(&state.object(id)?)
@@ -84,7 +97,8 @@ pub(crate) fn files(state: &State, tree: ObjectId) -> Option<Vec<(String, Object
 pub(crate) type Diff = Vec<(String, Option<(ObjectId, bool)>)>;
 
 /// The paths whose blob or mode differs between trees `a` and `b`. Equal subtrees are
-/// skipped whole.
+/// skipped whole, and two versions of a directory are compared in one merge of their sorted
+/// entries: linear in the directory's size (design: perf.orchestration).
 pub(crate) fn diff(state: &State, a: Option<ObjectId>, b: ObjectId) -> Option<Diff> {
     let mut out = Vec::new();
     let mut stack = vec![(String::new(), a, Some(b))];
@@ -92,27 +106,44 @@ pub(crate) fn diff(state: &State, a: Option<ObjectId>, b: ObjectId) -> Option<Di
         if a == b {
             continue;
         }
-        let load = |t: Option<ObjectId>| -> Option<Vec<(String, Entry)>> {
+        let load = |t: Option<ObjectId>| -> Option<Arc<Vec<(String, Entry)>>> {
             match t {
-                Some(t) => decode_tree(&state.object(t)?),
-                None => Some(Vec::new()),
+                Some(t) => state.tree(t),
+                None => Some(Arc::new(Vec::new())),
             }
         };
-        let (ea, eb) = (load(a)?, load(b)?);
-        let mut names: Vec<&String> = ea.iter().chain(eb.iter()).map(|(n, _)| n).collect();
-        names.sort();
-        names.dedup();
-        for name in names {
+        let (ea, eb) = (sorted(load(a)?), sorted(load(b)?));
+        let (mut i, mut j) = (0, 0);
+        while i < ea.len() || j < eb.len() {
+            // The next name in order, from either side or both.
+            let (name, x, y) = match (ea.get(i), eb.get(j)) {
+                (Some((na, xa)), Some((nb, yb))) if na == nb => {
+                    i += 1;
+                    j += 1;
+                    (na, Some(*xa), Some(*yb))
+                }
+                (Some((na, xa)), Some((nb, _))) if na < nb => {
+                    i += 1;
+                    (na, Some(*xa), None)
+                }
+                (Some((na, xa)), None) => {
+                    i += 1;
+                    (na, Some(*xa), None)
+                }
+                (_, Some((nb, yb))) => {
+                    j += 1;
+                    (nb, None, Some(*yb))
+                }
+                (None, None) => break,
+            };
+            if x == y {
+                continue; // the same blob with the same mode, or the same subtree
+            }
             let path = if dir.is_empty() {
                 name.clone()
             } else {
                 format!("{dir}/{name}")
             };
-            let x = ea.iter().find(|(n, _)| n == name).map(|(_, e)| *e);
-            let y = eb.iter().find(|(n, _)| n == name).map(|(_, e)| *e);
-            if x == y {
-                continue; // the same blob with the same mode, or the same subtree
-            }
             let (old_file, old_tree) = (x.and_then(Entry::as_file), x.and_then(Entry::as_tree));
             match (y.and_then(Entry::as_file), y.and_then(Entry::as_tree)) {
                 (Some(file), _) => {

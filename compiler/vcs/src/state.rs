@@ -55,13 +55,17 @@ pub(crate) struct State {
     /// path → message of the commit that last changed it (this process's memory only).
     /// By path: the message and task of the commit that last changed it (this process).
     last_intent: HashMap<String, (String, String)>,
-    tree_cache: std::cell::RefCell<HashMap<ObjectId, Arc<TreeEntries>>>,
+    /// Decoded trees, and how many entries they hold together.
+    tree_cache: std::cell::RefCell<(HashMap<ObjectId, Arc<TreeEntries>>, usize)>,
     /// path → its last changes (seq, file), oldest first; the first entry is the path's
     /// state as of its seq. Paths without an entry have not existed since `loaded_at`.
     history: HashMap<String, std::collections::VecDeque<(u64, Option<File>)>>,
     /// The head's seq when this process loaded the branch.
     loaded_at: u64,
 }
+
+/// Tree entries kept decoded (about 64 bytes each).
+const TREE_CACHE_ENTRIES: usize = 1 << 20;
 
 /// Changes of one path kept in memory for base lookups.
 const HISTORY: usize = 64;
@@ -436,16 +440,18 @@ impl State {
         Some(None)
     }
 
-    fn tree(&self, id: ObjectId) -> Option<Arc<TreeEntries>> {
-        if let Some(t) = self.tree_cache.borrow().get(&id) {
+    /// A decoded tree, from a cache bounded by the entries it holds (cleared when full).
+    pub(crate) fn tree(&self, id: ObjectId) -> Option<Arc<TreeEntries>> {
+        if let Some(t) = self.tree_cache.borrow().0.get(&id) {
             return Some(t.clone());
         }
         let t = Arc::new(crate::object::decode_tree(&self.object(id)?)?);
         let mut cache = self.tree_cache.borrow_mut();
-        if cache.len() > 100_000 {
-            cache.clear();
+        if cache.1 + t.len() > TREE_CACHE_ENTRIES {
+            *cache = Default::default();
         }
-        cache.insert(id, t.clone());
+        cache.1 += t.len();
+        cache.0.insert(id, t.clone());
         Some(t)
     }
 

@@ -127,6 +127,12 @@ impl ToolOutcome {
 
 /// The tools' definitions, as the model sees them.
 pub fn definitions() -> Vec<Tool> {
+    // Built once: every turn of every worker sends them.
+    static DEFINITIONS: std::sync::LazyLock<Vec<Tool>> = std::sync::LazyLock::new(build);
+    DEFINITIONS.clone()
+}
+
+fn build() -> Vec<Tool> {
     let tool = |name: &str, description: &str, parameters: serde_json::Value| Tool {
         name: name.to_owned(),
         description: description.to_owned(),

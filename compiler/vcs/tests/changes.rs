@@ -1,0 +1,100 @@
+//! `Repo::changes` (what moving a checkout between two commits writes) agrees with the
+//! difference of the two commits' whole file lists, over random histories that add, change
+//! and delete files in wide directories and turn files into directories and back.
+
+use std::collections::BTreeMap;
+
+use specc_vcs::object::ObjectId;
+use specc_vcs::{Change, Options, Outcome, Repo, Submission};
+
+fn xorshift(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+type Files = BTreeMap<String, (Vec<u8>, bool)>;
+
+async fn files(repo: &Repo, commit: ObjectId) -> Files {
+    repo.files(commit)
+        .await
+        .expect("files")
+        .into_iter()
+        .map(|f| (f.path, (f.bytes, f.executable)))
+        .collect()
+}
+
+#[tokio::test]
+async fn changes_between_any_two_commits_are_the_difference_of_their_files() {
+    let dir = tempfile::tempdir().expect("dir");
+    let repo = Repo::open(&dir.path().join("log"), Options::default()).expect("open");
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut commits = vec![repo.read_head("-").await.expect("head").0];
+    for k in 0..300u64 {
+        let (head, _) = repo.read_head("-").await.expect("head");
+        let now = files(&repo, head).await;
+        let r = xorshift(&mut seed);
+        // Wide directories (40 names each), a name that is a file or a directory in turn.
+        let path = match r % 5 {
+            0 => format!("d{}/x", r % 3),
+            1 => format!("d{}", r % 3),
+            _ => format!("w/{}/f{:02}.txt", r % 4, (r >> 8) % 40),
+        };
+        let mut changes = Vec::new();
+        // A file in the way of a directory (or the reverse) is deleted first.
+        let blocking: Vec<&String> = now
+            .keys()
+            .filter(|p| p.starts_with(&format!("{path}/")) || path.starts_with(&format!("{p}/")))
+            .collect();
+        if !blocking.is_empty() {
+            for p in blocking {
+                changes.push(Change {
+                    path: p.clone(),
+                    expected: repo.read_head(p).await.and_then(|(_, f)| f.map(|f| f.blob)),
+                    new: None,
+                    executable: false,
+                });
+            }
+        } else {
+            let expected = repo
+                .read_head(&path)
+                .await
+                .and_then(|(_, f)| f.map(|f| f.blob));
+            let delete = expected.is_some() && r % 7 == 0;
+            changes.push(Change {
+                path: path.clone(),
+                expected,
+                new: (!delete).then(|| format!("{k}\n").into_bytes()),
+                executable: r % 11 == 0,
+            });
+        }
+        let s = Submission {
+            base: head,
+            changes,
+            message: format!("edit {k}"),
+            task: "t".to_owned(),
+            idempotency_key: String::new(),
+        };
+        match repo.submit(s).await {
+            Outcome::Committed { id, .. } => commits.push(id),
+            other => panic!("edit {k}: {other:?}"),
+        }
+    }
+    for _ in 0..200 {
+        let from = commits[(xorshift(&mut seed) % commits.len() as u64) as usize];
+        let to = commits[(xorshift(&mut seed) % commits.len() as u64) as usize];
+        let (a, b) = (files(&repo, from).await, files(&repo, to).await);
+        let mut want: Vec<(String, Option<(Vec<u8>, bool)>)> = a
+            .keys()
+            .chain(b.keys())
+            .filter(|p| a.get(*p) != b.get(*p))
+            .map(|p| (p.clone(), b.get(p).cloned()))
+            .collect();
+        want.sort();
+        want.dedup();
+        let mut got = repo.changes(from, to).await.expect("changes");
+        got.sort();
+        assert_eq!(got, want, "from {} to {}", from.hex(), to.hex());
+    }
+}
