@@ -16,6 +16,9 @@ fn xorshift(seed: &mut u64) -> u64 {
 
 type Files = BTreeMap<String, (Vec<u8>, bool)>;
 
+/// A path and what moving to the second commit leaves there.
+type Moved = Vec<(String, Option<(Vec<u8>, bool)>)>;
+
 async fn files(repo: &Repo, commit: ObjectId) -> Files {
     repo.files(commit)
         .await
@@ -61,12 +64,12 @@ async fn changes_between_any_two_commits_are_the_difference_of_their_files() {
                 .read_head(&path)
                 .await
                 .and_then(|(_, f)| f.map(|f| f.blob));
-            let delete = expected.is_some() && r % 7 == 0;
+            let delete = expected.is_some() && r.is_multiple_of(7);
             changes.push(Change {
                 path: path.clone(),
                 expected,
                 new: (!delete).then(|| format!("{k}\n").into_bytes()),
-                executable: r % 11 == 0,
+                executable: r.is_multiple_of(11),
             });
         }
         let s = Submission {
@@ -85,7 +88,7 @@ async fn changes_between_any_two_commits_are_the_difference_of_their_files() {
         let from = commits[(xorshift(&mut seed) % commits.len() as u64) as usize];
         let to = commits[(xorshift(&mut seed) % commits.len() as u64) as usize];
         let (a, b) = (files(&repo, from).await, files(&repo, to).await);
-        let mut want: Vec<(String, Option<(Vec<u8>, bool)>)> = a
+        let mut want: Moved = a
             .keys()
             .chain(b.keys())
             .filter(|p| a.get(*p) != b.get(*p))
