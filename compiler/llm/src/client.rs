@@ -365,8 +365,6 @@ impl Drop for Reservation {
     }
 }
 
-/// The input tokens a request may use at most, counted generously: three characters a token
-/// over messages, tool calls, tool schemas and the response schema.
 /// The length of `v` as JSON text, counted without building the text.
 fn json_len(v: &serde_json::Value) -> usize {
     struct Count(usize);
@@ -385,6 +383,8 @@ fn json_len(v: &serde_json::Value) -> usize {
     c.0
 }
 
+/// The input tokens a request may use at most, counted generously: three characters a token
+/// over messages, tool calls, tool schemas and the response schema.
 fn input_estimate(r: &Request) -> u64 {
     let messages: usize = r
         .messages

@@ -64,8 +64,9 @@ pub(crate) struct State {
     loaded_at: u64,
 }
 
-/// Tree entries kept decoded (about 64 bytes each).
-const TREE_CACHE_ENTRIES: usize = 1 << 20;
+/// Tree entries kept decoded: about 100 bytes each with its name, plus about 80 per tree for
+/// its map slot and `Arc`, so a few tens of MiB at most.
+const TREE_CACHE_ENTRIES: usize = 1 << 18;
 
 /// Changes of one path kept in memory for base lookups.
 const HISTORY: usize = 64;

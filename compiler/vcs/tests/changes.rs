@@ -1,6 +1,7 @@
 //! `Repo::changes` (what moving a checkout between two commits writes) agrees with the
 //! difference of the two commits' whole file lists, over random histories that add, change
-//! and delete files in wide directories and turn files into directories and back.
+//! and delete files in wide directories, change only a file's mode, and turn files into
+//! directories and back.
 
 use std::collections::BTreeMap;
 
@@ -34,6 +35,7 @@ async fn changes_between_any_two_commits_are_the_difference_of_their_files() {
     let repo = Repo::open(&dir.path().join("log"), Options::default()).expect("open");
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut commits = vec![repo.read_head("-").await.expect("head").0];
+    let mut mode_only = 0;
     for k in 0..300u64 {
         let (head, _) = repo.read_head("-").await.expect("head");
         let now = files(&repo, head).await;
@@ -59,6 +61,17 @@ async fn changes_between_any_two_commits_are_the_difference_of_their_files() {
                     executable: false,
                 });
             }
+        } else if let Some((_, Some(f))) = repo.read_head(&path).await
+            && r % 13 == 1
+        {
+            // Only the mode changes: the same blob, the other bit.
+            mode_only += 1;
+            changes.push(Change {
+                path: path.clone(),
+                expected: Some(f.blob),
+                new: Some(f.bytes.to_vec()),
+                executable: !f.executable,
+            });
         } else {
             let expected = repo
                 .read_head(&path)
@@ -84,6 +97,7 @@ async fn changes_between_any_two_commits_are_the_difference_of_their_files() {
             other => panic!("edit {k}: {other:?}"),
         }
     }
+    assert!(mode_only > 0, "the history changes some file's mode alone");
     for _ in 0..200 {
         let from = commits[(xorshift(&mut seed) % commits.len() as u64) as usize];
         let to = commits[(xorshift(&mut seed) % commits.len() as u64) as usize];
