@@ -56,13 +56,6 @@ impl From<rusqlite::Error> for StateError {
     }
 }
 
-/// Callers that only report the error take it as text.
-impl From<StateError> for String {
-    fn from(e: StateError) -> String {
-        e.to_string()
-    }
-}
-
 /// A queued write.
 pub type Write = Box<dyn FnOnce(&Connection) -> rusqlite::Result<()> + Send>;
 

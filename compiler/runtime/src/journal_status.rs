@@ -10,10 +10,6 @@ use serde::Serialize;
 
 use crate::journal::JournalError;
 
-fn db(e: rusqlite::Error) -> JournalError {
-    JournalError::from(e)
-}
-
 /// A run as recorded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RunRow {
@@ -59,17 +55,13 @@ pub struct Status {
 /// The status of the latest run in the state database at `path`, or `None` if it holds no
 /// run. Opens it read-only.
 pub fn read(path: &Path) -> Result<Option<Status>, JournalError> {
-    let c = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(db)?;
-    c.busy_timeout(std::time::Duration::from_secs(5))
-        .map_err(db)?;
-    let has_runs: bool = c
-        .query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
-            [],
-            |r| r.get::<_, i64>(0),
-        )
-        .map_err(db)?
-        > 0;
+    let c = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    c.busy_timeout(std::time::Duration::from_secs(5))?;
+    let has_runs: bool = c.query_row(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )? > 0;
     if !has_runs {
         return Ok(None);
     }
@@ -88,21 +80,16 @@ pub fn read(path: &Path) -> Result<Option<Status>, JournalError> {
                 })
             },
         )
-        .optional()
-        .map_err(db)?;
+        .optional()?;
     let Some(run) = run else {
         return Ok(None);
     };
-    let mut q = c
-        .prepare("SELECT state, COUNT(*) FROM tasks WHERE run = ?1 GROUP BY state")
-        .map_err(db)?;
+    let mut q = c.prepare("SELECT state, COUNT(*) FROM tasks WHERE run = ?1 GROUP BY state")?;
     let mut counts: Vec<(String, u64)> = q
         .query_map(params![run.run], |r| {
             Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
-        })
-        .map_err(db)?
-        .collect::<Result<_, _>>()
-        .map_err(db)?;
+        })?
+        .collect::<Result<_, _>>()?;
     let order = [
         "running",
         "pending",
@@ -113,14 +100,12 @@ pub fn read(path: &Path) -> Result<Option<Status>, JournalError> {
         "stopped",
     ];
     counts.sort_by_key(|(s, _)| order.iter().position(|o| o == s).unwrap_or(order.len()));
-    let mut q = c
-        .prepare(
-            "SELECT a.task, a.attempt, a.role, a.started_unix,
+    let mut q = c.prepare(
+        "SELECT a.task, a.attempt, a.role, a.started_unix,
                     (SELECT COUNT(*) FROM steps s WHERE s.run = a.run AND s.task = a.task
                        AND s.attempt = a.attempt)
              FROM attempts a WHERE a.run = ?1 AND a.state = 'running' ORDER BY a.started_unix",
-        )
-        .map_err(db)?;
+    )?;
     let running = q
         .query_map(params![run.run], |r| {
             Ok(RunningAttempt {
@@ -130,22 +115,19 @@ pub fn read(path: &Path) -> Result<Option<Status>, JournalError> {
                 started_unix: r.get(3)?,
                 steps: r.get(4)?,
             })
-        })
-        .map_err(db)?
-        .collect::<Result<_, _>>()
-        .map_err(db)?;
+        })?
+        .collect::<Result<_, _>>()?;
     let lines = |sql: &str| -> Result<Vec<TaskLine>, JournalError> {
-        let mut q = c.prepare(sql).map_err(db)?;
+        let mut q = c.prepare(sql)?;
         q.query_map(params![run.run], |r| {
             Ok(TaskLine {
                 task: r.get(0)?,
                 state: r.get(1)?,
                 detail: r.get(2)?,
             })
-        })
-        .map_err(db)?
+        })?
         .collect::<Result<_, _>>()
-        .map_err(db)
+        .map_err(JournalError::from)
     };
     let merging = lines(
         "SELECT task, state, reason FROM tasks WHERE run = ?1 AND state = 'running'
