@@ -217,10 +217,10 @@ impl Client {
                     cached_input: 0,
                     output: u64::from(request.max_tokens),
                 });
-                let id = l.reserve(&self.run, worst, self.config.budget.dollars)?;
+                let held = l.reserve(&self.run, worst, self.config.budget.dollars)?;
                 Some(Reservation {
                     ledger: l.clone(),
-                    id: Some(id),
+                    held: Some(held),
                 })
             }
             None => None,
@@ -255,7 +255,7 @@ impl Client {
             };
             let release = reservation
                 .as_ref()
-                .and_then(|r| r.id)
+                .and_then(|r| r.held)
                 .filter(|_| retry.is_none());
             // A ledger that cannot write must not turn a paid answer into an error; it is
             // logged loudly instead.
@@ -290,7 +290,7 @@ impl Client {
                     if release.is_some()
                         && let Some(r) = reservation.as_mut()
                     {
-                        r.id = None; // released with the row
+                        r.held = None; // released with the row
                     }
                     journal.is_some()
                 }
@@ -351,15 +351,15 @@ pub type AnswerHook<'a> = dyn Fn(&Response) -> crate::state_db::Write + Sync + '
 /// A budget reservation, released when dropped unless it was released with its call's row.
 struct Reservation {
     ledger: Arc<Ledger>,
-    id: Option<i64>,
+    held: Option<crate::Reservation>,
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        let Some(id) = self.id else {
+        let Some(held) = self.held.take() else {
             return;
         };
-        if let Err(e) = self.ledger.release(id) {
+        if let Err(e) = self.ledger.release(held) {
             tracing::error!(error = %e, "a budget reservation could not be released");
         }
     }

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
+use crate::budget::{Leases, Reservation};
 use crate::error::LlmError;
 use crate::state_db::{StateDb, StateError};
 use crate::types::Usage;
@@ -49,14 +50,19 @@ pub struct CallRow {
 pub type Also = crate::state_db::Write;
 
 /// Reservations older than this belong to a process that died mid-call; they stop counting.
-const STALE_RESERVATION: Duration = Duration::from_secs(3600);
+pub(crate) const STALE_RESERVATION: Duration = Duration::from_secs(3600);
 
 pub struct Ledger {
     db: Arc<StateDb>,
+    leases: Leases,
 }
 
 fn db(e: rusqlite::Error) -> LlmError {
     LlmError::Ledger(e.into())
+}
+
+pub(crate) fn unix_now() -> i64 {
+    now()
 }
 
 fn now() -> i64 {
@@ -87,6 +93,13 @@ pub fn open_state_db(path: &Path) -> std::io::Result<Connection> {
 }
 
 impl Ledger {
+    fn on(db: Arc<StateDb>) -> Ledger {
+        Ledger {
+            leases: Leases::new(db.clone()),
+            db,
+        }
+    }
+
     /// Opens (creating) the state database (see [`open_state_db`]).
     pub fn open(path: &Path) -> Result<Ledger, LlmError> {
         let conn = open_state_db(path)
@@ -112,9 +125,7 @@ impl Ledger {
              COMMIT;",
         )
         .map_err(db)?;
-        Ok(Ledger {
-            db: Arc::new(StateDb::on(conn)),
-        })
+        Ok(Ledger::on(Arc::new(StateDb::on(conn))))
     }
 
     /// The state database the ledger writes through: the build journal shares it, so one
@@ -150,9 +161,7 @@ impl Ledger {
                 "not a specc state database (no llm_calls table)".into(),
             )));
         }
-        Ok(Ledger {
-            db: Arc::new(StateDb::on(conn)),
-        })
+        Ok(Ledger::on(Arc::new(StateDb::on(conn))))
     }
 
     pub fn record(&self, row: &CallRow) -> Result<(), LlmError> {
@@ -167,12 +176,12 @@ impl Ledger {
         &self,
         row: &CallRow,
         also: Option<Also>,
-        release: Option<i64>,
+        release: Option<Reservation>,
     ) -> Result<(), LlmError> {
+        let dollars = row.dollars;
         let row = row.clone();
-        self.db
-            .defer(Box::new(move |c| {
-                c.prepare_cached(
+        let write: crate::state_db::Write = Box::new(move |c| {
+            c.prepare_cached(
                 "INSERT INTO llm_calls (at_unix, run, task, role, provider, model, input_tokens,
                  cached_input_tokens, output_tokens, dollars, latency_ms, attempt, outcome)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
@@ -192,74 +201,41 @@ impl Ledger {
                 row.attempt,
                 row.outcome,
             ])?;
-                // The run's total, kept as rows are added, so the budget check reads one row.
-                c.prepare_cached(
-                    "INSERT INTO llm_run_spent (run, dollars) VALUES (?1, ?2)
+            // The run's total, kept as rows are added, so the budget check reads one row.
+            c.prepare_cached(
+                "INSERT INTO llm_run_spent (run, dollars) VALUES (?1, ?2)
                  ON CONFLICT (run) DO UPDATE SET dollars = dollars + ?2",
-                )?
-                .execute(params![row.run, row.dollars])?;
-                if let Some(also) = also {
-                    also(c)?;
-                }
-                if let Some(id) = release {
-                    c.prepare_cached("DELETE FROM llm_reservations WHERE id = ?1")?
-                        .execute([id])?;
-                }
-                Ok(())
-            }))
-            .map_err(LlmError::Ledger)
+            )?
+            .execute(params![row.run, row.dollars])?;
+            if let Some(also) = also {
+                also(c)?;
+            }
+            Ok(())
+        });
+        match release {
+            Some(r) => self.leases.settle(r, dollars, Some(write)),
+            None => self.db.defer(write).map_err(LlmError::Ledger),
+        }
     }
 
     /// Reserves `dollars` for a call of `run`, unless spent plus reserved plus this would pass
-    /// `cap`. Atomic across processes (an immediate transaction). Returns the reservation id.
-    pub fn reserve(&self, run: &str, dollars: f64, cap: Option<f64>) -> Result<i64, LlmError> {
-        // The reservation is committed at once, so other processes count it, in one
-        // transaction with the queue before it.
-        let reserved = self.db.now_with_queue(|tx| {
-            if let Some(cap) = cap {
-                let spent: f64 = tx
-                    .prepare_cached(
-                        "SELECT COALESCE((SELECT dollars FROM llm_run_spent WHERE run = ?1), 0)",
-                    )?
-                    .query_row([run], |r| r.get(0))?;
-                let reserved: f64 = tx
-                    .prepare_cached(
-                        "SELECT COALESCE(SUM(dollars), 0) FROM llm_reservations
-                         WHERE run = ?1 AND created_unix > ?2",
-                    )?
-                    .query_row(
-                        params![run, now() - STALE_RESERVATION.as_secs() as i64],
-                        |r| r.get(0),
-                    )?;
-                if spent + reserved + dollars > cap {
-                    return Ok(Err(LlmError::Budget {
-                        cap,
-                        committed: spent + reserved,
-                        needed: dollars,
-                    }));
-                }
-            }
-            tx.prepare_cached(
-                "INSERT INTO llm_reservations (run, dollars, created_unix) VALUES (?1, ?2, ?3)",
-            )?
-            .execute(params![run, dollars, now()])?;
-            Ok(Ok(tx.last_insert_rowid()))
-        });
-        reserved.map_err(LlmError::Ledger)?
+    /// `cap`. Atomic across processes: the reservation is taken from this process's lease of
+    /// the run's budget, which grows in an immediate transaction when it must (design:
+    /// llm.budget-lease).
+    pub fn reserve(
+        &self,
+        run: &str,
+        dollars: f64,
+        cap: Option<f64>,
+    ) -> Result<Reservation, LlmError> {
+        self.leases.reserve(run, dollars, cap)
     }
 
-    /// Releases a reservation once its call is settled (its rows recorded).
-    pub fn release(&self, reservation: i64) -> Result<(), LlmError> {
-        self.db
-            .defer(Box::new(move |c| {
-                c.prepare_cached("DELETE FROM llm_reservations WHERE id = ?1")?
-                    .execute([reservation])
-                    .map(drop)
-            }))
-            .map_err(LlmError::Ledger)
+    /// Gives a reservation back unspent (its call ended without a recorded answer).
+    pub fn release(&self, reservation: Reservation) -> Result<(), LlmError> {
+        self.leases.settle(reservation, 0.0, None)
     }
 
-    /// Dollars spent by `run`.
     /// Dollars spent by `run`, as committed (a figure for progress: rows still queued are
     /// not counted; the budget check counts them, see [`Ledger::reserve`]).
     pub fn spent(&self, run: &str) -> Result<f64, LlmError> {
@@ -313,15 +289,22 @@ impl Ledger {
             .map_err(LlmError::Ledger)
     }
 
-    /// Open reservations (for tests and `specc cost`).
+    /// Calls this ledger reserved for and has not settled yet.
     pub fn reservations(&self) -> Result<usize, LlmError> {
+        self.leases.unsettled()
+    }
+
+    /// Dollars every reservation of `run` holds in the database (every process's leases,
+    /// their free parts included), as committed.
+    pub fn reserved(&self, run: &str) -> Result<f64, LlmError> {
         self.db
             .now(|c| {
-                c.query_row("SELECT COUNT(*) FROM llm_reservations", [], |r| {
-                    r.get::<_, i64>(0)
-                })
+                c.query_row(
+                    "SELECT COALESCE(SUM(dollars), 0) FROM llm_reservations WHERE run = ?1",
+                    [run],
+                    |r| r.get(0),
+                )
             })
-            .map(|n| n as usize)
             .map_err(LlmError::Ledger)
     }
 }

@@ -7,6 +7,7 @@
 //! * [`cost`]: the per-role and per-model summary `specc cost` prints.
 
 mod anthropic;
+mod budget;
 mod client;
 pub mod config;
 pub mod cost;
@@ -24,6 +25,7 @@ mod state_db;
 pub mod types;
 
 pub use anthropic::Anthropic;
+pub use budget::Reservation;
 pub use client::{AnswerHook, Client};
 pub use config::{LlmConfig, Role};
 pub use error::LlmError;

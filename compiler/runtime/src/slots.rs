@@ -117,20 +117,24 @@ impl Slots {
         std::fs::create_dir_all(&lease.dir)?;
         match held {
             Held::Commit { base: from, wrote } => {
-                let changes = repo.changes(from, base).await.ok_or_else(|| {
+                let mut changes = repo.changes(from, base).await.ok_or_else(|| {
                     std::io::Error::other("the VCS does not know the slot's commit")
                 })?;
-                let mut paths: BTreeSet<&str> = changes.iter().map(|(p, _)| p.as_str()).collect();
-                apply(&lease.dir, &changes)?;
                 // What the last tools wrote and the commits did not change goes back to `base`.
-                for p in &wrote {
-                    if paths.insert(p) {
-                        let file = repo.file(base, p).await.ok_or_else(|| {
-                            std::io::Error::other("the VCS does not know the base")
-                        })?;
-                        apply(&lease.dir, &[(p.clone(), file)])?;
-                    }
+                let changed: BTreeSet<String> = changes.iter().map(|(p, _)| p.clone()).collect();
+                for p in wrote.difference(&changed) {
+                    let file = repo
+                        .file(base, p)
+                        .await
+                        .ok_or_else(|| std::io::Error::other("the VCS does not know the base"))?;
+                    changes.push((p.clone(), file));
                 }
+                // The files are written on a blocking thread: this thread's other attempts go
+                // on meanwhile.
+                let dir = lease.dir.clone();
+                tokio::task::spawn_blocking(move || apply(&dir, &changes))
+                    .await
+                    .map_err(std::io::Error::other)??;
             }
             Held::Unknown => {
                 repo.checkout(base, &lease.dir, KEPT).await?;
