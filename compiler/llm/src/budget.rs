@@ -32,13 +32,77 @@ pub struct Reservation {
 
 /// This process's lease for one run.
 #[derive(Debug)]
-struct Lease {
-    id: i64,
+pub(crate) struct Lease {
+    pub(crate) id: i64,
     /// Dollars the lease's row holds (once the queue is committed).
-    held: f64,
+    pub(crate) held: f64,
     /// Dollars reserved for calls not settled yet, and how many such calls.
-    in_use: f64,
-    calls: usize,
+    pub(crate) in_use: f64,
+    pub(crate) calls: usize,
+}
+
+impl Lease {
+    /// Reserves `dollars` from the free part, if it covers them.
+    pub(crate) fn take(&mut self, dollars: f64) -> Option<Reservation> {
+        (self.held - self.in_use >= dollars).then(|| {
+            self.in_use += dollars;
+            self.calls += 1;
+            Reservation {
+                lease: self.id,
+                dollars,
+            }
+        })
+    }
+
+    /// Records that the lease of `run` grew to hold `held` (made with id `id`, if it had
+    /// none), with a call of `dollars` reserved from it.
+    pub(crate) fn grown(
+        leases: &mut HashMap<String, Lease>,
+        run: &str,
+        id: i64,
+        held: f64,
+        dollars: f64,
+    ) -> Reservation {
+        let (in_use, calls) = leases.get(run).map_or((0.0, 0), |l| (l.in_use, l.calls));
+        leases.insert(
+            run.to_owned(),
+            Lease {
+                id,
+                held,
+                in_use: in_use + dollars,
+                calls: calls + 1,
+            },
+        );
+        Reservation { lease: id, dollars }
+    }
+
+    /// Settles `r` for a call that cost `spent`: what it cost moves from the lease to the
+    /// run's spent total. Returns what the lease's row holds now.
+    pub(crate) fn settle(&mut self, r: Reservation, spent: f64) -> f64 {
+        self.in_use = (self.in_use - r.dollars).max(0.0);
+        self.calls = self.calls.saturating_sub(1);
+        self.held = (self.held - spent).max(self.in_use);
+        self.held
+    }
+}
+
+/// What a lease grows by for a call of `dollars` that its free part does not cover, given
+/// what is committed (spent, every other reservation and this lease's unsettled calls):
+/// sixteen such calls, at most half the room the cap leaves, at least the call; refused
+/// when the call does not fit in the room.
+pub(crate) fn growth(dollars: f64, cap: Option<f64>, committed: f64) -> Result<f64, LlmError> {
+    let Some(cap) = cap else {
+        return Ok(dollars * CALLS_PER_TOP_UP);
+    };
+    let room = cap - committed;
+    if room < dollars {
+        return Err(LlmError::Budget {
+            cap,
+            committed,
+            needed: dollars,
+        });
+    }
+    Ok((dollars * CALLS_PER_TOP_UP).min(room / 2.0).max(dollars))
 }
 
 /// The leases of one ledger, by run.
@@ -75,38 +139,23 @@ impl Leases {
         cap: Option<f64>,
     ) -> Result<Reservation, LlmError> {
         let mut leases = self.lock()?;
-        if let Some(l) = leases.get_mut(run)
-            && l.held - l.in_use >= dollars
-        {
-            l.in_use += dollars;
-            l.calls += 1;
-            return Ok(Reservation {
-                lease: l.id,
-                dollars,
-            });
+        if let Some(r) = leases.get_mut(run).and_then(|l| l.take(dollars)) {
+            return Ok(r);
         }
-        let (id, in_use, calls) = leases
+        let (id, in_use) = leases
             .get(run)
-            .map_or((None, 0.0, 0), |l| (Some(l.id), l.in_use, l.calls));
+            .map_or((None, 0.0), |l| (Some(l.id), l.in_use));
         // The queue first (settlements lower the row) and the new size in one immediate
         // transaction, so other processes see it at once.
         let grown = self.db.now_with_queue(|tx| {
-            let granted = match cap {
-                None => Some(dollars * CALLS_PER_TOP_UP),
-                Some(cap) => {
-                    let committed = committed_elsewhere(tx, run, id)? + in_use;
-                    let room = cap - committed;
-                    if room < dollars {
-                        return Ok(Err(LlmError::Budget {
-                            cap,
-                            committed,
-                            needed: dollars,
-                        }));
-                    }
-                    Some((dollars * CALLS_PER_TOP_UP).min(room / 2.0).max(dollars))
-                }
+            let committed = match cap {
+                Some(_) => committed_elsewhere(tx, run, id)? + in_use,
+                None => 0.0,
             };
-            let held = in_use + granted.unwrap_or(dollars);
+            let held = match growth(dollars, cap, committed) {
+                Ok(g) => in_use + g,
+                Err(e) => return Ok(Err(e)),
+            };
             let id = match id {
                 Some(id) => {
                     tx.prepare_cached(
@@ -127,16 +176,7 @@ impl Leases {
             Ok(Ok((id, held)))
         });
         let (id, held) = grown.map_err(LlmError::Ledger)??;
-        leases.insert(
-            run.to_owned(),
-            Lease {
-                id,
-                held,
-                in_use: in_use + dollars,
-                calls: calls + 1,
-            },
-        );
-        Ok(Reservation { lease: id, dollars })
+        Ok(Lease::grown(&mut leases, run, id, held, dollars))
     }
 
     /// Settles `r` for a call that cost `spent`, or gives it back unspent (`spent` 0): queues
@@ -153,11 +193,7 @@ impl Leases {
         let mut leases = self.lock()?;
         let lease: Write = match leases.values_mut().find(|l| l.id == r.lease) {
             Some(l) => {
-                l.in_use = (l.in_use - r.dollars).max(0.0);
-                l.calls = l.calls.saturating_sub(1);
-                // What the call spent moves from the lease to the run's spent total.
-                l.held = (l.held - spent).max(l.in_use);
-                let (id, held) = (l.id, l.held);
+                let (id, held) = (l.id, l.settle(r, spent));
                 Box::new(move |c: &Connection| {
                     c.prepare_cached("UPDATE llm_reservations SET dollars = ?2 WHERE id = ?1")?
                         .execute(params![id, held])

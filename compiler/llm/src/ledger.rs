@@ -104,22 +104,10 @@ impl Ledger {
     pub fn open(path: &Path) -> Result<Ledger, LlmError> {
         let conn = open_state_db(path)
             .map_err(|e| LlmError::Ledger(StateError::Open(format!("{}: {e}", path.display()))))?;
+        crate::schema::migrate_sqlite(&conn).map_err(db)?;
+        // The run's kept total, for databases whose rows came before it was kept.
         conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS llm_calls (
-                 id INTEGER PRIMARY KEY,
-                 at_unix INTEGER NOT NULL,
-                 run TEXT NOT NULL, task TEXT NOT NULL, role TEXT NOT NULL,
-                 provider TEXT NOT NULL, model TEXT NOT NULL,
-                 input_tokens INTEGER NOT NULL, cached_input_tokens INTEGER NOT NULL,
-                 output_tokens INTEGER NOT NULL, dollars REAL NOT NULL,
-                 latency_ms INTEGER NOT NULL, attempt INTEGER NOT NULL, outcome TEXT NOT NULL);
-             CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls(run);
-             CREATE TABLE IF NOT EXISTS llm_reservations (
-                 id INTEGER PRIMARY KEY, run TEXT NOT NULL, dollars REAL NOT NULL,
-                 created_unix INTEGER NOT NULL);
-             CREATE TABLE IF NOT EXISTS llm_run_spent (
-                 run TEXT PRIMARY KEY, dollars REAL NOT NULL);
-             BEGIN IMMEDIATE;
+            "BEGIN IMMEDIATE;
              INSERT OR REPLACE INTO llm_run_spent (run, dollars)
                  SELECT run, SUM(dollars) FROM llm_calls GROUP BY run;
              COMMIT;",

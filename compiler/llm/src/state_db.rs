@@ -15,13 +15,15 @@ use std::sync::Mutex;
 use rusqlite::Connection;
 
 /// Why a state database operation failed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum StateError {
     /// The file could not be opened, or is not a state database this version can use.
     Open(String),
     /// SQLite refused the statement or its transaction (a full disk, a lock held past the
     /// busy timeout, a damaged file, a schema this version does not know).
     Sqlite(std::sync::Arc<rusqlite::Error>),
+    /// PostgreSQL refused the statement or its transaction, or the connection failed.
+    Postgres(std::sync::Arc<tokio_postgres::Error>),
     /// A batch of this process's writes was lost (SQLite's failure, quoted): returned to the
     /// call whose commit failed and to every write after it, since nothing after it is
     /// durable.
@@ -35,9 +37,18 @@ impl std::fmt::Display for StateError {
         match self {
             StateError::Open(why) => write!(f, "{why}"),
             StateError::Sqlite(e) => write!(f, "{e}"),
+            StateError::Postgres(e) => write!(f, "PostgreSQL: {e}"),
             StateError::Lost(why) => write!(f, "a batch of writes was lost: {why}"),
             StateError::Poisoned => write!(f, "its lock is poisoned"),
         }
+    }
+}
+
+impl PartialEq for StateError {
+    /// Same kind and same message (the drivers' errors compare by their text).
+    fn eq(&self, other: &StateError) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.to_string() == other.to_string()
     }
 }
 
@@ -45,6 +56,7 @@ impl std::error::Error for StateError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             StateError::Sqlite(e) => Some(&**e),
+            StateError::Postgres(e) => Some(&**e),
             _ => None,
         }
     }

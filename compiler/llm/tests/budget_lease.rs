@@ -3,25 +3,11 @@
 //! ever takes the run past the cap, together they spend what a single process would, and a
 //! dropped ledger gives its lease's free part back.
 
-use std::time::Duration;
+#[path = "common/row.rs"]
+mod rows;
 
-use specc_llm::types::Usage;
-use specc_llm::{CallRow, Ledger, LlmError};
-
-fn row(dollars: f64) -> CallRow {
-    CallRow {
-        run: "run".into(),
-        task: "t".into(),
-        role: "worker".into(),
-        provider: "p".into(),
-        model: "m".into(),
-        usage: Usage::default(),
-        dollars,
-        latency: Duration::ZERO,
-        attempt: 1,
-        outcome: "ok".into(),
-    }
-}
+use rows::row;
+use specc_llm::{Ledger, LlmError};
 
 /// Spent plus reserved, as a third process reading the database sees it.
 fn committed(watch: &Ledger) -> f64 {

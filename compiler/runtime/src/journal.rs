@@ -182,30 +182,6 @@ pub struct TaskRow {
     pub reason: Option<String>,
 }
 
-const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS runs (
-                 run TEXT PRIMARY KEY, spec TEXT NOT NULL, started_unix INTEGER NOT NULL,
-                 finished_unix INTEGER, status TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS tasks (
-                 run TEXT NOT NULL, task TEXT NOT NULL, title TEXT NOT NULL,
-                 fingerprint TEXT NOT NULL, state TEXT NOT NULL, reason TEXT,
-                 commit_id TEXT, PRIMARY KEY (run, task));
-             CREATE TABLE IF NOT EXISTS attempts (
-                 run TEXT NOT NULL, task TEXT NOT NULL, attempt INTEGER NOT NULL,
-                 role TEXT NOT NULL, base TEXT NOT NULL, state TEXT NOT NULL, reason TEXT,
-                 started_unix INTEGER NOT NULL, finished_unix INTEGER,
-                 PRIMARY KEY (run, task, attempt));
-             CREATE TABLE IF NOT EXISTS steps (
-                 run TEXT NOT NULL, task TEXT NOT NULL, attempt INTEGER NOT NULL,
-                 step INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL,
-                 PRIMARY KEY (run, task, attempt, step));
-             CREATE TABLE IF NOT EXISTS landed (
-                 task TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, commit_id TEXT,
-                 run TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS seeded (path TEXT PRIMARY KEY, text TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS followups (
-                 run TEXT NOT NULL, task TEXT NOT NULL, why TEXT NOT NULL,
-                 work_order TEXT NOT NULL, PRIMARY KEY (run, task));";
-
 pub struct Journal {
     db: Arc<StateDb>,
 }
@@ -222,7 +198,8 @@ impl Journal {
     /// The journal on a state database another writer shares (the ledger's, so that one
     /// commit takes both).
     pub fn on(db: Arc<StateDb>) -> Result<Journal, JournalError> {
-        db.now(|c| c.execute_batch(SCHEMA))
+        // The state database's one schema (design: state.backends).
+        db.now(|c| specc_llm::schema::migrate_sqlite(c))
             .map_err(JournalError::State)?;
         Ok(Journal { db })
     }

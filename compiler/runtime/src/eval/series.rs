@@ -9,23 +9,10 @@ use specc_llm::{StateDb, StateError};
 
 use super::Evaluation;
 
-const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS eval_runs (
-        run TEXT PRIMARY KEY, started_ms INTEGER NOT NULL, base_seq INTEGER NOT NULL);
-    CREATE TABLE IF NOT EXISTS eval_points (
-        run TEXT NOT NULL, point INTEGER NOT NULL, t_ms INTEGER NOT NULL,
-        commit_id TEXT NOT NULL, score REAL, passed INTEGER, failed INTEGER, total INTEGER,
-        commits INTEGER NOT NULL, conflicts INTEGER NOT NULL, lines INTEGER NOT NULL,
-        files INTEGER NOT NULL, packages INTEGER NOT NULL, hottest_path TEXT,
-        hottest_conflicts INTEGER, hottest_lines INTEGER, final INTEGER NOT NULL,
-        PRIMARY KEY (run, point));
-    CREATE TABLE IF NOT EXISTS eval_costs (
-        run TEXT NOT NULL, point INTEGER NOT NULL, role TEXT NOT NULL, model TEXT NOT NULL,
-        input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, dollars REAL NOT NULL,
-        PRIMARY KEY (run, point, role, model));";
-
 /// Makes the series' tables (the ledger's `llm_calls` must exist: the ledger opened first).
 pub fn create(db: &StateDb) -> Result<(), StateError> {
-    db.now(|c| c.execute_batch(SCHEMA))
+    // The state database's one schema (design: state.backends).
+    db.now(|c| specc_llm::schema::migrate_sqlite(c))
 }
 
 /// One role and model's spending so far.
