@@ -87,6 +87,11 @@ impl PgState {
         Ok(())
     }
 
+    /// A connection from the pool (for the runtime's operations on this backend).
+    pub async fn client(&self) -> Result<deadpool_postgres::Object, StateError> {
+        Ok(self.pool.get().await?)
+    }
+
     /// The columns of every table, `(table, column, type)` in order: what the schema
     /// tests compare with SQLite's.
     pub async fn columns(&self) -> Result<Vec<(String, String, String)>, StateError> {

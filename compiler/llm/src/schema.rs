@@ -33,7 +33,7 @@ impl Dialect {
 }
 
 /// The migrations, in order: (version, statements separated by `;`).
-pub const MIGRATIONS: &[(i64, &str)] = &[(1, V1)];
+pub const MIGRATIONS: &[(i64, &str)] = &[(1, V1), (2, V2)];
 
 /// Every table of the state database as of version 1: the ledger (llm.ledger), the build
 /// journal (runtime.journal) and the eval series (eval.series).
@@ -85,6 +85,17 @@ CREATE TABLE IF NOT EXISTS eval_costs (
     run {text} NOT NULL, point {int} NOT NULL, role {text} NOT NULL, model {text} NOT NULL,
     input_tokens {int} NOT NULL, output_tokens {int} NOT NULL, dollars {real} NOT NULL,
     PRIMARY KEY (run, point, role, model))";
+
+/// Version 2: task leases (state.leases). A row per task of a run that workers claim: its
+/// state (`ready`, `leased`, `done`), its priority (the longest dependency chain below it),
+/// the last attempt claimed (the fencing token), who holds it and until when (ms since the
+/// epoch, by the database's clock on PostgreSQL).
+const V2: &str = "
+CREATE TABLE IF NOT EXISTS task_leases (
+    run {text} NOT NULL, task {text} NOT NULL, priority {int} NOT NULL,
+    state {text} NOT NULL, attempt {int} NOT NULL, holder {text}, expires_ms {int},
+    PRIMARY KEY (run, task));
+CREATE INDEX IF NOT EXISTS task_leases_ready ON task_leases(run, state, priority)";
 
 /// The table that records how far a database has migrated.
 pub const VERSION_TABLE: &str =
@@ -157,14 +168,16 @@ mod tests {
                 |r| r.get(0),
             )
             .expect("tables");
-        assert_eq!(tables, 13);
+        assert_eq!(tables, 14);
     }
 
     #[test]
     fn the_dialects_spell_every_type_word() {
         for d in [Dialect::Sqlite, Dialect::Postgres] {
-            let sql = d.spell(V1);
-            assert!(!sql.contains('{'), "{d:?}: {sql}");
+            for (_, text) in MIGRATIONS {
+                let sql = d.spell(text);
+                assert!(!sql.contains('{'), "{d:?}: {sql}");
+            }
         }
         assert!(Dialect::Postgres.spell(V1).contains("DOUBLE PRECISION"));
     }

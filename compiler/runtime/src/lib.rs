@@ -45,6 +45,7 @@ pub mod scope;
 pub mod slots;
 pub mod split;
 pub mod stuck;
+pub mod task_leases;
 pub mod tools;
 pub mod workspace;
 

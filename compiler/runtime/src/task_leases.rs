@@ -1,0 +1,312 @@
+//! Task leases and fencing on either state backend (design: state.leases): workers claim
+//! the ready task of highest priority (or one whose lease expired), hold it by heartbeat,
+//! and every write they make for the attempt carries its attempt number, the fencing
+//! token, checked in the write itself: a worker whose lease expired (paused, partitioned,
+//! killed) can no longer journal or finish the attempt once another has claimed it, nor
+//! after its lease ran out. On PostgreSQL a claim takes the row with `FOR UPDATE SKIP
+//! LOCKED`, so workers claiming together never wait on one another, and a fenced write
+//! locks the lease row (`FOR SHARE`) so that it cannot slip in beside a concurrent claim;
+//! times there are the database's clock, so workers' clocks need not agree. On SQLite one
+//! immediate transaction serialises them.
+//! What is built so far: the operations and their tests on both backends; the scheduler
+//! does not use them yet (one process needs no leases).
+//! design: state.leases
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{OptionalExtension, params};
+use specc_llm::pg::PgState;
+use specc_llm::{StateDb, StateError};
+
+/// Where the leases live.
+#[derive(Clone)]
+pub enum LeaseStore {
+    Sqlite(Arc<StateDb>),
+    Postgres(PgState),
+}
+
+/// A claimed task: the attempt number is the fencing token of every write for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    pub task: String,
+    pub attempt: i64,
+}
+
+/// Why a write for an attempt was refused.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LeaseError {
+    /// The attempt's lease expired or another worker claimed the task since: the worker
+    /// must abandon the attempt.
+    Fenced,
+    State(StateError),
+}
+
+impl std::fmt::Display for LeaseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LeaseError::Fenced => write!(f, "the attempt's lease is lost (expired or taken over)"),
+            LeaseError::State(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for LeaseError {}
+
+impl From<StateError> for LeaseError {
+    fn from(e: StateError) -> LeaseError {
+        LeaseError::State(e)
+    }
+}
+
+impl From<tokio_postgres::Error> for LeaseError {
+    fn from(e: tokio_postgres::Error) -> LeaseError {
+        LeaseError::State(e.into())
+    }
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn local_now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, millis)
+}
+
+/// PostgreSQL's clock, in ms since the epoch.
+const PG_NOW_MS: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT";
+
+/// Whether a write changed a row: none means the fencing token no longer holds.
+fn fenced(rows: u64) -> Result<(), LeaseError> {
+    if rows == 0 {
+        Err(LeaseError::Fenced)
+    } else {
+        Ok(())
+    }
+}
+
+impl LeaseStore {
+    /// Offers `tasks` (id, priority) of `run` to workers; a task already offered keeps its
+    /// state and attempt.
+    pub async fn offer(&self, run: &str, tasks: &[(String, i64)]) -> Result<(), StateError> {
+        match self {
+            LeaseStore::Sqlite(db) => db.now_with_queue(|tx| {
+                let mut insert = tx.prepare_cached(
+                    "INSERT INTO task_leases (run, task, priority, state, attempt)
+                     VALUES (?1, ?2, ?3, 'ready', 0) ON CONFLICT (run, task) DO NOTHING",
+                )?;
+                for (task, priority) in tasks {
+                    insert.execute(params![run, task, priority])?;
+                }
+                Ok(())
+            }),
+            LeaseStore::Postgres(pg) => {
+                let mut client = pg.client().await?;
+                let tx = client.transaction().await?;
+                let insert = tx
+                    .prepare(
+                        "INSERT INTO task_leases (run, task, priority, state, attempt)
+                         VALUES ($1, $2, $3, 'ready', 0) ON CONFLICT (run, task) DO NOTHING",
+                    )
+                    .await?;
+                for (task, priority) in tasks {
+                    tx.execute(&insert, &[&run, task, priority]).await?;
+                }
+                Ok(tx.commit().await?)
+            }
+        }
+    }
+
+    /// Claims the ready task of highest priority, or one whose lease expired, for `holder`
+    /// for `lease`: its attempt number goes up by one. `None` when nothing is claimable.
+    pub async fn claim(
+        &self,
+        run: &str,
+        holder: &str,
+        lease: Duration,
+    ) -> Result<Option<Claim>, StateError> {
+        match self {
+            LeaseStore::Sqlite(db) => {
+                let now = local_now_ms();
+                db.now_with_queue(|tx| {
+                    let next: Option<String> = tx
+                        .prepare_cached(
+                            "SELECT task FROM task_leases WHERE run = ?1
+                             AND (state = 'ready' OR (state = 'leased' AND expires_ms <= ?2))
+                             ORDER BY priority DESC, task LIMIT 1",
+                        )?
+                        .query_row(params![run, now], |r| r.get(0))
+                        .optional()?;
+                    let Some(task) = next else {
+                        return Ok(None);
+                    };
+                    let attempt: i64 = tx
+                        .prepare_cached(
+                            "UPDATE task_leases SET state = 'leased', attempt = attempt + 1,
+                             holder = ?3, expires_ms = ?4 WHERE run = ?1 AND task = ?2
+                             RETURNING attempt",
+                        )?
+                        .query_row(params![run, task, holder, now + millis(lease)], |r| {
+                            r.get(0)
+                        })?;
+                    Ok(Some(Claim { task, attempt }))
+                })
+            }
+            LeaseStore::Postgres(pg) => {
+                let client = pg.client().await?;
+                let row = client
+                    .query_opt(
+                        &format!(
+                            "UPDATE task_leases SET state = 'leased', attempt = attempt + 1,
+                             holder = $2, expires_ms = {PG_NOW_MS} + $3
+                             WHERE (run, task) = (
+                                 SELECT run, task FROM task_leases WHERE run = $1
+                                 AND (state = 'ready'
+                                      OR (state = 'leased' AND expires_ms <= {PG_NOW_MS}))
+                                 ORDER BY priority DESC, task LIMIT 1
+                                 FOR UPDATE SKIP LOCKED)
+                             RETURNING task, attempt"
+                        ),
+                        &[&run, &holder, &millis(lease)],
+                    )
+                    .await?;
+                Ok(row.map(|r| Claim {
+                    task: r.get(0),
+                    attempt: r.get(1),
+                }))
+            }
+        }
+    }
+
+    /// Extends the lease of `claim` by `lease` from now; refused once it is lost.
+    pub async fn heartbeat(
+        &self,
+        run: &str,
+        claim: &Claim,
+        lease: Duration,
+    ) -> Result<(), LeaseError> {
+        let rows = match self {
+            LeaseStore::Sqlite(db) => {
+                let now = local_now_ms();
+                db.now_with_queue(|tx| {
+                    tx.prepare_cached(
+                        "UPDATE task_leases SET expires_ms = ?5 WHERE run = ?1 AND task = ?2
+                         AND attempt = ?3 AND state = 'leased' AND expires_ms > ?4",
+                    )?
+                    .execute(params![
+                        run,
+                        claim.task,
+                        claim.attempt,
+                        now,
+                        now + millis(lease)
+                    ])
+                })? as u64
+            }
+            LeaseStore::Postgres(pg) => {
+                pg.client()
+                    .await?
+                    .execute(
+                        &format!(
+                            "UPDATE task_leases SET expires_ms = {PG_NOW_MS} + $4
+                             WHERE run = $1 AND task = $2 AND attempt = $3
+                             AND state = 'leased' AND expires_ms > {PG_NOW_MS}"
+                        ),
+                        &[&run, &claim.task, &claim.attempt, &millis(lease)],
+                    )
+                    .await?
+            }
+        };
+        fenced(rows)
+    }
+
+    /// Journals a step of the attempt, if its lease still holds (the check and the write
+    /// are one statement).
+    pub async fn step(
+        &self,
+        run: &str,
+        claim: &Claim,
+        step: i64,
+        kind: &str,
+        body: &str,
+    ) -> Result<(), LeaseError> {
+        let rows = match self {
+            LeaseStore::Sqlite(db) => {
+                let now = local_now_ms();
+                db.now_with_queue(|tx| {
+                    tx.prepare_cached(
+                        "INSERT INTO steps (run, task, attempt, step, kind, body)
+                         SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (
+                             SELECT 1 FROM task_leases WHERE run = ?1 AND task = ?2
+                             AND attempt = ?3 AND state = 'leased' AND expires_ms > ?7)",
+                    )?
+                    .execute(params![
+                        run,
+                        claim.task,
+                        claim.attempt,
+                        step,
+                        kind,
+                        body,
+                        now
+                    ])
+                })? as u64
+            }
+            LeaseStore::Postgres(pg) => {
+                pg.client()
+                    .await?
+                    .execute(
+                        &format!(
+                            "INSERT INTO steps (run, task, attempt, step, kind, body)
+                             SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (
+                                 SELECT 1 FROM task_leases WHERE run = $1 AND task = $2
+                                 AND attempt = $3 AND state = 'leased'
+                                 AND expires_ms > {PG_NOW_MS} FOR SHARE)"
+                        ),
+                        &[&run, &claim.task, &claim.attempt, &step, &kind, &body],
+                    )
+                    .await?
+            }
+        };
+        fenced(rows)
+    }
+
+    /// Ends the attempt: `done` (landed or given up for good) or back to `ready` (released:
+    /// the worker is shutting down); refused once its lease is lost.
+    pub async fn finish(&self, run: &str, claim: &Claim, done: bool) -> Result<(), LeaseError> {
+        let state = if done { "done" } else { "ready" };
+        let rows = match self {
+            LeaseStore::Sqlite(db) => {
+                let now = local_now_ms();
+                db.now_with_queue(|tx| {
+                    tx.prepare_cached(
+                        "UPDATE task_leases SET state = ?5, holder = NULL, expires_ms = NULL
+                         WHERE run = ?1 AND task = ?2 AND attempt = ?3 AND state = 'leased'
+                         AND expires_ms > ?4",
+                    )?
+                    .execute(params![
+                        run,
+                        claim.task,
+                        claim.attempt,
+                        now,
+                        state
+                    ])
+                })? as u64
+            }
+            LeaseStore::Postgres(pg) => {
+                pg.client()
+                    .await?
+                    .execute(
+                        &format!(
+                            "UPDATE task_leases SET state = $4, holder = NULL, expires_ms = NULL
+                             WHERE run = $1 AND task = $2 AND attempt = $3
+                             AND state = 'leased' AND expires_ms > {PG_NOW_MS}"
+                        ),
+                        &[&run, &claim.task, &claim.attempt, &state],
+                    )
+                    .await?
+            }
+        };
+        fenced(rows)
+    }
+}
