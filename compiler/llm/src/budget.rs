@@ -5,10 +5,11 @@
 //! cap; the lease only grows (an immediate transaction, with the cap checked against every
 //! other process's reservations) when its free part cannot cover a call, by up to sixteen
 //! such calls but never more than half of the cap's remaining room, and shrinks as calls
-//! settle (in the transaction that records them). Other processes see a lease's free part
-//! as reserved: near the cap they may be refused while this one could still spend it; a
-//! lease is given back when the ledger is dropped, and stops counting after an hour
-//! without a top-up, like any reservation of a process that died.
+//! settle (in the transaction that records them, which also refreshes its time). Other
+//! processes see a lease's free part as reserved: near the cap they may be refused while
+//! this one could still spend it; a lease is given back when the ledger is dropped, and
+//! stops counting once it has not been written for an hour (no call of its process grew
+//! it or settled), like the reservation of a process that died.
 //! design: llm.budget-lease
 
 use std::collections::HashMap;
@@ -22,12 +23,20 @@ use crate::state_db::{StateDb, StateError, Write};
 /// How many calls of the size that needed a top-up one top-up covers.
 const CALLS_PER_TOP_UP: f64 = 16.0;
 
-/// One call's reservation: dollars held for it within a lease.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// One call's reservation within a lease. Settling it twice (a guard's drop after its row
+/// was recorded) does nothing the second time: the lease knows it by serial number.
+#[derive(Debug, PartialEq)]
 pub struct Reservation {
-    /// The lease's row in `llm_reservations`.
-    pub lease: i64,
-    pub dollars: f64,
+    lease: i64,
+    serial: u64,
+    dollars: f64,
+}
+
+impl Reservation {
+    /// The call's worst case, held for it.
+    pub fn dollars(&self) -> f64 {
+        self.dollars
+    }
 }
 
 /// This process's lease for one run.
@@ -36,53 +45,93 @@ pub(crate) struct Lease {
     pub(crate) id: i64,
     /// Dollars the lease's row holds (once the queue is committed).
     pub(crate) held: f64,
-    /// Dollars reserved for calls not settled yet, and how many such calls.
-    pub(crate) in_use: f64,
-    pub(crate) calls: usize,
+    /// The unsettled reservations: serial → dollars.
+    open: HashMap<u64, f64>,
 }
 
 impl Lease {
-    /// Reserves `dollars` from the free part, if it covers them.
-    pub(crate) fn take(&mut self, dollars: f64) -> Option<Reservation> {
-        (self.held - self.in_use >= dollars).then(|| {
-            self.in_use += dollars;
-            self.calls += 1;
-            Reservation {
-                lease: self.id,
-                dollars,
-            }
+    /// Dollars reserved for calls not settled yet (exactly 0 with none: summed, not kept).
+    pub(crate) fn in_use(&self) -> f64 {
+        self.open.values().sum()
+    }
+
+    /// Whether a call is reserved and not settled.
+    pub(crate) fn busy(&self) -> bool {
+        !self.open.is_empty()
+    }
+
+    /// What the row holds once `r` is settled for a call that cost `spent` (what it cost
+    /// moves from the lease to the run's spent total); `None` if `r` is not open here.
+    pub(crate) fn settled(&self, r: &Reservation, spent: f64) -> Option<f64> {
+        if r.lease != self.id || !self.open.contains_key(&r.serial) {
+            return None;
+        }
+        let in_use = self.in_use() - r.dollars;
+        Some((self.held - spent).max(in_use).max(0.0))
+    }
+
+    /// Settles `r`, the row holding `held` ([`Lease::settled`]).
+    pub(crate) fn close(&mut self, r: &Reservation, held: f64) {
+        self.open.remove(&r.serial);
+        self.held = held;
+    }
+}
+
+/// The leases of one process, by run, and the next reservation's serial number.
+#[derive(Debug, Default)]
+pub(crate) struct Book {
+    pub(crate) by_run: HashMap<String, Lease>,
+    serial: u64,
+}
+
+impl Book {
+    /// Reserves `dollars` from the run's lease, if its free part covers them.
+    pub(crate) fn take(&mut self, run: &str, dollars: f64) -> Option<Reservation> {
+        let l = self.by_run.get_mut(run)?;
+        if l.held - l.in_use() < dollars {
+            return None;
+        }
+        self.serial += 1;
+        l.open.insert(self.serial, dollars);
+        Some(Reservation {
+            lease: l.id,
+            serial: self.serial,
+            dollars,
         })
     }
 
-    /// Records that the lease of `run` grew to hold `held` (made with id `id`, if it had
-    /// none), with a call of `dollars` reserved from it.
-    pub(crate) fn grown(
-        leases: &mut HashMap<String, Lease>,
-        run: &str,
-        id: i64,
-        held: f64,
-        dollars: f64,
-    ) -> Reservation {
-        let (in_use, calls) = leases.get(run).map_or((0.0, 0), |l| (l.in_use, l.calls));
-        leases.insert(
-            run.to_owned(),
-            Lease {
-                id,
-                held,
-                in_use: in_use + dollars,
-                calls: calls + 1,
-            },
-        );
-        Reservation { lease: id, dollars }
+    /// What a growth for `run` starts from: the lease's row, if any, and its unsettled
+    /// dollars.
+    pub(crate) fn before_growth(&self, run: &str) -> (Option<i64>, f64) {
+        self.by_run
+            .get(run)
+            .map_or((None, 0.0), |l| (Some(l.id), l.in_use()))
     }
 
-    /// Settles `r` for a call that cost `spent`: what it cost moves from the lease to the
-    /// run's spent total. Returns what the lease's row holds now.
-    pub(crate) fn settle(&mut self, r: Reservation, spent: f64) -> f64 {
-        self.in_use = (self.in_use - r.dollars).max(0.0);
-        self.calls = self.calls.saturating_sub(1);
-        self.held = (self.held - spent).max(self.in_use);
-        self.held
+    /// Records that the lease of `run` grew to hold `held` in row `id` (a new row if it had
+    /// none, or its row was gone), with a call of `dollars` reserved from it.
+    pub(crate) fn grown(&mut self, run: &str, id: i64, held: f64, dollars: f64) -> Reservation {
+        self.serial += 1;
+        let l = self.by_run.entry(run.to_owned()).or_insert_with(|| Lease {
+            id,
+            held,
+            open: HashMap::new(),
+        });
+        l.id = id;
+        l.held = held;
+        l.open.insert(self.serial, dollars);
+        Reservation {
+            lease: id,
+            serial: self.serial,
+            dollars,
+        }
+    }
+
+    /// The lease `r` was reserved from, if `r` is still open there.
+    pub(crate) fn lease_of(&mut self, r: &Reservation) -> Option<&mut Lease> {
+        self.by_run
+            .values_mut()
+            .find(|l| l.id == r.lease && l.open.contains_key(&r.serial))
     }
 }
 
@@ -105,26 +154,26 @@ pub(crate) fn growth(dollars: f64, cap: Option<f64>, committed: f64) -> Result<f
     Ok((dollars * CALLS_PER_TOP_UP).min(room / 2.0).max(dollars))
 }
 
-/// The leases of one ledger, by run.
+/// The leases of one ledger on SQLite.
 pub(crate) struct Leases {
     db: Arc<StateDb>,
-    by_run: Mutex<HashMap<String, Lease>>,
+    book: Mutex<Book>,
 }
 
 fn now() -> i64 {
-    crate::ledger::unix_now()
+    crate::ledger::now()
 }
 
 impl Leases {
     pub(crate) fn new(db: Arc<StateDb>) -> Leases {
         Leases {
             db,
-            by_run: Mutex::new(HashMap::new()),
+            book: Mutex::new(Book::default()),
         }
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, HashMap<String, Lease>>, LlmError> {
-        self.by_run
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Book>, LlmError> {
+        self.book
             .lock()
             .map_err(|_| LlmError::Ledger(StateError::Poisoned))
     }
@@ -138,13 +187,11 @@ impl Leases {
         dollars: f64,
         cap: Option<f64>,
     ) -> Result<Reservation, LlmError> {
-        let mut leases = self.lock()?;
-        if let Some(r) = leases.get_mut(run).and_then(|l| l.take(dollars)) {
+        let mut book = self.lock()?;
+        if let Some(r) = book.take(run, dollars) {
             return Ok(r);
         }
-        let (id, in_use) = leases
-            .get(run)
-            .map_or((None, 0.0), |l| (Some(l.id), l.in_use));
+        let (id, in_use) = book.before_growth(run);
         // The queue first (settlements lower the row) and the new size in one immediate
         // transaction, so other processes see it at once.
         let grown = self.db.now_with_queue(|tx| {
@@ -156,15 +203,19 @@ impl Leases {
                 Ok(g) => in_use + g,
                 Err(e) => return Ok(Err(e)),
             };
-            let id = match id {
-                Some(id) => {
-                    tx.prepare_cached(
+            let updated = match id {
+                Some(id) => tx
+                    .prepare_cached(
                         "UPDATE llm_reservations SET dollars = ?2, created_unix = ?3 WHERE id = ?1",
                     )?
-                    .execute(params![id, held, now()])?;
-                    id
-                }
-                None => {
+                    .execute(params![id, held, now()])?,
+                None => 0,
+            };
+            // A new lease, or one whose row is gone (nothing of this process deletes a
+            // live lease; a row can only go with a damaged or hand-edited database).
+            let id = match (id, updated) {
+                (Some(id), 1) => id,
+                _ => {
                     tx.prepare_cached(
                         "INSERT INTO llm_reservations (run, dollars, created_unix)
                          VALUES (?1, ?2, ?3)",
@@ -176,56 +227,48 @@ impl Leases {
             Ok(Ok((id, held)))
         });
         let (id, held) = grown.map_err(LlmError::Ledger)??;
-        Ok(Lease::grown(&mut leases, run, id, held, dollars))
+        Ok(book.grown(run, id, held, dollars))
     }
 
     /// Settles `r` for a call that cost `spent`, or gives it back unspent (`spent` 0): queues
     /// `first` (the call's row) and the lease's new size in one write, while no other
     /// reservation can change the lease, so the row's writes reach the database in the
-    /// order their sizes were computed. A reservation of another process's lease (a ledger
-    /// opened again after a restart) lowers that row by its dollars.
+    /// order their sizes were computed. Each write refreshes the row's time, so a lease in
+    /// use never looks like a dead process's. A reservation already settled changes
+    /// nothing (`first` is still queued).
     pub(crate) fn settle(
         &self,
         r: Reservation,
         spent: f64,
         first: Option<Write>,
     ) -> Result<(), LlmError> {
-        let mut leases = self.lock()?;
-        let lease: Write = match leases.values_mut().find(|l| l.id == r.lease) {
-            Some(l) => {
-                let (id, held) = (l.id, l.settle(r, spent));
-                Box::new(move |c: &Connection| {
-                    c.prepare_cached("UPDATE llm_reservations SET dollars = ?2 WHERE id = ?1")?
-                        .execute(params![id, held])
-                        .map(drop)
-                })
-            }
-            None => {
-                let (id, d) = (r.lease, r.dollars);
-                Box::new(move |c: &Connection| {
-                    c.prepare_cached(
-                        "UPDATE llm_reservations SET dollars = MAX(0, dollars - ?2) WHERE id = ?1",
-                    )?
-                    .execute(params![id, d])?;
-                    c.prepare_cached("DELETE FROM llm_reservations WHERE id = ?1 AND dollars <= 0")?
-                        .execute([id])
-                        .map(drop)
-                })
-            }
-        };
-        let write: Write = match first {
-            Some(first) => Box::new(move |c: &Connection| {
+        let mut book = self.lock()?;
+        let lease: Option<Write> = book.lease_of(&r).and_then(|l| {
+            let held = l.settled(&r, spent)?;
+            l.close(&r, held);
+            let id = l.id;
+            Some(Box::new(move |c: &Connection| {
+                c.prepare_cached(
+                    "UPDATE llm_reservations SET dollars = ?2, created_unix = ?3 WHERE id = ?1",
+                )?
+                .execute(params![id, held, now()])
+                .map(drop)
+            }) as Write)
+        });
+        let write: Write = match (first, lease) {
+            (Some(first), Some(lease)) => Box::new(move |c: &Connection| {
                 first(c)?;
                 lease(c)
             }),
-            None => lease,
+            (Some(only), None) | (None, Some(only)) => only,
+            (None, None) => return Ok(()),
         };
         self.db.defer(write).map_err(LlmError::Ledger)
     }
 
     /// Calls reserved and not settled yet, in every run.
     pub(crate) fn unsettled(&self) -> Result<usize, LlmError> {
-        Ok(self.lock()?.values().map(|l| l.calls).sum())
+        Ok(self.lock()?.by_run.values().map(|l| l.open.len()).sum())
     }
 }
 
@@ -233,13 +276,13 @@ impl Drop for Leases {
     /// Gives the leases' free parts back: a row keeps only what unsettled calls hold (none
     /// once every call ended), and goes when that is nothing.
     fn drop(&mut self) {
-        let Ok(leases) = self.by_run.get_mut() else {
+        let Ok(book) = self.book.get_mut() else {
             return;
         };
-        for l in leases.values() {
-            let (id, in_use) = (l.id, l.in_use);
+        for l in book.by_run.values() {
+            let (id, in_use, busy) = (l.id, l.in_use(), l.busy());
             let _ = self.db.defer(Box::new(move |c: &Connection| {
-                if in_use > 0.0 {
+                if busy {
                     c.execute(
                         "UPDATE llm_reservations SET dollars = ?2 WHERE id = ?1",
                         params![id, in_use],
@@ -256,7 +299,7 @@ impl Drop for Leases {
 }
 
 /// Spent plus what every other lease and reservation of `run` holds (not counting `mine`),
-/// reservations of processes that died (no top-up for an hour) aside.
+/// leases not written for an hour (their process died) aside.
 fn committed_elsewhere(tx: &Connection, run: &str, mine: Option<i64>) -> rusqlite::Result<f64> {
     let spent: f64 = tx
         .prepare_cached("SELECT COALESCE((SELECT dollars FROM llm_run_spent WHERE run = ?1), 0)")?
@@ -275,4 +318,33 @@ fn committed_elsewhere(tx: &Connection, run: &str, mine: Option<i64>) -> rusqlit
             |r| r.get(0),
         )?;
     Ok(spent + reserved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reservation_is_settled_once() {
+        let mut book = Book::default();
+        let a = book.grown("run", 7, 1.0, 0.3);
+        let b = book.take("run", 0.3).expect("fits");
+        let again = Reservation {
+            lease: a.lease,
+            serial: a.serial,
+            dollars: a.dollars,
+        };
+        let l = book.lease_of(&a).expect("open");
+        let held = l.settled(&a, 0.3).expect("settles");
+        l.close(&a, held);
+        assert!((held - 0.7).abs() < 1e-12, "{held}");
+        // The guard's drop settling it again finds nothing to settle.
+        assert!(book.lease_of(&again).is_none());
+        let l = book.lease_of(&b).expect("b is open");
+        assert!((l.in_use() - 0.3).abs() < 1e-12);
+        let held = l.settled(&b, 0.0).expect("b settles");
+        l.close(&b, held);
+        assert_eq!(book.by_run["run"].in_use(), 0.0, "exactly nothing in use");
+        assert!(!book.by_run["run"].busy());
+    }
 }

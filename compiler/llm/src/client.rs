@@ -253,10 +253,12 @@ impl Client {
                 Ok(_) => None,
                 Err(e) => self.policy.delay(attempt, e),
             };
-            let release = reservation
-                .as_ref()
-                .and_then(|r| r.held)
-                .filter(|_| retry.is_none());
+            // Taken out of the guard before anything awaits: once queued with the row, the
+            // guard's drop must not settle it again.
+            let release = match retry {
+                None => reservation.as_mut().and_then(|r| r.held.take()),
+                Some(_) => None,
+            };
             // A ledger that cannot write must not turn a paid answer into an error; it is
             // logged loudly instead.
             let also = match (&outcome, journal) {
@@ -286,14 +288,7 @@ impl Client {
                 ))),
             };
             let journaled = match recorded {
-                Ok(()) => {
-                    if release.is_some()
-                        && let Some(r) = reservation.as_mut()
-                    {
-                        r.held = None; // released with the row
-                    }
-                    journal.is_some()
-                }
+                Ok(()) => journal.is_some(),
                 Err(e) => {
                     if self.ledger.is_some() {
                         tracing::error!(error = %e, "the ledger could not record a model call");

@@ -61,11 +61,8 @@ fn db(e: rusqlite::Error) -> LlmError {
     LlmError::Ledger(e.into())
 }
 
-pub(crate) fn unix_now() -> i64 {
-    now()
-}
-
-fn now() -> i64 {
+/// Seconds since the epoch, by this machine's clock.
+pub(crate) fn now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
@@ -219,7 +216,8 @@ impl Ledger {
         self.leases.reserve(run, dollars, cap)
     }
 
-    /// Gives a reservation back unspent (its call ended without a recorded answer).
+    /// Gives a reservation back unspent (its call ended without a recorded answer); one
+    /// already settled changes nothing.
     pub fn release(&self, reservation: Reservation) -> Result<(), LlmError> {
         self.leases.settle(reservation, 0.0, None)
     }

@@ -107,15 +107,24 @@ pub const VERSION_TABLE: &str =
 /// already (every statement of version 1 says `IF NOT EXISTS`) and is recorded as version 1.
 pub fn migrate_sqlite(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(&Dialect::Sqlite.spell(VERSION_TABLE))?;
+    let at = version_of(conn)?;
+    if at > newest() {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+            Some(format!(
+                "the state database is at schema version {at}, newer than this specc knows \
+                 ({}): use a newer specc",
+                newest()
+            )),
+        ));
+    }
+    if at == newest() {
+        return Ok(()); // the common case: no transaction at all
+    }
     for (version, text) in MIGRATIONS {
         conn.execute_batch("BEGIN IMMEDIATE")?;
         let step = (|| {
-            let at: i64 = conn.query_row(
-                "SELECT COALESCE(MAX(version), 0) FROM schema_version",
-                [],
-                |r| r.get(0),
-            )?;
-            if at < *version {
+            if version_of(conn)? < *version {
                 conn.execute_batch(&Dialect::Sqlite.spell(text))?;
                 conn.execute(
                     "INSERT INTO schema_version (version) VALUES (?1)",
@@ -130,6 +139,14 @@ pub fn migrate_sqlite(conn: &Connection) -> rusqlite::Result<()> {
         }
     }
     Ok(())
+}
+
+fn version_of(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+        [],
+        |r| r.get(0),
+    )
 }
 
 /// The newest version.
@@ -153,10 +170,10 @@ mod tests {
         migrate_sqlite(&conn).expect("migrate");
         migrate_sqlite(&conn).expect("again");
         let versions: Vec<i64> = conn
-            .prepare("SELECT version FROM schema_version")
+            .prepare("SELECT version FROM schema_version ORDER BY version")
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
             .expect("versions");
-        assert_eq!(versions, vec![newest()]);
+        assert_eq!(versions, (1..=newest()).collect::<Vec<_>>(), "each once");
         let kept: f64 = conn
             .query_row("SELECT dollars FROM llm_run_spent", [], |r| r.get(0))
             .expect("kept");
@@ -169,6 +186,14 @@ mod tests {
             )
             .expect("tables");
         assert_eq!(tables, 14);
+        // A database from a newer specc is refused, not migrated backwards.
+        conn.execute(
+            "INSERT INTO schema_version (version) VALUES (?1)",
+            [newest() + 1],
+        )
+        .expect("newer");
+        let e = migrate_sqlite(&conn).expect_err("newer");
+        assert!(e.to_string().contains("newer than this specc knows"), "{e}");
     }
 
     #[test]

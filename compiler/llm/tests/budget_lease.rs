@@ -98,6 +98,17 @@ async fn one_process_spends_the_whole_cap_and_gives_back_unspent_calls() {
         "both would pass"
     );
     other.release(r).expect("release");
-    other.reserve("run", 0.6, Some(1.0)).expect("fits again");
+    let again = other.reserve("run", 0.6, Some(1.0)).expect("fits again");
+    assert_eq!(other.reservations().expect("n"), 1);
+    // Settling one call leaves another one's worst case held.
+    let out = other.reserve("run", 0.2, Some(1.0)).expect("fits beside");
+    other
+        .record_with(&row(0.6), None, Some(again))
+        .expect("record");
+    other.durable().await.expect("durable");
+    let spent = other.spent("run").expect("spent");
+    let reserved = other.reserved("run").expect("reserved");
+    assert!(reserved >= out.dollars() - 1e-12, "{reserved}");
+    assert!(spent + reserved <= 1.0 + 1e-9, "{spent} + {reserved}");
     assert_eq!(other.reservations().expect("n"), 1);
 }

@@ -391,6 +391,8 @@ async fn reservations_hold_across_concurrent_calls_and_restarts() {
         b.reserve("run", 0.6, Some(1.0)),
         Err(LlmError::Budget { .. })
     ));
+    // A process that ends with a call out keeps that call's worst case reserved.
+    let _out = first;
     drop(a);
     let c = specc_llm::Ledger::open(&path).expect("reopened");
     assert!(
@@ -400,8 +402,20 @@ async fn reservations_hold_across_concurrent_calls_and_restarts() {
         ),
         "survives a restart"
     );
-    c.release(first).expect("release");
-    c.reserve("run", 0.6, Some(1.0))
+    // Released, it is room again: for its own process at once, for the others once that
+    // process gives its lease back (design: llm.budget-lease).
+    let d = specc_llm::Ledger::open(&dir.path().join("other.db")).expect("other");
+    let r = d.reserve("run", 0.6, Some(1.0)).expect("fits");
+    let e = specc_llm::Ledger::open(&dir.path().join("other.db")).expect("other again");
+    assert!(e.reserve("run", 0.6, Some(1.0)).is_err());
+    d.release(r).expect("release");
+    let mine = d
+        .reserve("run", 0.6, Some(1.0))
+        .expect("its own room again");
+    d.release(mine).expect("release");
+    assert!(e.reserve("run", 0.6, Some(1.0)).is_err(), "still d's lease");
+    drop(d);
+    e.reserve("run", 0.6, Some(1.0))
         .expect("fits once released");
 }
 

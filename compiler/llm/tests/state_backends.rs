@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use rows::row;
 use specc_llm::LlmError;
-use specc_llm::pg::{PgBudget, PgState};
+use specc_llm::PgBudget;
+use specc_llm::pg::PgState;
 
 /// A column's type, in words both backends' names map to.
 fn kind(ty: &str) -> &'static str {
@@ -81,13 +82,17 @@ async fn workers_starting_together_migrate_once() {
         .expect("connect");
     tokio::spawn(conn);
     let versions: Vec<i64> = client
-        .query("SELECT version FROM schema_version", &[])
+        .query("SELECT version FROM schema_version ORDER BY version", &[])
         .await
         .expect("versions")
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, vec![specc_llm::schema::newest()]);
+    assert_eq!(
+        versions,
+        (1..=specc_llm::schema::newest()).collect::<Vec<_>>(),
+        "each migration once"
+    );
 }
 
 /// One worker: reserves and records calls until the cap refuses it; returns the calls.
@@ -149,7 +154,8 @@ async fn workers_never_pass_the_cap_together_on_postgres() {
     // Once every worker is refused, no lease has a call's room free and no call is out, so
     // the workers together spent all but a few calls' worth of the cap.
     assert!(spent > cap - 10.0 * worst, "{spent}: {calls:?}");
-    for w in &workers {
+    for w in workers {
+        let w = Arc::try_unwrap(w).ok().expect("no other owner");
         w.close().await.expect("close");
     }
     assert_eq!(state.reserved("run").await.expect("reserved"), 0.0);

@@ -68,15 +68,34 @@ enum Held {
 /// The pool of slots under `.specc/work/`.
 pub struct Slots {
     work: PathBuf,
-    free: Mutex<Vec<(usize, Held)>>,
+    free: Arc<Mutex<Vec<(usize, Held)>>>,
     made: Mutex<usize>,
+}
+
+/// A slot being brought to its base: back to the pool, holding something unknown, if that
+/// ends early (a failure, or the lease's caller gone). It goes with the files' blocking
+/// write, so the slot is not handed out while that write still runs.
+struct Pending {
+    free: Arc<Mutex<Vec<(usize, Held)>>>,
+    id: usize,
+    armed: bool,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if self.armed
+            && let Ok(mut free) = self.free.lock()
+        {
+            free.push((self.id, Held::Unknown));
+        }
+    }
 }
 
 impl Slots {
     pub fn new(work: PathBuf) -> Slots {
         Slots {
             work,
-            free: Mutex::new(Vec::new()),
+            free: Arc::new(Mutex::new(Vec::new())),
             made: Mutex::new(0),
         }
     }
@@ -103,19 +122,13 @@ impl Slots {
             }
         };
         let dir = self.work.join(format!("slot-{id}"));
-        let lease = Lease {
-            slots: self,
+        let pending = Pending {
+            free: self.free.clone(),
             id,
-            dir,
-            base,
-            tracked: Arc::new(Tracked::default()),
+            armed: true,
         };
-        // Until it is brought to `base`, the slot holds something unknown: a failure below
-        // leaves it so (the lease's drop records what the tracker says, and it says a
-        // command may have run).
-        lease.tracked.ran_command();
-        std::fs::create_dir_all(&lease.dir)?;
-        match held {
+        std::fs::create_dir_all(&dir)?;
+        let mut pending = match held {
             Held::Commit { base: from, wrote } => {
                 let mut changes = repo.changes(from, base).await.ok_or_else(|| {
                     std::io::Error::other("the VCS does not know the slot's commit")
@@ -130,26 +143,29 @@ impl Slots {
                     changes.push((p.clone(), file));
                 }
                 // The files are written on a blocking thread: this thread's other attempts go
-                // on meanwhile.
-                let dir = lease.dir.clone();
-                tokio::task::spawn_blocking(move || apply(&dir, &changes))
-                    .await
-                    .map_err(std::io::Error::other)??;
+                // on meanwhile. The slot goes with the write (`Pending`), so a caller that
+                // gives up does not free it while it is being written.
+                let at = dir.clone();
+                let (written, back) =
+                    tokio::task::spawn_blocking(move || (apply(&at, &changes), pending))
+                        .await
+                        .map_err(std::io::Error::other)?;
+                written?;
+                back
             }
             Held::Unknown => {
-                repo.checkout(base, &lease.dir, KEPT).await?;
+                repo.checkout(base, &dir, KEPT).await?;
+                pending
             }
-        }
-        lease.tracked.reset();
-        Ok(lease)
-    }
-}
-
-impl Tracked {
-    fn reset(&self) {
-        if let Ok(mut t) = self.inner.lock() {
-            *t = TrackedState::default();
-        }
+        };
+        pending.armed = false;
+        Ok(Lease {
+            slots: self,
+            id,
+            dir,
+            base,
+            tracked: Arc::new(Tracked::default()),
+        })
     }
 }
 

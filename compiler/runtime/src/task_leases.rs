@@ -7,7 +7,8 @@
 //! LOCKED`, so workers claiming together never wait on one another, and a fenced write
 //! locks the lease row (`FOR SHARE`) so that it cannot slip in beside a concurrent claim;
 //! times there are the database's clock, so workers' clocks need not agree. On SQLite one
-//! immediate transaction serialises them.
+//! immediate transaction serialises them, and the time is read inside it. Ties in
+//! priority go by the task id's bytes on both backends (`COLLATE "C"` on PostgreSQL).
 //! What is built so far: the operations and their tests on both backends; the scheduler
 //! does not use them yet (one process needs no leases).
 //! design: state.leases
@@ -129,8 +130,10 @@ impl LeaseStore {
     ) -> Result<Option<Claim>, StateError> {
         match self {
             LeaseStore::Sqlite(db) => {
-                let now = local_now_ms();
                 db.now_with_queue(|tx| {
+                    // Read once the transaction holds the database: a time read before
+                    // waiting for it would judge expiry late.
+                    let now = local_now_ms();
                     let next: Option<String> = tx
                         .prepare_cached(
                             "SELECT task FROM task_leases WHERE run = ?1
@@ -165,17 +168,21 @@ impl LeaseStore {
                                  SELECT run, task FROM task_leases WHERE run = $1
                                  AND (state = 'ready'
                                       OR (state = 'leased' AND expires_ms <= {PG_NOW_MS}))
-                                 ORDER BY priority DESC, task LIMIT 1
+                                 ORDER BY priority DESC, task COLLATE \"C\" LIMIT 1
                                  FOR UPDATE SKIP LOCKED)
                              RETURNING task, attempt"
                         ),
                         &[&run, &holder, &millis(lease)],
                     )
                     .await?;
-                Ok(row.map(|r| Claim {
-                    task: r.get(0),
-                    attempt: r.get(1),
-                }))
+                Ok(row
+                    .map(|r| -> Result<Claim, tokio_postgres::Error> {
+                        Ok(Claim {
+                            task: r.try_get(0)?,
+                            attempt: r.try_get(1)?,
+                        })
+                    })
+                    .transpose()?)
             }
         }
     }
@@ -188,22 +195,20 @@ impl LeaseStore {
         lease: Duration,
     ) -> Result<(), LeaseError> {
         let rows = match self {
-            LeaseStore::Sqlite(db) => {
+            LeaseStore::Sqlite(db) => db.now_with_queue(|tx| {
                 let now = local_now_ms();
-                db.now_with_queue(|tx| {
-                    tx.prepare_cached(
-                        "UPDATE task_leases SET expires_ms = ?5 WHERE run = ?1 AND task = ?2
+                tx.prepare_cached(
+                    "UPDATE task_leases SET expires_ms = ?5 WHERE run = ?1 AND task = ?2
                          AND attempt = ?3 AND state = 'leased' AND expires_ms > ?4",
-                    )?
-                    .execute(params![
-                        run,
-                        claim.task,
-                        claim.attempt,
-                        now,
-                        now + millis(lease)
-                    ])
-                })? as u64
-            }
+                )?
+                .execute(params![
+                    run,
+                    claim.task,
+                    claim.attempt,
+                    now,
+                    now + millis(lease)
+                ])
+            })? as u64,
             LeaseStore::Postgres(pg) => {
                 pg.client()
                     .await?
@@ -232,26 +237,24 @@ impl LeaseStore {
         body: &str,
     ) -> Result<(), LeaseError> {
         let rows = match self {
-            LeaseStore::Sqlite(db) => {
+            LeaseStore::Sqlite(db) => db.now_with_queue(|tx| {
                 let now = local_now_ms();
-                db.now_with_queue(|tx| {
-                    tx.prepare_cached(
-                        "INSERT INTO steps (run, task, attempt, step, kind, body)
+                tx.prepare_cached(
+                    "INSERT INTO steps (run, task, attempt, step, kind, body)
                          SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (
                              SELECT 1 FROM task_leases WHERE run = ?1 AND task = ?2
                              AND attempt = ?3 AND state = 'leased' AND expires_ms > ?7)",
-                    )?
-                    .execute(params![
-                        run,
-                        claim.task,
-                        claim.attempt,
-                        step,
-                        kind,
-                        body,
-                        now
-                    ])
-                })? as u64
-            }
+                )?
+                .execute(params![
+                    run,
+                    claim.task,
+                    claim.attempt,
+                    step,
+                    kind,
+                    body,
+                    now
+                ])
+            })? as u64,
             LeaseStore::Postgres(pg) => {
                 pg.client()
                     .await?
@@ -276,23 +279,15 @@ impl LeaseStore {
     pub async fn finish(&self, run: &str, claim: &Claim, done: bool) -> Result<(), LeaseError> {
         let state = if done { "done" } else { "ready" };
         let rows = match self {
-            LeaseStore::Sqlite(db) => {
+            LeaseStore::Sqlite(db) => db.now_with_queue(|tx| {
                 let now = local_now_ms();
-                db.now_with_queue(|tx| {
-                    tx.prepare_cached(
-                        "UPDATE task_leases SET state = ?5, holder = NULL, expires_ms = NULL
+                tx.prepare_cached(
+                    "UPDATE task_leases SET state = ?5, holder = NULL, expires_ms = NULL
                          WHERE run = ?1 AND task = ?2 AND attempt = ?3 AND state = 'leased'
                          AND expires_ms > ?4",
-                    )?
-                    .execute(params![
-                        run,
-                        claim.task,
-                        claim.attempt,
-                        now,
-                        state
-                    ])
-                })? as u64
-            }
+                )?
+                .execute(params![run, claim.task, claim.attempt, now, state])
+            })? as u64,
             LeaseStore::Postgres(pg) => {
                 pg.client()
                     .await?

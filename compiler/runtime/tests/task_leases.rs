@@ -12,21 +12,28 @@ use specc_llm::pg::PgState;
 use specc_llm::{Ledger, StateDb};
 use specc_runtime::task_leases::{Claim, LeaseError, LeaseStore};
 
-/// A SQLite store and a PostgreSQL one, with what keeps each alive.
-async fn stores() -> Vec<(&'static str, LeaseStore, Box<dyn std::any::Any>)> {
+type Connect = Box<dyn Fn() -> LeaseStore + Send + Sync>;
+
+/// A SQLite store and a PostgreSQL one: each call of the second member connects again
+/// (a SQLite connection of its own, as another process would have; a PostgreSQL pool's
+/// connections), with what keeps the store alive.
+async fn stores() -> Vec<(&'static str, Connect, Box<dyn std::any::Any>)> {
     let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("state.db");
     // The ledger migrates the state database (every table, the leases' included).
-    let ledger = Ledger::open(&dir.path().join("state.db")).expect("open");
-    let sqlite: Arc<StateDb> = ledger.state_db();
+    let ledger = Ledger::open(&path).expect("open");
+    let sqlite: Connect =
+        Box::new(move || LeaseStore::Sqlite(Arc::new(StateDb::open(&path).expect("connect"))));
     let db = pg::database().await;
     let postgres = PgState::connect(&db.url).await.expect("connect");
+    let postgres: Connect = Box::new(move || LeaseStore::Postgres(postgres.clone()));
     vec![
         (
             "sqlite",
-            LeaseStore::Sqlite(sqlite),
+            sqlite,
             Box::new((dir, ledger)) as Box<dyn std::any::Any>,
         ),
-        ("postgres", LeaseStore::Postgres(postgres), Box::new(db)),
+        ("postgres", postgres, Box::new(db)),
     ]
 }
 
@@ -34,7 +41,8 @@ const LONG: Duration = Duration::from_secs(60);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_workers_claim_each_task_once_in_priority_order() {
-    for (name, store, _keep) in stores().await {
+    for (name, connect, _keep) in stores().await {
+        let store = connect();
         let tasks: Vec<(String, i64)> = (0..300).map(|i| (format!("t{i:03}"), i % 7)).collect();
         store.offer("run", &tasks).await.expect("offer");
         store
@@ -42,7 +50,7 @@ async fn concurrent_workers_claim_each_task_once_in_priority_order() {
             .await
             .expect("offering again changes nothing");
         let workers = (0..8).map(|w| {
-            let store = store.clone();
+            let store = connect();
             tokio::spawn(async move {
                 let mut got = Vec::new();
                 // Claiming only, so that every worker goes for the same top task at once.
@@ -91,9 +99,11 @@ async fn concurrent_workers_claim_each_task_once_in_priority_order() {
 
 #[tokio::test]
 async fn a_worker_whose_lease_expired_is_fenced_out() {
-    for (name, store, _keep) in stores().await {
+    for (name, connect, _keep) in stores().await {
+        let store = connect();
         store.offer("run", &[("t".into(), 1)]).await.expect("offer");
-        let short = Duration::from_millis(300);
+        // Long enough that a loaded machine does not let it lapse between two steps.
+        let short = Duration::from_millis(1000);
         let a = store
             .claim("run", "a", short)
             .await
@@ -114,7 +124,7 @@ async fn a_worker_whose_lease_expired_is_fenced_out() {
             "{name}: a held lease is not claimable"
         );
         // a pauses past its lease; b takes the task over as attempt 2.
-        tokio::time::sleep(Duration::from_millis(450)).await;
+        tokio::time::sleep(Duration::from_millis(1300)).await;
         let b = store
             .claim("run", "b", LONG)
             .await
@@ -158,7 +168,7 @@ async fn a_worker_whose_lease_expired_is_fenced_out() {
             .await
             .expect("claim")
             .expect("u");
-        tokio::time::sleep(Duration::from_millis(450)).await;
+        tokio::time::sleep(Duration::from_millis(1300)).await;
         assert_eq!(
             store.step("run", &u, 1, "model", "{}").await,
             Err(LeaseError::Fenced)

@@ -1,5 +1,6 @@
 //! A PostgreSQL database for a test: a fresh database in the cluster `SPECC_TEST_PG_URL`
-//! names (`postgres://USER@127.0.0.1:PORT`, which `.ci/run` starts with
+//! names (`postgres://USER@127.0.0.1:PORT`, no path or query: the database's name is
+//! appended; `.ci/run` starts one with
 //! `scripts/pg-throwaway.sh`), or else in a throwaway cluster this process starts itself
 //! from the server binaries on the machine (initdb in a temporary directory, as the
 //! `postgres` user when run as root, on a free loopback port), stopped when the test ends.
@@ -26,9 +27,11 @@ pub struct TestDb {
 
 impl Drop for TestDb {
     fn drop(&mut self) {
+        // The count is changed under the cluster's lock, so no test can be handed the URL
+        // of a cluster that is about to stop.
+        let Some(m) = CLUSTER.get() else { return };
+        let Ok(mut c) = m.lock() else { return };
         if OPEN.fetch_sub(1, Ordering::AcqRel) == 1
-            && let Some(m) = CLUSTER.get()
-            && let Ok(mut c) = m.lock()
             && let Some(Cluster {
                 dir: Some((bin, data)),
                 ..
@@ -53,7 +56,10 @@ pub async fn database() -> TestDb {
             .expect("cluster lock");
         if c.is_none() {
             *c = Some(match std::env::var("SPECC_TEST_PG_URL") {
-                Ok(url) => Cluster { url, dir: None },
+                Ok(url) => Cluster {
+                    url: url.trim_end_matches('/').to_owned(),
+                    dir: None,
+                },
                 Err(_) => start(),
             });
         }
