@@ -8,12 +8,13 @@
 //! settle (in the transaction that records them, which also refreshes its time). Other
 //! processes see a lease's free part as reserved: near the cap they may be refused while
 //! this one could still spend it; a lease is given back when the ledger is dropped, and
-//! stops counting once it has not been written for an hour (no call of its process grew
-//! it or settled), like the reservation of a process that died.
+//! stops counting once it has not been written for an hour, like the reservation of a
+//! process that died: a lease idle for half an hour is grown before its next use.
 //! design: llm.budget-lease
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use rusqlite::{Connection, params};
 
@@ -27,7 +28,6 @@ const CALLS_PER_TOP_UP: f64 = 16.0;
 /// was recorded) does nothing the second time: the lease knows it by serial number.
 #[derive(Debug, PartialEq)]
 pub struct Reservation {
-    lease: i64,
     serial: u64,
     dollars: f64,
 }
@@ -47,6 +47,9 @@ pub(crate) struct Lease {
     pub(crate) held: f64,
     /// The unsettled reservations: serial → dollars.
     open: HashMap<u64, f64>,
+    /// When its row was last written: other processes stop counting a row not written for
+    /// an hour, so a lease idle for half of that is grown (and so written) before use.
+    written: Instant,
 }
 
 impl Lease {
@@ -63,17 +66,24 @@ impl Lease {
     /// What the row holds once `r` is settled for a call that cost `spent` (what it cost
     /// moves from the lease to the run's spent total); `None` if `r` is not open here.
     pub(crate) fn settled(&self, r: &Reservation, spent: f64) -> Option<f64> {
-        if r.lease != self.id || !self.open.contains_key(&r.serial) {
+        if !self.open.contains_key(&r.serial) {
             return None;
         }
         let in_use = self.in_use() - r.dollars;
         Some((self.held - spent).max(in_use).max(0.0))
     }
 
-    /// Settles `r`, the row holding `held` ([`Lease::settled`]).
+    /// Settles `r`, the row holding `held` ([`Lease::settled`]) since now.
     pub(crate) fn close(&mut self, r: &Reservation, held: f64) {
         self.open.remove(&r.serial);
         self.held = held;
+        self.written = Instant::now();
+    }
+
+    /// Forgets `r` after its settlement could not be written: the row keeps holding its
+    /// dollars (more than needed, never less), and so does the lease's free part.
+    pub(crate) fn forget(&mut self, r: &Reservation) {
+        self.open.remove(&r.serial);
     }
 }
 
@@ -88,13 +98,14 @@ impl Book {
     /// Reserves `dollars` from the run's lease, if its free part covers them.
     pub(crate) fn take(&mut self, run: &str, dollars: f64) -> Option<Reservation> {
         let l = self.by_run.get_mut(run)?;
-        if l.held - l.in_use() < dollars {
+        if l.held - l.in_use() < dollars
+            || l.written.elapsed() > crate::ledger::STALE_RESERVATION / 2
+        {
             return None;
         }
         self.serial += 1;
         l.open.insert(self.serial, dollars);
         Some(Reservation {
-            lease: l.id,
             serial: self.serial,
             dollars,
         })
@@ -116,22 +127,24 @@ impl Book {
             id,
             held,
             open: HashMap::new(),
+            written: Instant::now(),
         });
         l.id = id;
         l.held = held;
+        l.written = Instant::now();
         l.open.insert(self.serial, dollars);
         Reservation {
-            lease: id,
             serial: self.serial,
             dollars,
         }
     }
 
-    /// The lease `r` was reserved from, if `r` is still open there.
+    /// The lease `r` was reserved from, if `r` is still open there (found by its serial,
+    /// which is unique in the book: a lease whose row was made again keeps its calls).
     pub(crate) fn lease_of(&mut self, r: &Reservation) -> Option<&mut Lease> {
         self.by_run
             .values_mut()
-            .find(|l| l.id == r.lease && l.open.contains_key(&r.serial))
+            .find(|l| l.open.contains_key(&r.serial))
     }
 }
 
@@ -284,8 +297,8 @@ impl Drop for Leases {
             let _ = self.db.defer(Box::new(move |c: &Connection| {
                 if busy {
                     c.execute(
-                        "UPDATE llm_reservations SET dollars = ?2 WHERE id = ?1",
-                        params![id, in_use],
+                        "UPDATE llm_reservations SET dollars = ?2, created_unix = ?3 WHERE id = ?1",
+                        params![id, in_use, now()],
                     )
                     .map(drop)
                 } else {
@@ -330,7 +343,6 @@ mod tests {
         let a = book.grown("run", 7, 1.0, 0.3);
         let b = book.take("run", 0.3).expect("fits");
         let again = Reservation {
-            lease: a.lease,
             serial: a.serial,
             dollars: a.dollars,
         };

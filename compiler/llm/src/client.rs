@@ -253,12 +253,6 @@ impl Client {
                 Ok(_) => None,
                 Err(e) => self.policy.delay(attempt, e),
             };
-            // Taken out of the guard before anything awaits: once queued with the row, the
-            // guard's drop must not settle it again.
-            let release = match retry {
-                None => reservation.as_mut().and_then(|r| r.held.take()),
-                Some(_) => None,
-            };
             // A ledger that cannot write must not turn a paid answer into an error; it is
             // logged loudly instead.
             let also = match (&outcome, journal) {
@@ -276,6 +270,12 @@ impl Client {
                 attempt,
                 label,
             );
+            // Taken out of the guard just before it is queued with the row, before anything
+            // awaits: the guard's drop must not settle it again.
+            let release = match retry {
+                None => reservation.as_mut().and_then(|r| r.held.take()),
+                Some(_) => None,
+            };
             // Queued with the others of this moment, and committed before the answer is
             // used: a crash cannot lose a paid answer once the caller has it.
             let recorded = match (&self.ledger, row) {

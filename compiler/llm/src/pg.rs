@@ -53,6 +53,23 @@ impl PgState {
     /// version row, under an advisory lock so that workers starting together migrate once.
     pub async fn migrate(&self) -> Result<(), StateError> {
         let mut client = self.pool.get().await?;
+        // The common case first, with no lock and nothing created: a current database.
+        let known: bool = client
+            .query_one("SELECT to_regclass('schema_version') IS NOT NULL", &[])
+            .await?
+            .try_get(0)?;
+        if known {
+            let at: i64 = client
+                .query_one(
+                    "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_version",
+                    &[],
+                )
+                .await?
+                .try_get(0)?;
+            if at == newest() {
+                return Ok(());
+            }
+        }
         for (version, text) in MIGRATIONS {
             let tx = client.transaction().await?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])

@@ -148,13 +148,18 @@ impl PgBudget {
             let l = book.lease_of(r)?;
             Some((l.id, l.settled(r, spent)?))
         });
-        self.write(row, lease).await.map_err(LlmError::Ledger)?;
-        if let (Some(r), Some((_, held))) = (&r, lease)
+        let written = self.write(row, lease).await;
+        if let Some(r) = &r
             && let Some(l) = book.lease_of(r)
         {
-            l.close(r, held);
+            match (&written, lease) {
+                (Ok(()), Some((_, held))) => l.close(r, held),
+                // Not written: the row still holds the call's dollars, which is safe; the
+                // token is gone, so the call is no longer counted as out.
+                _ => l.forget(r),
+            }
         }
-        Ok(())
+        written.map_err(LlmError::Ledger)
     }
 
     async fn write(
@@ -225,7 +230,10 @@ impl PgBudget {
             if l.busy() {
                 client
                     .execute(
-                        "UPDATE llm_reservations SET dollars = $2 WHERE id = $1",
+                        &format!(
+                            "UPDATE llm_reservations SET dollars = $2, created_unix = {PG_NOW}
+                             WHERE id = $1"
+                        ),
                         &[&l.id, &l.in_use()],
                     )
                     .await?;

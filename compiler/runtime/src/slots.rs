@@ -154,8 +154,15 @@ impl Slots {
                 back
             }
             Held::Unknown => {
-                repo.checkout(base, &dir, KEPT).await?;
-                pending
+                // The checkout writes on a blocking thread too: run as a task of its own that
+                // keeps the slot until it is done, even if this caller gives up.
+                let (repo, at) = (repo.clone(), dir.clone());
+                let (written, back) =
+                    tokio::spawn(async move { (repo.checkout(base, &at, KEPT).await, pending) })
+                        .await
+                        .map_err(std::io::Error::other)?;
+                written?;
+                back
             }
         };
         pending.armed = false;
