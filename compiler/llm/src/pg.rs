@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
-use deadpool_postgres::{Manager, Pool};
+use deadpool_postgres::{GenericClient, Manager, Pool};
 
-use crate::schema::{Dialect, MIGRATIONS, VERSION_TABLE, newest};
+use crate::schema::{Dialect, MIGRATIONS, VERSION_QUERY, VERSION_TABLE, newest, too_new};
 use crate::state_db::StateError;
 
 /// An advisory lock key: one migrator at a time.
@@ -24,6 +24,11 @@ impl From<deadpool_postgres::PoolError> for StateError {
     fn from(e: deadpool_postgres::PoolError) -> StateError {
         StateError::Open(format!("no connection from the pool: {e}"))
     }
+}
+
+/// How far the database has migrated ([`VERSION_QUERY`]).
+async fn version_of(c: &impl GenericClient) -> Result<i64, StateError> {
+    Ok(c.query_one(VERSION_QUERY, &[]).await?.try_get(0)?)
 }
 
 /// A pool of connections to one PostgreSQL state database.
@@ -58,17 +63,8 @@ impl PgState {
             .query_one("SELECT to_regclass('schema_version') IS NOT NULL", &[])
             .await?
             .try_get(0)?;
-        if known {
-            let at: i64 = client
-                .query_one(
-                    "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_version",
-                    &[],
-                )
-                .await?
-                .try_get(0)?;
-            if at == newest() {
-                return Ok(());
-            }
+        if known && version_of(&client).await? == newest() {
+            return Ok(());
         }
         for (version, text) in MIGRATIONS {
             let tx = client.transaction().await?;
@@ -76,19 +72,9 @@ impl PgState {
                 .await?;
             tx.batch_execute(&Dialect::Postgres.spell(VERSION_TABLE))
                 .await?;
-            let at: i64 = tx
-                .query_one(
-                    "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_version",
-                    &[],
-                )
-                .await?
-                .try_get(0)?;
+            let at = version_of(&tx).await?;
             if at > newest() {
-                return Err(StateError::Open(format!(
-                    "the state database is at schema version {at}, newer than this specc knows \
-                     ({}): use a newer specc",
-                    newest()
-                )));
+                return Err(StateError::Open(too_new(at)));
             }
             if at < *version {
                 tx.batch_execute(&Dialect::Postgres.spell(text)).await?;

@@ -111,11 +111,7 @@ pub fn migrate_sqlite(conn: &Connection) -> rusqlite::Result<()> {
     if at > newest() {
         return Err(rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
-            Some(format!(
-                "the state database is at schema version {at}, newer than this specc knows \
-                 ({}): use a newer specc",
-                newest()
-            )),
+            Some(too_new(at)),
         ));
     }
     if at == newest() {
@@ -141,11 +137,20 @@ pub fn migrate_sqlite(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// How far a database has migrated (0: not at all), on either backend.
+pub const VERSION_QUERY: &str =
+    "SELECT CAST(COALESCE(MAX(version), 0) AS BIGINT) FROM schema_version";
+
 fn version_of(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row(
-        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
-        [],
-        |r| r.get(0),
+    conn.query_row(VERSION_QUERY, [], |r| r.get(0))
+}
+
+/// Why a database at version `at`, newer than [`newest`], is refused.
+pub fn too_new(at: i64) -> String {
+    format!(
+        "the state database is at schema version {at}, newer than this specc knows ({}): \
+         use a newer specc",
+        newest()
     )
 }
 

@@ -79,6 +79,15 @@ fn local_now_ms() -> i64 {
 /// PostgreSQL's clock, in ms since the epoch.
 const PG_NOW_MS: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT";
 
+/// Runs one statement on a connection from `pg`'s pool: how many rows it changed.
+async fn pg_execute(
+    pg: &PgState,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<u64, StateError> {
+    Ok(pg.client().await?.execute(sql, params).await?)
+}
+
 /// Whether a write changed a row: none means the fencing token no longer holds.
 fn fenced(rows: u64) -> Result<(), LeaseError> {
     if rows == 0 {
@@ -210,17 +219,16 @@ impl LeaseStore {
                 ])
             })? as u64,
             LeaseStore::Postgres(pg) => {
-                pg.client()
-                    .await?
-                    .execute(
-                        &format!(
-                            "UPDATE task_leases SET expires_ms = {PG_NOW_MS} + $4
-                             WHERE run = $1 AND task = $2 AND attempt = $3
-                             AND state = 'leased' AND expires_ms > {PG_NOW_MS}"
-                        ),
-                        &[&run, &claim.task, &claim.attempt, &millis(lease)],
-                    )
-                    .await?
+                pg_execute(
+                    pg,
+                    &format!(
+                        "UPDATE task_leases SET expires_ms = {PG_NOW_MS} + $4
+                         WHERE run = $1 AND task = $2 AND attempt = $3
+                         AND state = 'leased' AND expires_ms > {PG_NOW_MS}"
+                    ),
+                    &[&run, &claim.task, &claim.attempt, &millis(lease)],
+                )
+                .await?
             }
         };
         fenced(rows)
@@ -256,19 +264,18 @@ impl LeaseStore {
                 ])
             })? as u64,
             LeaseStore::Postgres(pg) => {
-                pg.client()
-                    .await?
-                    .execute(
-                        &format!(
-                            "INSERT INTO steps (run, task, attempt, step, kind, body)
-                             SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (
-                                 SELECT 1 FROM task_leases WHERE run = $1 AND task = $2
-                                 AND attempt = $3 AND state = 'leased'
-                                 AND expires_ms > {PG_NOW_MS} FOR SHARE)"
-                        ),
-                        &[&run, &claim.task, &claim.attempt, &step, &kind, &body],
-                    )
-                    .await?
+                pg_execute(
+                    pg,
+                    &format!(
+                        "INSERT INTO steps (run, task, attempt, step, kind, body)
+                         SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (
+                             SELECT 1 FROM task_leases WHERE run = $1 AND task = $2
+                             AND attempt = $3 AND state = 'leased'
+                             AND expires_ms > {PG_NOW_MS} FOR SHARE)"
+                    ),
+                    &[&run, &claim.task, &claim.attempt, &step, &kind, &body],
+                )
+                .await?
             }
         };
         fenced(rows)
@@ -289,17 +296,16 @@ impl LeaseStore {
                 .execute(params![run, claim.task, claim.attempt, now, state])
             })? as u64,
             LeaseStore::Postgres(pg) => {
-                pg.client()
-                    .await?
-                    .execute(
-                        &format!(
-                            "UPDATE task_leases SET state = $4, holder = NULL, expires_ms = NULL
-                             WHERE run = $1 AND task = $2 AND attempt = $3
-                             AND state = 'leased' AND expires_ms > {PG_NOW_MS}"
-                        ),
-                        &[&run, &claim.task, &claim.attempt, &state],
-                    )
-                    .await?
+                pg_execute(
+                    pg,
+                    &format!(
+                        "UPDATE task_leases SET state = $4, holder = NULL, expires_ms = NULL
+                         WHERE run = $1 AND task = $2 AND attempt = $3
+                         AND state = 'leased' AND expires_ms > {PG_NOW_MS}"
+                    ),
+                    &[&run, &claim.task, &claim.attempt, &state],
+                )
+                .await?
             }
         };
         fenced(rows)

@@ -3,7 +3,7 @@
 //! file's bytes, read back from the log.
 
 use specc_vcs::object::ObjectId;
-use specc_vcs::{Change, Options, Outcome, Refusal, Repo, Submission};
+use specc_vcs::{Options, Outcome, Refusal, Repo, Submission};
 
 const FILES: usize = 200;
 
@@ -16,19 +16,12 @@ fn text(i: usize, edit: &str) -> String {
     s
 }
 
+#[path = "support/edit.rs"]
+mod edit;
+
+/// A one-file edit with no idempotency key.
 fn submit(base: ObjectId, path: &str, expected: Option<ObjectId>, new: &str) -> Submission {
-    Submission {
-        base,
-        changes: vec![Change {
-            path: path.to_owned(),
-            expected,
-            new: Some(new.as_bytes().to_vec()),
-            executable: false,
-        }],
-        message: format!("edit {path}"),
-        task: "t".to_owned(),
-        idempotency_key: String::new(),
-    }
+    edit::edit(base, path, expected, new, "")
 }
 
 fn options() -> Options {

@@ -4,20 +4,9 @@
 use specc_vcs::object::ObjectId;
 use specc_vcs::{Change, Options, Outcome, Refusal, Repo, Submission};
 
-fn sub(base: ObjectId, path: &str, expected: Option<ObjectId>, new: &str, key: &str) -> Submission {
-    Submission {
-        base,
-        changes: vec![Change {
-            path: path.to_owned(),
-            expected,
-            new: Some(new.as_bytes().to_vec()),
-            executable: false,
-        }],
-        message: format!("edit {path}"),
-        task: "task-1".to_owned(),
-        idempotency_key: key.to_owned(),
-    }
-}
+#[path = "support/edit.rs"]
+mod edit;
+use edit::edit as sub;
 
 fn committed(o: &Outcome) -> (ObjectId, u64) {
     match o {
