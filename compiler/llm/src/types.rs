@@ -83,8 +83,9 @@ pub enum ResponseFormat {
 pub struct Request {
     pub model: String,
     pub messages: Vec<Message>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<Tool>,
+    /// Shared: an agent sends the same definitions on every turn (design: perf.orchestration).
+    #[serde(default, skip_serializing_if = "no_tools")]
+    pub tools: std::sync::Arc<[Tool]>,
     #[serde(default)]
     pub tool_choice: ToolChoice,
     #[serde(default)]
@@ -107,7 +108,7 @@ impl Request {
         Request {
             model: model.into(),
             messages,
-            tools: Vec::new(),
+            tools: std::sync::Arc::default(),
             tool_choice: ToolChoice::Auto,
             response_format: ResponseFormat::Text,
             max_tokens,
@@ -116,6 +117,10 @@ impl Request {
             stream: false,
         }
     }
+}
+
+fn no_tools(tools: &std::sync::Arc<[Tool]>) -> bool {
+    tools.is_empty()
 }
 
 /// A call the model made. `arguments` is parsed JSON: a call whose arguments do not parse is

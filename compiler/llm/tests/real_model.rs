@@ -83,7 +83,8 @@ output = 0.20
             "properties": {"answer": {"type": "string"}},
             "required": ["answer"]
         }),
-    }];
+    }]
+    .into();
     tool.tool_choice = ToolChoice::Named("record_answer".into());
     let called = client
         .call(Role::Planner, "tool", tool)

@@ -108,7 +108,8 @@ async fn streamed_tool_calls_are_assembled_and_checked() {
         name: "write_plan".into(),
         description: "Write the plan.".into(),
         parameters: serde_json::json!({"type": "object"}),
-    }];
+    }]
+    .into();
     req.tool_choice = ToolChoice::Named("write_plan".into());
     let r = c.call(Role::Worker, "t", req).await.expect("ok");
     assert_eq!(r.tool_calls.len(), 1);

@@ -134,7 +134,7 @@ pub fn forced_tool_request(
         max_tokens,
     );
     r.tool_choice = ToolChoice::Named(tool.name.clone());
-    r.tools = vec![tool];
+    r.tools = vec![tool].into();
     r
 }
 

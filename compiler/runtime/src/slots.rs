@@ -205,34 +205,12 @@ impl Drop for Lease<'_> {
 /// the directories it leaves empty. A file already there is rewritten in place, its mode
 /// changed only if it differs.
 pub fn apply(dir: &Path, changes: &[(String, FileAt)]) -> std::io::Result<()> {
-    use std::io::Write as _;
     for (path, file) in changes {
         let full = dir.join(path);
         match file {
             Some((bytes, executable)) => {
                 let mode = if *executable { 0o755 } else { 0o644 };
-                let existing = match std::fs::symlink_metadata(&full) {
-                    Ok(m) if m.is_file() => Some(m.permissions().mode() & 0o777),
-                    Ok(m) if m.is_dir() => {
-                        std::fs::remove_dir_all(&full)?;
-                        None
-                    }
-                    Ok(_) => {
-                        std::fs::remove_file(&full)?;
-                        None
-                    }
-                    Err(_) => None,
-                };
-                if existing.is_none()
-                    && let Some(parent) = full.parent()
-                {
-                    make_dirs(dir, parent)?;
-                }
-                let mut f = std::fs::File::create(&full)?;
-                f.write_all(bytes)?;
-                if existing != Some(mode) {
-                    f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-                }
+                write_file(dir, &full, bytes, mode)?;
             }
             None => {
                 match std::fs::symlink_metadata(&full) {
@@ -249,6 +227,80 @@ pub fn apply(dir: &Path, changes: &[(String, FileAt)]) -> std::io::Result<()> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// Writes one file of a checkout. The common case costs one path lookup: the file is
+/// opened for writing without following a link (`O_NOFOLLOW`; `O_NONBLOCK` so that a FIFO
+/// in the way cannot hang it), created if missing, and its mode read from the open file.
+/// Anything else (a missing directory, a link, a directory or another kind of file in the
+/// way) takes the careful path, which looks first.
+/// design: perf.orchestration
+fn write_file(dir: &Path, full: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let open = || {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(mode)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(full)?;
+        let meta = f.metadata()?;
+        Ok::<_, std::io::Error>((f, meta))
+    };
+    let opened = match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match full.parent() {
+            Some(parent) => {
+                make_dirs(dir, parent)?;
+                open()
+            }
+            None => Err(e),
+        },
+        other => other,
+    };
+    // A link (ELOOP), a directory (EISDIR), a FIFO or anything else in the way.
+    let Ok((mut f, meta)) = opened
+        .map_err(drop)
+        .and_then(|(f, m)| if m.is_file() { Ok((f, m)) } else { Err(()) })
+    else {
+        return write_carefully(dir, full, bytes, mode);
+    };
+    f.write_all(bytes)?;
+    // A new file's mode went through the umask, and an old file kept its own.
+    if meta.permissions().mode() & 0o777 != mode {
+        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
+    Ok(())
+}
+
+/// [`write_file`] for when something may be in the way: whatever is not a regular file is
+/// removed first, and the parent directories made.
+fn write_carefully(dir: &Path, full: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let existing = match std::fs::symlink_metadata(full) {
+        Ok(m) if m.is_file() => Some(m.permissions().mode() & 0o777),
+        Ok(m) if m.is_dir() => {
+            std::fs::remove_dir_all(full)?;
+            None
+        }
+        Ok(_) => {
+            std::fs::remove_file(full)?;
+            None
+        }
+        Err(_) => None,
+    };
+    if existing.is_none()
+        && let Some(parent) = full.parent()
+    {
+        make_dirs(dir, parent)?;
+    }
+    let mut f = std::fs::File::create(full)?;
+    f.write_all(bytes)?;
+    if existing != Some(mode) {
+        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
     }
     Ok(())
 }

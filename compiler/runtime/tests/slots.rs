@@ -163,3 +163,44 @@ async fn a_slot_moved_between_commits_holds_exactly_a_fresh_checkout() {
     assert_ne!(other.dir, lease.dir);
     assert_eq!(tree(&other.dir), want1);
 }
+
+/// `apply` over whatever may be in a file's way: a link (never written through), a
+/// directory, a FIFO (which must not hang the write), a file of the wrong mode, and a
+/// missing directory; every file ends a regular file with its content and mode.
+#[test]
+fn apply_replaces_what_is_in_the_way_and_sets_modes() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (dir, outside) = (tmp.path().join("slot"), tmp.path().join("outside.txt"));
+    std::fs::create_dir_all(dir.join("d/inner")).expect("mkdir");
+    std::fs::write(&outside, "keep\n").expect("write");
+    std::os::unix::fs::symlink(&outside, dir.join("link.txt")).expect("link");
+    std::fs::write(dir.join("d/inner/x"), "x").expect("write");
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("pipe"))
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    std::fs::write(dir.join("exe.sh"), "old\n").expect("write");
+    std::fs::set_permissions(dir.join("exe.sh"), std::fs::Permissions::from_mode(0o600))
+        .expect("chmod");
+    let file = |text: &str, exec: bool| Some((text.as_bytes().to_vec(), exec));
+    let changes = vec![
+        ("link.txt".to_owned(), file("l\n", false)),
+        ("d".to_owned(), file("d\n", false)),
+        ("pipe".to_owned(), file("p\n", true)),
+        ("exe.sh".to_owned(), file("#!/bin/sh\n", true)),
+        ("new/deep/n.txt".to_owned(), file("n\n", false)),
+    ];
+    specc_runtime::slots::apply(&dir, &changes).expect("apply");
+    assert_eq!(std::fs::read_to_string(&outside).expect("read"), "keep\n");
+    for (path, mode) in [("link.txt", 0o644), ("pipe", 0o755), ("exe.sh", 0o755)] {
+        let m = std::fs::symlink_metadata(dir.join(path)).expect("meta");
+        assert!(m.is_file(), "{path}");
+        assert_eq!(m.permissions().mode() & 0o777, mode, "{path}");
+    }
+    let want: BTreeMap<String, (Vec<u8>, bool)> = changes
+        .iter()
+        .filter_map(|(p, f)| f.clone().map(|f| (p.clone(), f)))
+        .collect();
+    assert_eq!(tree(&dir), want);
+}

@@ -126,9 +126,10 @@ impl ToolOutcome {
 }
 
 /// The tools' definitions, as the model sees them.
-pub fn definitions() -> Vec<Tool> {
-    // Built once: every turn of every worker sends them.
-    static DEFINITIONS: std::sync::LazyLock<Vec<Tool>> = std::sync::LazyLock::new(build);
+pub fn definitions() -> std::sync::Arc<[Tool]> {
+    // Built once and shared: every turn of every worker sends them.
+    static DEFINITIONS: std::sync::LazyLock<std::sync::Arc<[Tool]>> =
+        std::sync::LazyLock::new(|| build().into());
     DEFINITIONS.clone()
 }
 
@@ -253,7 +254,7 @@ pub fn action_key(call: &ToolCall) -> String {
 fn parse<T: DeserializeOwned>(call: &ToolCall) -> Result<T, ToolOutcome> {
     serde_json::from_value(call.arguments.clone()).map_err(|e| {
         let schema = definitions()
-            .into_iter()
+            .iter()
             .find(|t| t.name == call.name)
             .map(|t| t.parameters.to_string())
             .unwrap_or_default();
