@@ -231,45 +231,69 @@ pub fn apply(dir: &Path, changes: &[(String, FileAt)]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Writes one file of a checkout. The common case costs one path lookup: the file is
-/// opened for writing without following a link (`O_NOFOLLOW`; `O_NONBLOCK` so that a FIFO
-/// in the way cannot hang it), created if missing, and its mode read from the open file.
-/// Anything else (a missing directory, a link, a directory or another kind of file in the
+/// Writes one file of a checkout. The common case costs one path lookup ([`open_regular`]);
+/// anything else (a missing directory, a link, a directory or another kind of file in the
 /// way) takes the careful path, which looks first.
 /// design: perf.orchestration
 fn write_file(dir: &Path, full: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let open = || {
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(mode)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(full)?;
-        let meta = f.metadata()?;
-        Ok::<_, std::io::Error>((f, meta))
-    };
-    let opened = match open() {
+    let opened = match open_regular(full, mode) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => match full.parent() {
             Some(parent) => {
                 make_dirs(dir, parent)?;
-                open()
+                open_regular(full, mode)
             }
             None => Err(e),
         },
         other => other,
     };
-    // A link (ELOOP), a directory (EISDIR), a FIFO or anything else in the way.
-    let Ok((mut f, meta)) = opened
-        .map_err(drop)
-        .and_then(|(f, m)| if m.is_file() { Ok((f, m)) } else { Err(()) })
-    else {
-        return write_carefully(dir, full, bytes, mode);
+    match opened {
+        Ok(Some((f, meta))) => fill(f, &meta, bytes, mode),
+        // A link, a directory, a FIFO or anything else in the way.
+        Ok(None) | Err(_) => write_carefully(dir, full, bytes, mode),
+    }
+}
+
+/// Opens `full` for writing as a regular file, created with `mode` (less the umask) if
+/// missing, in one path lookup: a link is not followed (`O_NOFOLLOW`) and a FIFO cannot
+/// block the open (`O_NONBLOCK`). `Ok(None)`: something other than a regular file is
+/// there; `NotFound`: its directory is missing.
+pub(crate) fn open_regular(
+    full: &Path,
+    mode: u32,
+) -> std::io::Result<Option<(std::fs::File, std::fs::Metadata)>> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let opened = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(full);
+    let f = match opened {
+        Ok(f) => f,
+        // A link (ELOOP), a directory (EISDIR), a FIFO nobody reads (ENXIO).
+        Err(e)
+            if e.raw_os_error()
+                .is_some_and(|c| [libc::ELOOP, libc::EISDIR, libc::ENXIO].contains(&c)) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
     };
+    let meta = f.metadata()?;
+    Ok(meta.is_file().then_some((f, meta)))
+}
+
+/// Writes `bytes` into a file [`open_regular`] opened, then gives it `mode` if it has
+/// another (a new file's mode went through the umask; an old file kept its own).
+pub(crate) fn fill(
+    mut f: std::fs::File,
+    meta: &std::fs::Metadata,
+    bytes: &[u8],
+    mode: u32,
+) -> std::io::Result<()> {
+    use std::io::Write as _;
     f.write_all(bytes)?;
-    // A new file's mode went through the umask, and an old file kept its own.
     if meta.permissions().mode() & 0o777 != mode {
         f.set_permissions(std::fs::Permissions::from_mode(mode))?;
     }

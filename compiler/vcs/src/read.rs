@@ -41,7 +41,7 @@ pub(crate) fn entry_at(
         };
         match (entry.as_file(), entry.as_tree(), i + 1 == parts.len()) {
             (Some((id, executable)), _, true) => {
-                return state.object(id).map(|b| Some((b, executable)));
+                return state.blob(id).map(|b| Some((b.to_vec(), executable)));
             }
             (_, Some(id), false) => tree = id,
             _ => return Some(None),
@@ -58,7 +58,10 @@ pub(crate) fn changes(state: &State, from: ObjectId, to: ObjectId) -> Option<Cha
     diff(state, Some(a), b)?
         .into_iter()
         .map(|(path, file)| match file {
-            Some((id, executable)) => state.object(id).map(|b| (path, Some((b, executable)))),
+            // Through the blob cache: every checkout slot asks for each file that lands.
+            Some((id, executable)) => state
+                .blob(id)
+                .map(|b| (path, Some((b.to_vec(), executable)))),
             None => Some((path, None)),
         })
         .collect()

@@ -63,24 +63,37 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
         Ok(p) => p,
         Err(e) => return e,
     };
-    let executable = a.executable.unwrap_or_else(|| {
-        std::fs::metadata(&path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
-    });
     if let Some(e) = guide_budget(t, &rel, &a.content) {
         return e;
     }
-    let written = path
-        .parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(&path, &a.content))
-        .and_then(|()| {
-            let mode = if executable { 0o755 } else { 0o644 };
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
-        });
+    // One open (design: perf.orchestration); a missing directory is made, and a file
+    // without `executable` keeps its mode (a new one is not executable).
+    let open = || crate::slots::open_regular(&path, a.executable.map_or(0o644, mode_of));
+    let opened = match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| open()),
+        other => other,
+    };
+    let written = match opened {
+        Ok(Some((f, meta))) => {
+            let executable = a
+                .executable
+                .unwrap_or(meta.permissions().mode() & 0o111 != 0);
+            crate::slots::fill(f, &meta, a.content.as_bytes(), mode_of(executable))
+        }
+        Ok(None) => return ToolOutcome::error(format!("`{rel}` is not a regular file")),
+        Err(e) => Err(e),
+    };
     match written {
         Ok(()) => ToolOutcome::ok(format!("wrote {rel} ({} lines)", a.content.lines().count())),
         Err(e) => ToolOutcome::error(format!("`{rel}`: {e}")),
     }
+}
+
+fn mode_of(executable: bool) -> u32 {
+    if executable { 0o755 } else { 0o644 }
 }
 
 /// The field guide may not grow past its budget, however it is written.
