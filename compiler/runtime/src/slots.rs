@@ -7,7 +7,7 @@
 //! dropped, however the attempt ended.
 //! design: runtime.workspace
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -23,10 +23,20 @@ pub struct Tracked {
     inner: Mutex<TrackedState>,
 }
 
+/// The paths the tools wrote (or tried to), each with what is there if a tool wrote it
+/// whole and that write succeeded (`None`: read the checkout to know).
+pub type Wrote = BTreeMap<String, Option<Written>>;
+
+/// A whole file a tool wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Written {
+    pub bytes: Arc<Vec<u8>>,
+    pub executable: bool,
+}
+
 #[derive(Clone, Debug, Default)]
 struct TrackedState {
-    /// Relative paths the tools wrote (or tried to).
-    wrote: BTreeSet<String>,
+    wrote: Wrote,
     /// A command ran: anything in the checkout may have changed.
     ran_command: bool,
 }
@@ -35,7 +45,19 @@ impl Tracked {
     /// A tool is about to write `path` (relative).
     pub fn wrote(&self, path: &str) {
         if let Ok(mut t) = self.inner.lock() {
-            t.wrote.insert(path.to_owned());
+            t.wrote.insert(path.to_owned(), None);
+        }
+    }
+
+    /// A tool wrote all of `path` (after [`Tracked::wrote`]): its bytes and mode are known
+    /// without reading the file (design: perf.orchestration).
+    pub fn wrote_whole(&self, path: &str, bytes: &[u8], executable: bool) {
+        if let Ok(mut t) = self.inner.lock() {
+            let written = Written {
+                bytes: Arc::new(bytes.to_vec()),
+                executable,
+            };
+            t.wrote.insert(path.to_owned(), Some(written));
         }
     }
 
@@ -46,8 +68,13 @@ impl Tracked {
         }
     }
 
+    /// Whether a command ran (or is about to) in the checkout.
+    pub fn ran(&self) -> bool {
+        self.inner.lock().map_or(true, |t| t.ran_command)
+    }
+
     /// The paths written, if they are all that changed (no command ran).
-    pub fn known(&self) -> Option<BTreeSet<String>> {
+    pub fn known(&self) -> Option<Wrote> {
         let t = self.inner.lock().ok()?;
         (!t.ran_command).then(|| t.wrote.clone())
     }
@@ -59,10 +86,7 @@ enum Held {
     /// Not known (new to this process, or a command ran in it).
     Unknown,
     /// `base`, except the `wrote` paths.
-    Commit {
-        base: ObjectId,
-        wrote: BTreeSet<String>,
-    },
+    Commit { base: ObjectId, wrote: Wrote },
 }
 
 /// The pool of slots under `.specc/work/`.
@@ -135,7 +159,12 @@ impl Slots {
                 })?;
                 // What the last tools wrote and the commits did not change goes back to `base`.
                 let changed: BTreeSet<String> = changes.iter().map(|(p, _)| p.clone()).collect();
-                for p in wrote.difference(&changed) {
+                // A file the last tools wrote whole as it now lands is there already.
+                changes.retain(|(p, file)| match (wrote.get(p), file) {
+                    (Some(Some(w)), Some((bytes, x))) => *w.bytes != *bytes || w.executable != *x,
+                    _ => true,
+                });
+                for p in wrote.keys().filter(|p| !changed.contains(*p)) {
                     let file = repo
                         .file(base, p)
                         .await

@@ -14,8 +14,6 @@ use std::path::{Path, PathBuf};
 use specc_vcs::object::{Kind, ObjectId};
 use specc_vcs::{Change, FileEntry, Repo};
 
-use std::collections::BTreeSet;
-
 use crate::scope::Scope;
 use crate::tools::GUIDE;
 
@@ -62,23 +60,20 @@ pub async fn diff_tracked(
     repo: &Repo,
     base: ObjectId,
     dir: &Path,
-    paths: &BTreeSet<String>,
+    paths: &crate::slots::Wrote,
     scope: &Scope,
 ) -> std::io::Result<Diff> {
     let mut out = Diff::default();
-    for path in paths.iter().filter(|p| !skipped(p)) {
+    for (path, written) in paths.iter().filter(|(p, _)| !skipped(p)) {
         let before = repo
             .file(base, path)
             .await
             .ok_or_else(|| std::io::Error::other("the VCS does not know the base commit"))?;
         let full = dir.join(path);
-        let now = match std::fs::symlink_metadata(&full) {
-            Ok(m) if m.is_file() => {
-                Some((std::fs::read(&full)?, m.permissions().mode() & 0o111 != 0))
-            }
-            Ok(_) => None,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e),
+        let now = match written {
+            // A file a tool wrote whole is known without reading it.
+            Some(w) => Some((w.bytes.to_vec(), w.executable)),
+            None => on_disk(&full)?,
         };
         if before == now {
             continue;
@@ -96,6 +91,19 @@ pub async fn diff_tracked(
         });
     }
     Ok(out)
+}
+
+/// The regular file at `full` with its mode; `None` if there is none (or something else).
+fn on_disk(full: &Path) -> std::io::Result<Option<(Vec<u8>, bool)>> {
+    match std::fs::symlink_metadata(full) {
+        Ok(m) if m.is_file() => Ok(Some((
+            std::fs::read(full)?,
+            m.permissions().mode() & 0o111 != 0,
+        ))),
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// The difference between the files under `dir` and `base`, limited to `scope` (and the

@@ -126,12 +126,20 @@ async fn a_slot_moved_between_commits_holds_exactly_a_fresh_checkout() {
     let dir = {
         let lease = slots.lease(&repo, c1).await.expect("lease");
         assert_eq!(tree(&lease.dir), want1, "a new slot: a full checkout");
-        // The tools write: a new file in a new directory, and a changed one.
-        for (path, text) in [("n/new.txt", "new\n"), ("a.txt", "mine\n")] {
+        // The tools write: a new file in a new directory, and a changed one; and, whole,
+        // one that c2 brings as it is (left as it is) and one it brings otherwise.
+        let whole = [("e/f/c.txt", "c\n"), ("d/b.txt", "b2\n")];
+        for (path, text) in [("n/new.txt", "new\n"), ("a.txt", "mine\n")]
+            .into_iter()
+            .chain(whole)
+        {
             lease.tracked.wrote(path);
             let full = lease.dir.join(path);
             std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
             std::fs::write(full, text).expect("write");
+        }
+        for (path, text) in whole {
+            lease.tracked.wrote_whole(path, text.as_bytes(), false);
         }
         lease.dir.clone()
     };

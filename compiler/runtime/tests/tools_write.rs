@@ -62,7 +62,11 @@ async fn written_files_get_the_asked_mode_and_keep_it_when_not_asked() {
     let args = json!({"path": "src/deep/run.sh", "content": "#!/bin/sh\n", "executable": true});
     assert!(!write(&t, args).await.1);
     assert_eq!(mode(&file), 0o755);
-    assert!(!write(&t, json!({"path": "src/deep/run.sh", "content": "b\n"})).await.1);
+    assert!(
+        !write(&t, json!({"path": "src/deep/run.sh", "content": "b\n"}))
+            .await
+            .1
+    );
     assert_eq!(mode(&file), 0o755, "kept when not asked");
     assert_eq!(std::fs::read_to_string(&file).expect("read"), "b\n");
     let args = json!({"path": "src/deep/run.sh", "content": "c\n", "executable": false});
@@ -76,6 +80,9 @@ async fn written_files_get_the_asked_mode_and_keep_it_when_not_asked() {
     assert!(root.join("src/d").is_dir());
     // Outside the scope: refused, nothing written.
     let (text, failed) = write(&t, json!({"path": "other.txt", "content": "x"})).await;
-    assert!(failed && text.contains("outside your write scope"), "{text}");
+    assert!(
+        failed && text.contains("outside your write scope"),
+        "{text}"
+    );
     assert!(!root.join("other.txt").exists());
 }

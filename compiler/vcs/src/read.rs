@@ -35,8 +35,9 @@ pub(crate) fn entry_at(
     let mut tree = commit(state, commit_id)?.tree;
     let parts: Vec<&str> = path.split('/').collect();
     for (i, part) in parts.iter().enumerate() {
-        let entries = decode_tree(&state.object(tree)?)?;
-        let Some((_, entry)) = entries.into_iter().find(|(n, _)| n == part) else {
+        // Through the tree cache: a task's landing reads its paths at its base.
+        let entries = state.tree(tree)?;
+        let Some(&(_, entry)) = entries.iter().find(|(n, _)| n == part) else {
             return Some(None);
         };
         match (entry.as_file(), entry.as_tree(), i + 1 == parts.len()) {

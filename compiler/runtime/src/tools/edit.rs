@@ -81,7 +81,12 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
             let executable = a
                 .executable
                 .unwrap_or(meta.permissions().mode() & 0o111 != 0);
-            crate::slots::fill(f, &meta, a.content.as_bytes(), mode_of(executable))
+            let filled = crate::slots::fill(f, &meta, a.content.as_bytes(), mode_of(executable));
+            if filled.is_ok() {
+                t.tracked
+                    .wrote_whole(&rel, a.content.as_bytes(), executable);
+            }
+            filled
         }
         Ok(None) => return ToolOutcome::error(format!("`{rel}` is not a regular file")),
         Err(e) => Err(e),

@@ -45,7 +45,9 @@ pub struct Toolbox {
     /// The attempt's base commit: what is restored outside the write scope before the
     /// acceptance checks run.
     pub base: Base,
-    /// What the tools wrote, and whether a command ran.
+    /// What the tools wrote, and whether a command ran. Until one runs, `root` must hold
+    /// no link outside `KEPT` (a checkout slot's lease guarantees it): the tools look for
+    /// links on a path only once a command ran.
     pub tracked: Arc<crate::slots::Tracked>,
     /// `specc check`'s and `specc pin`'s work, for the `pin` tool.
     pub pins: Option<Arc<dyn crate::revisit::Pins>>,
@@ -321,7 +323,14 @@ impl Toolbox {
                 "`{rel}` is specc's own state, not part of the code"
             )));
         }
-        if let Some(link) = symlink_on_path(&self.root, &rel) {
+        // A leased slot holds no link outside `KEPT` until a command runs: a checkout
+        // removes them all and the tools make none (design: perf.orchestration).
+        let top = rel.split('/').next().unwrap_or_default();
+        let may_hold_links = self.tracked.ran() || crate::workspace::KEPT.contains(&top);
+        if let Some(link) = may_hold_links
+            .then(|| symlink_on_path(&self.root, &rel))
+            .flatten()
+        {
             return Err(ToolOutcome::error(format!(
                 "`{link}` is a symbolic link; specc's tools do not follow links"
             )));
