@@ -153,7 +153,7 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
                     followups.extend(settled.await);
                 }
                 let mut flagged = Vec::new();
-                for path in s.repo.stats().await.flagged {
+                for path in s.repo.flagged_now() {
                     flagged.extend(crate::split::need(s.repo, &path).await);
                 }
                 return TaskEnd::Landed {
@@ -356,8 +356,8 @@ async fn one_attempt(
     let task = order.task.id.as_str();
     let (base, replay) = match resumed {
         Some(r) => (r.base, r.replay),
-        None => match s.repo.read_head("").await {
-            Some((head, _)) => (head, Vec::new()),
+        None => match s.repo.head_now() {
+            Some(head) => (head, Vec::new()),
             None => return Attempted::Broken("the VCS is unavailable".to_owned()),
         },
     };

@@ -17,6 +17,7 @@ pub use export::{FAST_IMPORT_PID, init as init_git};
 mod log;
 pub mod merge;
 pub mod object;
+mod published;
 mod queue;
 mod read;
 pub use read::{Changes, FileAt};
@@ -193,6 +194,7 @@ struct Inner {
     tx: Option<mpsc::Sender<Request>>,
     thread: Option<std::thread::JoinHandle<()>>,
     line_budget: usize,
+    published: published::Published,
 }
 
 impl Drop for Inner {
@@ -225,15 +227,19 @@ impl Repo {
             ));
         }
         state.flagged.extend(recovered.flags);
+        let published = published::Published::default();
+        published.set(state.head, Some(&state.flagged));
         let (tx, rx) = mpsc::channel();
+        let shared = published.clone();
         let thread = std::thread::Builder::new()
             .name("specc-vcs-integrator".into())
-            .spawn(move || integrate(state, rx, options))?;
+            .spawn(move || integrate(state, rx, options, &shared))?;
         Ok(Repo {
             inner: std::sync::Arc::new(Inner {
                 tx: Some(tx),
                 thread: Some(thread),
                 line_budget: options.line_budget,
+                published,
             }),
             queue: Default::default(),
         })
@@ -242,6 +248,17 @@ impl Repo {
     /// The megafile guard's line budget.
     pub fn line_budget(&self) -> usize {
         self.inner.line_budget
+    }
+
+    /// The durable head, without waiting for the integrator (`None`: the store stopped).
+    pub fn head_now(&self) -> Option<ObjectId> {
+        self.inner.published.head()
+    }
+
+    /// The files the megafile guard flagged, as of the last durable batch, without waiting
+    /// for the integrator.
+    pub fn flagged_now(&self) -> Vec<String> {
+        self.inner.published.flagged()
     }
 
     fn send(&self, r: Request) -> Result<(), ()> {
@@ -440,7 +457,12 @@ impl Repo {
 /// The integrator: takes every request waiting, applies the submissions in order, makes the
 /// batch durable with one fsync, then answers. Reads are answered after the batch's fsync,
 /// so nobody sees a commit that a crash could still take back.
-fn integrate(mut state: state::State, rx: mpsc::Receiver<Request>, options: Options) {
+fn integrate(
+    mut state: state::State,
+    rx: mpsc::Receiver<Request>,
+    options: Options,
+    published: &published::Published,
+) {
     let mut batches = 0u64;
     while let Ok(first) = rx.recv() {
         let mut requests = vec![first];
@@ -475,12 +497,14 @@ fn integrate(mut state: state::State, rx: mpsc::Receiver<Request>, options: Opti
             if state.log.sync().is_err() {
                 // Not durable: nobody is told it committed, and the store stops (after an
                 // fsync error the file's state is not known).
+                published.stop();
                 for (tx, _) in replies {
                     let _ = tx.send(Outcome::Refused(Refusal::Unavailable));
                 }
                 return;
             }
             batches += 1;
+            published.set(state.head, flags_changed.then_some(&state.flagged));
         }
         for (tx, outcome) in replies {
             let _ = tx.send(outcome);

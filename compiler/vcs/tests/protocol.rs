@@ -147,6 +147,7 @@ async fn the_megafile_guard_refuses_growth_until_a_split_lands() {
         other => panic!("{other:?}"),
     }
     assert_eq!(repo.stats().await.flagged, ["big.rs"]);
+    assert_eq!(repo.flagged_now(), ["big.rs"], "published with the batch");
     // Still flagged: even growth within the budget is refused until a split lands.
     match repo.submit(sub(c, "big.rs", blob, &lines(10), "")).await {
         Outcome::Refused(Refusal::Megafile {
@@ -177,12 +178,24 @@ async fn the_megafile_guard_refuses_growth_until_a_split_lands() {
         idempotency_key: String::new(),
     };
     let (s, _) = committed(&repo.submit(split).await);
+    assert_eq!(
+        repo.head_now(),
+        Some(s),
+        "a submitter sees its commit at once"
+    );
+    assert!(repo.flagged_now().is_empty());
     assert!(repo.stats().await.flagged.is_empty());
     let (_, blob) = head_of(&repo, "big.rs").await;
     committed(&repo.submit(sub(s, "big.rs", blob, &lines(7), "")).await);
     // Writers can flag a file themselves.
     repo.flag("big_part2.rs");
     assert_eq!(repo.stats().await.flagged, ["big_part2.rs"]);
+    assert_eq!(repo.flagged_now(), ["big_part2.rs"]);
+    let head = repo.stats().await.head;
+    drop(repo);
+    let repo = Repo::open(&dir.path().join("repo.log"), options).expect("reopen");
+    assert_eq!(repo.head_now(), head, "published on open");
+    assert_eq!(repo.flagged_now(), ["big_part2.rs"]);
 }
 
 /// A scripted resolver: keeps both edits, theirs first, and records what it was shown.
