@@ -184,6 +184,8 @@ pub struct TaskRow {
 
 pub struct Journal {
     db: Arc<StateDb>,
+    /// The tasks with an attempt in one run (`journal_resume`).
+    pub(crate) attempted: std::sync::Mutex<Option<crate::journal_resume::Attempted>>,
 }
 
 impl Journal {
@@ -201,7 +203,10 @@ impl Journal {
         // The state database's one schema (design: state.backends).
         db.now(|c| specc_llm::schema::migrate_sqlite(c))
             .map_err(JournalError::State)?;
-        Ok(Journal { db })
+        Ok(Journal {
+            db,
+            attempted: Default::default(),
+        })
     }
 
     /// Runs `f` after committing every queued write (a read that must see them).
@@ -383,6 +388,7 @@ impl Journal {
             role.to_owned(),
             base.to_owned(),
         );
+        self.note_attempt(&run, &task);
         self.defer(move |c| {
             c.prepare_cached(
                 "INSERT OR REPLACE INTO attempts (run, task, attempt, role, base, state, started_unix)

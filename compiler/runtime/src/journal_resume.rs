@@ -22,7 +22,44 @@ pub struct LastAttempt {
     pub reason: Option<String>,
 }
 
+/// The tasks with an attempt in `run`: those journaled when it was first asked (this
+/// process's queued attempts committed first), and every attempt this process started
+/// since (design: perf.orchestration).
+#[derive(Debug)]
+pub(crate) struct Attempted {
+    run: String,
+    tasks: std::collections::HashSet<String>,
+}
+
 impl Journal {
+    /// Whether `task` may have an attempt in `run` (`false`: certainly none).
+    fn may_have_attempt(&self, run: &str, task: &str) -> Result<bool, JournalError> {
+        let poisoned = || JournalError::State(specc_llm::StateError::Lost("a lock".into()));
+        let mut known = self.attempted.lock().map_err(|_| poisoned())?;
+        if known.as_ref().is_none_or(|a| a.run != run) {
+            // After a commit, so that attempts this process queued are among them.
+            let tasks = self.with(|c| {
+                let mut q =
+                    c.prepare_cached("SELECT DISTINCT task FROM attempts WHERE run = ?1")?;
+                q.query_map(params![run], |r| r.get(0))?.collect()
+            })?;
+            *known = Some(Attempted {
+                run: run.to_owned(),
+                tasks,
+            });
+        }
+        Ok(known.as_ref().is_some_and(|a| a.tasks.contains(task)))
+    }
+
+    /// This process starts an attempt of `task` in `run`.
+    pub(crate) fn note_attempt(&self, run: &str, task: &str) {
+        if let Ok(mut known) = self.attempted.lock()
+            && let Some(a) = known.as_mut().filter(|a| a.run == run)
+        {
+            a.tasks.insert(task.to_owned());
+        }
+    }
+
     /// The latest run, if it did not finish: its process died (`running`; the caller holds
     /// the state directory's lock, so no build is running it) or it stopped early
     /// (`stopped`: the budget cap). That run is resumed.
@@ -52,7 +89,11 @@ impl Journal {
 
     /// A task's last attempt in `run`, as committed: asked when the task starts, before this
     /// process wrote anything for it (a parked task's attempt is committed when it parks).
+    /// A task with no attempt costs no query: the run's attempted tasks are read once.
     pub fn last_attempt(&self, run: &str, task: &str) -> Result<Option<LastAttempt>, JournalError> {
+        if !self.may_have_attempt(run, task)? {
+            return Ok(None);
+        }
         self.read(|c| {
             c.prepare_cached(
                 "SELECT attempt, role, base, state, reason FROM attempts WHERE run = ?1 AND task = ?2

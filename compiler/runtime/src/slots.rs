@@ -23,9 +23,19 @@ pub struct Tracked {
     inner: Mutex<TrackedState>,
 }
 
-/// The paths the tools wrote (or tried to), each with what is there if a tool wrote it
-/// whole and that write succeeded (`None`: read the checkout to know).
-pub type Wrote = BTreeMap<String, Option<Written>>;
+/// The paths the tools wrote (or tried to), with what they know of each.
+pub type Wrote = BTreeMap<String, Touched>;
+
+/// What the tools know of one path they wrote (design: perf.orchestration).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Touched {
+    /// What is there, if a tool wrote it whole and that write succeeded (`None`: read the
+    /// checkout to know).
+    pub now: Option<Written>,
+    /// What the base holds there, if it was read from the checkout before the first write
+    /// (`None`: ask the VCS).
+    pub before: Option<FileAt>,
+}
 
 /// A whole file a tool wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,22 +52,32 @@ struct TrackedState {
 }
 
 impl Tracked {
-    /// A tool is about to write `path` (relative).
-    pub fn wrote(&self, path: &str) {
-        if let Ok(mut t) = self.inner.lock() {
-            t.wrote.insert(path.to_owned(), None);
-        }
+    /// A tool is about to write `path` (relative). `true` the first time.
+    pub fn wrote(&self, path: &str) -> bool {
+        let Ok(mut t) = self.inner.lock() else {
+            return false;
+        };
+        let first = !t.wrote.contains_key(path);
+        t.wrote.entry(path.to_owned()).or_default().now = None;
+        first
     }
 
     /// A tool wrote all of `path` (after [`Tracked::wrote`]): its bytes and mode are known
-    /// without reading the file (design: perf.orchestration).
+    /// without reading the file.
     pub fn wrote_whole(&self, path: &str, bytes: &[u8], executable: bool) {
         if let Ok(mut t) = self.inner.lock() {
             let written = Written {
                 bytes: Arc::new(bytes.to_vec()),
                 executable,
             };
-            t.wrote.insert(path.to_owned(), Some(written));
+            t.wrote.entry(path.to_owned()).or_default().now = Some(written);
+        }
+    }
+
+    /// What the base holds at `path`, read from the checkout before the first write.
+    pub fn before(&self, path: &str, before: FileAt) {
+        if let Ok(mut t) = self.inner.lock() {
+            t.wrote.entry(path.to_owned()).or_default().before = Some(before);
         }
     }
 
@@ -160,9 +180,11 @@ impl Slots {
                 // What the last tools wrote and the commits did not change goes back to `base`.
                 let changed: BTreeSet<String> = changes.iter().map(|(p, _)| p.clone()).collect();
                 // A file the last tools wrote whole as it now lands is there already.
-                changes.retain(|(p, file)| match (wrote.get(p), file) {
-                    (Some(Some(w)), Some((bytes, x))) => *w.bytes != *bytes || w.executable != *x,
-                    _ => true,
+                changes.retain(|(p, file)| {
+                    match (wrote.get(p).and_then(|t| t.now.as_ref()), file) {
+                        (Some(w), Some((bytes, x))) => *w.bytes != *bytes || w.executable != *x,
+                        _ => true,
+                    }
                 });
                 for p in wrote.keys().filter(|p| !changed.contains(*p)) {
                     let file = repo

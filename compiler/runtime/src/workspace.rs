@@ -64,13 +64,16 @@ pub async fn diff_tracked(
     scope: &Scope,
 ) -> std::io::Result<Diff> {
     let mut out = Diff::default();
-    for (path, written) in paths.iter().filter(|(p, _)| !skipped(p)) {
-        let before = repo
-            .file(base, path)
-            .await
-            .ok_or_else(|| std::io::Error::other("the VCS does not know the base commit"))?;
+    for (path, touched) in paths.iter().filter(|(p, _)| !skipped(p)) {
+        let before = match &touched.before {
+            Some(before) => before.clone(),
+            None => repo
+                .file(base, path)
+                .await
+                .ok_or_else(|| std::io::Error::other("the VCS does not know the base commit"))?,
+        };
         let full = dir.join(path);
-        let now = match written {
+        let now = match &touched.now {
             // A file a tool wrote whole is known without reading it.
             Some(w) => Some((w.bytes.to_vec(), w.executable)),
             None => on_disk(&full)?,

@@ -342,17 +342,34 @@ impl Toolbox {
     /// a device would block or misbehave).
     fn readable_file(&self, path: &str) -> Result<(String, PathBuf), ToolOutcome> {
         let (rel, full) = self.readable(path)?;
-        not_special(&rel, &full)?;
+        not_special(&rel, &std::fs::symlink_metadata(&full))?;
         Ok((rel, full))
     }
 
     /// [`Toolbox::writable`] for a file: a regular file, or nothing yet. The caller is
     /// about to write it, so it is tracked from here (a write that then fails costs only a
-    /// comparison).
+    /// comparison). Until the first write, and while no command ran, the checkout holds
+    /// the base there: what it held is kept, and the task's change is measured against it
+    /// without asking the VCS (design: perf.orchestration).
     fn writable_file(&self, path: &str) -> Result<(String, PathBuf), ToolOutcome> {
+        use std::os::unix::fs::PermissionsExt as _;
         let (rel, full) = self.writable(path)?;
-        not_special(&rel, &full)?;
-        self.tracked.wrote(&rel);
+        let meta = std::fs::symlink_metadata(&full);
+        not_special(&rel, &meta)?;
+        let top = rel.split('/').next().unwrap_or_default();
+        let first = self.tracked.wrote(&rel);
+        if first && !self.tracked.ran() && !crate::workspace::KEPT.contains(&top) {
+            let before = match &meta {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(None),
+                Ok(m) if m.is_file() => std::fs::read(&full)
+                    .ok()
+                    .map(|b| Some((b, m.permissions().mode() & 0o111 != 0))),
+                _ => None,
+            };
+            if let Some(before) = before {
+                self.tracked.before(&rel, before);
+            }
+        }
         Ok((rel, full))
     }
 
@@ -416,8 +433,8 @@ impl Toolbox {
 }
 
 /// Refuses an existing path that is not a regular file.
-fn not_special(rel: &str, full: &Path) -> Result<(), ToolOutcome> {
-    match std::fs::symlink_metadata(full) {
+fn not_special(rel: &str, meta: &std::io::Result<std::fs::Metadata>) -> Result<(), ToolOutcome> {
+    match meta {
         Ok(m) if m.is_dir() => Err(ToolOutcome::error(format!("`{rel}` is a directory"))),
         Ok(m) if !m.is_file() => Err(ToolOutcome::error(format!("`{rel}` is not a regular file"))),
         _ => Ok(()),
