@@ -197,15 +197,16 @@ impl State {
         });
         let mut root = ObjectId([0; 32]);
         for d in order {
-            let entries = self.dirs.get(&d).cloned().unwrap_or_default();
-            // Empty directories disappear, as in git.
-            let live: Vec<(&str, Entry)> = entries.iter().map(|(n, e)| (n.as_str(), *e)).collect();
-            let id = self.put(Kind::Tree, &encode_tree(live.into_iter()));
+            // Encoded in place: a directory's entries are not copied for it.
+            let entries = self.dirs.get(&d);
+            let empty = entries.is_none_or(|e| e.is_empty());
+            let tree = encode_tree(entries.into_iter().flatten().map(|(n, e)| (n.as_str(), *e)));
+            let id = self.put(Kind::Tree, &tree);
             if d.is_empty() {
                 root = id;
             } else {
                 let (up, child) = parent_dir(&d);
-                let empty = entries.is_empty();
+                // Empty directories disappear, as in git.
                 let parent = self.dirs.entry(up.to_owned()).or_default();
                 if empty {
                     parent.remove(child);
