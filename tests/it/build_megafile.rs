@@ -78,3 +78,38 @@ fn a_refused_megafile_is_split_and_the_refused_task_lands_on_top() {
         assert!(accepted.contains(check), "{check}: {accepted}");
     }
 }
+
+/// A worker flags a file and lands nothing: the split is still added (the flag reaches the
+/// scheduler with the task's end, not only through the VCS's published flags).
+#[test]
+fn a_file_flagged_by_a_task_that_changes_nothing_gets_its_split() {
+    let big = lines("a", 400);
+    let head_half = lines("a", 200);
+    let part = (200..400)
+        .map(|i| format!("let a{i} = {i};\n"))
+        .collect::<String>();
+    let decision = json!({"id": "store.format", "decision": "Values are stored as let bindings.",
+                          "rationale": "a fixture"});
+    let planner = json!({"": {"decisions": [decision], "children": [
+        child("a", "R-1", "big.rs", &["test -f big.rs"], &[]),
+        // No checks: the task ends right after its flag, before the VCS has published it.
+        child("b", "R-2", "big.rs", &[], &["a"]),
+    ]}});
+    let flag = json!({"name": "flag_big_file",
+                      "arguments": {"path": "big.rs", "reason": "too long to read"}});
+    let b = build_book(
+        project(TOML),
+        json!({
+            "planner": planner,
+            "workers": {
+                "a": [[[write("big.rs", &big)], [done()]]],
+                "b": [[[flag], [done()]]],
+                "split-big-rs": [[[write("big.rs", &head_half), write("big/part.rs", &part)],
+                                  [done()]]],
+            },
+        }),
+    );
+    assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
+    assert!(b.err.contains("added       split-big-rs"), "{}", b.err);
+    assert_eq!(b.file("big/part.rs").as_deref(), Some(part.as_str()));
+}

@@ -153,7 +153,11 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
                     followups.extend(settled.await);
                 }
                 let mut flagged = Vec::new();
-                for path in s.repo.flagged_now() {
+                let mut paths = s.repo.flagged_now();
+                paths.extend(notes.flagged.iter().cloned());
+                paths.sort();
+                paths.dedup();
+                for path in paths {
                     flagged.extend(crate::split::need(s.repo, &path).await);
                 }
                 return TaskEnd::Landed {
@@ -285,6 +289,9 @@ enum Attempted {
 /// What an attempt's tools reported that outlives it: deliberate breaks and contradictions.
 #[derive(Debug, Default)]
 struct Notes {
+    /// Files the worker flagged as too big: the VCS may not have published them yet when
+    /// the task lands without a commit.
+    flagged: Vec<String>,
     breaks: Vec<crate::revisit::Break>,
     contradictions: Vec<crate::contradiction::Contradiction>,
 }
@@ -434,6 +441,7 @@ async fn one_attempt(
         LoopEnd::Journal(e) => return Attempted::Journal(e),
     };
     flag(s.repo, &flagged);
+    notes.flagged = flagged.clone();
     notes.breaks = tools.breaks();
     notes.contradictions = tools
         .contradictions

@@ -388,7 +388,7 @@ impl Journal {
             role.to_owned(),
             base.to_owned(),
         );
-        self.note_attempt(&run, &task);
+        let noted = (run.clone(), task.clone());
         self.defer(move |c| {
             c.prepare_cached(
                 "INSERT OR REPLACE INTO attempts (run, task, attempt, role, base, state, started_unix)
@@ -396,7 +396,9 @@ impl Journal {
             )?
             .execute(params![run, task, attempt, role, base, now()])
             .map(drop)
-        })
+        })?;
+        self.note_attempt(&noted.0, &noted.1);
+        Ok(())
     }
 
     pub fn end_attempt(

@@ -24,7 +24,9 @@ pub struct LastAttempt {
 
 /// The tasks with an attempt in `run`: those journaled when it was first asked (this
 /// process's queued attempts committed first), and every attempt this process started
-/// since (design: perf.orchestration).
+/// since (design: perf.orchestration). It assumes this process is the run's only writer,
+/// which the state directory's lock ensures; workers sharing a run (state.leases) must
+/// not rely on it.
 #[derive(Debug)]
 pub(crate) struct Attempted {
     run: String,

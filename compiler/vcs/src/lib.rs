@@ -463,6 +463,8 @@ fn integrate(
     options: Options,
     published: &published::Published,
 ) {
+    // However the integrator ends (a failed fsync, a panic), the store is unavailable.
+    let _stop = published.stop_on_drop();
     let mut batches = 0u64;
     while let Ok(first) = rx.recv() {
         let mut requests = vec![first];
@@ -497,7 +499,6 @@ fn integrate(
             if state.log.sync().is_err() {
                 // Not durable: nobody is told it committed, and the store stops (after an
                 // fsync error the file's state is not known).
-                published.stop();
                 for (tx, _) in replies {
                     let _ = tx.send(Outcome::Refused(Refusal::Unavailable));
                 }

@@ -39,6 +39,11 @@ impl Published {
         }
     }
 
+    /// A guard that stops the store when dropped (the integrator's end).
+    pub(crate) fn stop_on_drop(&self) -> StopOnDrop {
+        StopOnDrop(self.clone())
+    }
+
     pub(crate) fn head(&self) -> Option<ObjectId> {
         self.inner.lock().ok()?.head
     }
@@ -48,5 +53,14 @@ impl Published {
             .lock()
             .map(|s| s.flagged.clone())
             .unwrap_or_default()
+    }
+}
+
+/// See [`Published::stop_on_drop`].
+pub(crate) struct StopOnDrop(Published);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.stop();
     }
 }

@@ -226,6 +226,10 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
             // Nothing runs: wait for the earliest parked task, if any may still start.
             match sched.next_wake() {
                 Some(at) if sched.stopping.is_none() => {
+                    // Nothing else will carry what was queued while the build sleeps.
+                    if let Err(e) = s.journal.commit() {
+                        sched.stop(e.to_string());
+                    }
                     tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
                     continue;
                 }
