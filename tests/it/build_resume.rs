@@ -132,3 +132,72 @@ fn a_build_killed_at_any_moment_resumes_to_the_same_tree() {
     // Nothing is left running: the helpers die with their parent.
     std::thread::sleep(Duration::from_millis(200));
 }
+
+/// The status of the state directory's latest run.
+fn last_run_status(dir: &Path) -> String {
+    let db = rusqlite::Connection::open(dir.join(".specc/state.db")).expect("db");
+    db.query_row(
+        "SELECT status FROM runs ORDER BY started_unix DESC, rowid DESC LIMIT 1",
+        [],
+        |r| r.get(0),
+    )
+    .expect("a run")
+}
+
+/// SIGTERM while the build works (after its first task started, and after each of its
+/// first landings): the build stops cleanly (exit 1, the reason said, its run recorded
+/// `stopped`, not left `running`), and the next `specc build` resumes it to the
+/// uninterrupted build's tree, landing nothing twice and asking for no journaled answer
+/// again.
+#[test]
+fn a_build_stopped_by_sigterm_ends_cleanly_and_resumes_to_the_same_tree() {
+    use std::io::BufRead as _;
+    let bin: PathBuf = specc_tests::specc_binary();
+    let reference = fixture_copy();
+    let status = build(&bin, reference.path())
+        .wait_with_output()
+        .expect("build");
+    assert!(status.status.success());
+    let (tree, _) = result(reference.path());
+    for landings in 0..4 {
+        let dir = fixture_copy();
+        let mut child = build(&bin, dir.path());
+        let mut lines = std::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let mut seen = Vec::new();
+        // The signal goes once the work is under way: `landings` tasks landed.
+        for line in lines.by_ref() {
+            let line = line.expect("line");
+            seen.push(line.clone());
+            let landed = seen.iter().filter(|l| l.contains("] landed ")).count();
+            if line.contains("] started ") && landed >= landings {
+                break;
+            }
+        }
+        let sent = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+        seen.extend(lines.map_while(Result::ok));
+        let stopped = child.wait().expect("stopped");
+        let stderr = seen.join("\n");
+        assert_eq!(
+            stopped.code(),
+            Some(1),
+            "after {landings} landings: {stderr}"
+        );
+        assert!(stderr.contains("stopped by SIGTERM"), "{stderr}");
+        assert_eq!(last_run_status(dir.path()), "stopped", "{stderr}");
+        let resumed = build(&bin, dir.path()).wait_with_output().expect("resume");
+        assert!(
+            resumed.status.success(),
+            "after {landings} landings: {}",
+            String::from_utf8_lossy(&resumed.stderr)
+        );
+        let (t, p) = result(dir.path());
+        assert_eq!(t, tree, "after {landings} landings: the tree differs");
+        assert!(p.iter().all(|(_, n)| *n == 1), "a task landed twice: {p:?}");
+        let (calls, responses) = calls_and_responses(dir.path());
+        assert_eq!(calls, responses, "a journaled answer was asked for again");
+    }
+}

@@ -36,6 +36,8 @@ pub struct Client {
     policy: RetryPolicy,
     /// Exchanges `--record` could not write.
     record_failures: crate::RecordFailures,
+    /// Set: no more calls (design: runtime.graceful-stop).
+    halt: crate::Halt,
 }
 
 impl Client {
@@ -78,7 +80,19 @@ impl Client {
             run: "default".to_owned(),
             policy,
             record_failures,
+            halt: crate::Halt::default(),
         }
+    }
+
+    /// The switch that stops this client's calls: later calls fail with
+    /// [`LlmError::Halted`]; calls already out finish.
+    pub fn halt_switch(&self) -> crate::Halt {
+        self.halt.clone()
+    }
+
+    /// Why this client's calls were stopped, if they were.
+    pub fn halted(&self) -> Option<String> {
+        self.halt.reason()
     }
 
     /// The exchanges `--record` could not write (a recorder wrapping a provider added with
@@ -210,6 +224,10 @@ impl Client {
             .acquire()
             .await
             .map_err(|_| LlmError::Config("provider closed".into()))?;
+        // Checked once the call would go out: one queued behind the limits is refused too.
+        if let Some(why) = self.halt.reason() {
+            return Err(LlmError::Halted(why));
+        }
         let mut reservation = match &self.ledger {
             Some(l) => {
                 let worst = price.dollars(Usage {

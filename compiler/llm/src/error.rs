@@ -54,6 +54,8 @@ pub enum LlmError {
         committed: f64,
         needed: f64,
     },
+    /// The client was told to make no more calls (the build is stopping: a signal).
+    Halted(String),
     /// The configuration names something that does not exist.
     Config(String),
     /// The state database failed.
@@ -61,6 +63,11 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// Calls stop here, and the build with them, resumable: the budget cap, or a halt.
+    pub fn is_stop(&self) -> bool {
+        matches!(self, LlmError::Budget { .. } | LlmError::Halted(_))
+    }
+
     /// Whether another attempt may succeed.
     pub fn is_retryable(&self) -> bool {
         matches!(
@@ -92,6 +99,7 @@ impl LlmError {
             LlmError::Protocol(_) => "protocol",
             LlmError::ReplayMiss { .. } => "replay_miss",
             LlmError::Budget { .. } => "budget",
+            LlmError::Halted(_) => "halted",
             LlmError::Config(_) => "config",
             LlmError::Ledger(_) => "ledger",
         }
@@ -148,6 +156,7 @@ impl std::fmt::Display for LlmError {
                 f,
                 "budget cap ${cap:.2} reached: ${committed:.4} spent or reserved, this call needs up to ${needed:.4}"
             ),
+            LlmError::Halted(why) => write!(f, "no more model calls: {why}"),
             LlmError::Config(e) => write!(f, "configuration: {e}"),
             LlmError::Ledger(e) => write!(f, "state database: {e}"),
         }

@@ -188,6 +188,7 @@ impl AgentLoop<'_> {
             Ok(Err(LlmError::Budget { .. })) => {
                 return Err(LoopEnd::Budget("the budget cap was reached".to_owned()));
             }
+            Ok(Err(LlmError::Halted(why))) => return Err(LoopEnd::Budget(why)),
             // The state database cannot be written: the build stops, as for the journal.
             Ok(Err(LlmError::Ledger(e))) => return Err(LoopEnd::Journal(e.into())),
             Ok(Err(LlmError::Parked { retry_after })) => {

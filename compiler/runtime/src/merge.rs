@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use serde::Deserialize;
 use serde_json::json;
 use specc_ir::{Diagnostic, codes};
-use specc_llm::{LlmError, Role, Tool};
+use specc_llm::{Role, Tool};
 use specc_vcs::object::{Kind, ObjectId};
 use specc_vcs::{Change, Conflict, FileAt, Outcome, Refusal, Submission};
 
@@ -380,7 +380,7 @@ async fn ask(
     let task = format!("merge:{}", order.task.id);
     match planner::ask_tool_as(s.client, how, &task, req, TOOL, check, |_| false).await {
         Ok(a) => Ok(a.answer),
-        Err(PlanError::Model(LlmError::Budget { .. })) => Err(Merged::Budget),
+        Err(PlanError::Model(e)) if e.is_stop() => Err(Merged::Budget),
         Err(PlanError::Model(e)) => Err(sent_back(sides.path, &format!("the merge agent: {e}"))),
         Err(PlanError::Invalid { problems, .. }) => Err(sent_back(
             sides.path,

@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use serde_json::json;
 use specc_ir::{Diagnostic, codes};
-use specc_llm::{Client, LlmError, Tool};
+use specc_llm::{Client, Tool};
 
 use crate::context::WorkOrder;
 use crate::planner::{self, PlanError};
@@ -26,7 +26,7 @@ pub struct ReplanError(PlanError);
 
 impl ReplanError {
     pub fn is_budget(&self) -> bool {
-        matches!(self.0, PlanError::Model(LlmError::Budget { .. }))
+        matches!(&self.0, PlanError::Model(e) if e.is_stop())
     }
 }
 

@@ -195,6 +195,11 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
     let mut running = FuturesUnordered::new();
     loop {
         sched.skip_blocked();
+        // A halted client (a signal) starts nothing more; running attempts end at their
+        // next model call (design: runtime.graceful-stop).
+        if let Some(why) = s.client.halted() {
+            sched.stop(why);
+        }
         if sched.stopping.is_none() {
             for (i, order) in sched.rechecks(jobs.max(1)) {
                 running.push(Box::pin(async move {

@@ -514,7 +514,8 @@ impl<'s> Scheduler<'s> {
                 (self.s.events)(Event::Failed { task: id, reason });
             }
             TaskEnd::Budget { attempts } => {
-                let reason = "the budget cap was reached".to_owned();
+                let reason = (self.s.client.halted())
+                    .unwrap_or_else(|| "the budget cap was reached".to_owned());
                 self.attempts[i] = attempts;
                 self.set(i, TaskState::Stopped, Some(&reason), None);
                 (self.s.events)(Event::TaskStopped {

@@ -11,6 +11,7 @@ mod out_dir;
 mod pins;
 mod progress;
 pub(super) mod session;
+mod signals;
 mod summary;
 
 use std::collections::BTreeMap;
@@ -301,8 +302,15 @@ fn execute(
         .journal
         .start_run(&s.run, &args.spec.display().to_string());
     let jobs = args.jobs.or(s.cfg.jobs).unwrap_or(4);
+    let halt = s.client.halt_switch();
     let build = async {
-        let report = runtime_build::build(&services, plan, jobs).await;
+        let build = runtime_build::build(&services, plan, jobs);
+        // The handlers are installed (on the first poll) before the work begins.
+        let report = tokio::select! {
+            biased;
+            never = signals::stop_on_signals(halt) => match never {},
+            report = build => report,
+        };
         landings.send_modify(|p| p.ended = true);
         report
     };
