@@ -69,6 +69,21 @@ fn an_unchanged_spec_does_nothing_and_an_edited_decision_reruns_its_readers() {
     let json = crate::support::specc(&["status", &spec, "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
     assert_eq!(v["status"]["counts"], json!([["landed", 2]]));
+    let metrics = crate::support::specc(&["status", &spec, "--format", "prometheus"]);
+    assert_eq!(metrics.code, 0, "{}", metrics.stderr);
+    for series in [
+        "specc_tasks{run=\"",
+        "\",state=\"landed\"} 2",
+        "\",state=\"failed\"} 0",
+        "\",outcome=\"committed\"} 2",
+        "\",role=\"worker\",outcome=\"ok\"} 4",
+    ] {
+        assert!(
+            metrics.stdout.contains(series),
+            "{series}: {}",
+            metrics.stdout
+        );
+    }
     let again = build(dir.path(), &b, &[]);
     assert_eq!(again.code, 0, "{}", again.err);
     assert!(

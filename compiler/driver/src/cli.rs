@@ -86,9 +86,16 @@ pub(crate) struct CostArgs {
 pub(crate) struct StatusArgs {
     /// The spec whose build to show [default: the state in .specc/ here].
     pub(crate) spec: Option<PathBuf>,
-    /// How to print it.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub(crate) format: Format,
+    /// How to print it (`prometheus`: the metrics text format, for a textfile collector).
+    #[arg(long, value_enum, default_value_t = StatusFormat::Text)]
+    pub(crate) format: StatusFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StatusFormat {
+    Text,
+    Json,
+    Prometheus,
 }
 
 #[derive(clap::Args, Debug)]

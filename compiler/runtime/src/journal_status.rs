@@ -50,6 +50,16 @@ pub struct Status {
     pub merging: Vec<TaskLine>,
     pub landed: Vec<TaskLine>,
     pub failed: Vec<TaskLine>,
+    /// The run's submissions to the VCS by outcome, its merge agent's included.
+    pub submissions: Submissions,
+}
+
+/// Submissions by outcome, counted from the journal's `submit` and `merge` steps.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Submissions {
+    pub committed: u64,
+    pub conflicts: u64,
+    pub refused: u64,
 }
 
 /// The status of the latest run in the state database at `path`, or `None` if it holds no
@@ -141,6 +151,20 @@ pub fn read(path: &Path) -> Result<Option<Status>, JournalError> {
         "SELECT task, state, reason FROM tasks WHERE run = ?1
          AND state IN ('failed', 'skipped', 'stopped') ORDER BY task",
     )?;
+    let submissions = c.query_row(
+        "SELECT COUNT(json_extract(body, '$.outcome.committed')),
+                COUNT(json_extract(body, '$.outcome.conflict')),
+                COUNT(json_extract(body, '$.outcome.refused'))
+         FROM steps WHERE run = ?1 AND kind IN ('submit', 'merge') AND json_valid(body)",
+        params![run.run],
+        |r| {
+            Ok(Submissions {
+                committed: r.get::<_, i64>(0)? as u64,
+                conflicts: r.get::<_, i64>(1)? as u64,
+                refused: r.get::<_, i64>(2)? as u64,
+            })
+        },
+    )?;
     Ok(Some(Status {
         run,
         counts,
@@ -148,5 +172,6 @@ pub fn read(path: &Path) -> Result<Option<Status>, JournalError> {
         merging,
         landed,
         failed,
+        submissions,
     }))
 }

@@ -29,6 +29,7 @@ pub mod journal_resume;
 pub mod journal_status;
 pub mod limits;
 pub mod merge;
+pub mod metrics;
 pub mod orders;
 pub mod outline;
 pub mod plan_cache;

@@ -1,15 +1,17 @@
-//! `specc status [SPEC] [--format text|json]`: the latest build, read from `.specc/`
-//! without writing it, so it works while the build runs.
+//! `specc status [SPEC] [--format text|json|prometheus]`: the latest build, read from
+//! `.specc/` without writing it, so it works while the build runs.
 //! design: driver.build
+//! design: runtime.metrics
 
 use std::io::Write;
 
 use specc_ir::{Diagnostic, codes};
 use specc_llm::{Ledger, LlmConfig};
 use specc_runtime::journal_status::{self, Status};
+use specc_runtime::metrics;
 
 use super::Reporter;
-use crate::cli::{Format, MessageFormat, StatusArgs};
+use crate::cli::{MessageFormat, StatusArgs, StatusFormat};
 use crate::source::Files;
 use crate::{Env, exit};
 
@@ -38,24 +40,41 @@ pub(crate) fn run(args: &StatusArgs, env: &Env, out: &mut dyn Write, err: &mut d
         }
         Err(e) => return fail(&mut reporter, err, format!("`{}`: {e}", db.display())),
     };
-    let spent: f64 = Ledger::open_existing(&db)
+    let rows: Vec<specc_llm::CallRow> = Ledger::open_existing(&db)
         .and_then(|l| l.rows())
         .map(|rows| {
-            rows.iter()
+            rows.into_iter()
                 .filter(|r| r.run == status.run.run)
-                .map(|r| r.dollars)
-                .sum()
+                .collect()
         })
-        .unwrap_or(0.0);
+        .unwrap_or_default();
+    let spent: f64 = rows.iter().map(|r| r.dollars).sum();
     let budget = LlmConfig::load(&dir.join("specc.toml"))
         .ok()
         .and_then(|c| c.budget.dollars);
     let written = match args.format {
-        Format::Json => {
+        StatusFormat::Json => {
             let v = serde_json::json!({"status": status, "spent": spent, "budget": budget});
             writeln!(out, "{v}")
         }
-        Format::Text => write_text(&status, spent, budget, out),
+        StatusFormat::Text => write_text(&status, spent, budget, out),
+        StatusFormat::Prometheus => {
+            let mut spend = metrics::Spend {
+                dollars: spent,
+                budget,
+                ..Default::default()
+            };
+            for r in &rows {
+                let c = spend
+                    .calls
+                    .entry((r.role.clone(), r.outcome.clone()))
+                    .or_default();
+                c.count += 1;
+                c.input_tokens += r.usage.input;
+                c.output_tokens += r.usage.output;
+            }
+            out.write_all(metrics::prometheus(&status, &spend).as_bytes())
+        }
     };
     if written.is_err() {
         return exit::USAGE;
