@@ -5,6 +5,7 @@ mod build;
 mod build_break;
 mod build_guards;
 mod build_incremental;
+mod build_logs;
 mod build_megafile;
 mod build_merge;
 mod build_resume;

@@ -15,6 +15,16 @@ fn main() {
         models: None,
         sandbox_helper: std::env::current_exe().ok(),
     };
+    // Logs go to standard error: warnings and errors, or what `SPECC_LOG` asks for (an
+    // EnvFilter directive such as `info` or `specc_llm=debug`). A task's events carry its
+    // id from the span it runs in (design: runtime.metrics).
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SPECC_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(!env.no_color && env.stderr_is_terminal)
+        .try_init();
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let mut out = stdout.lock();

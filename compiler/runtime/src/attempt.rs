@@ -16,6 +16,7 @@ use serde_json::json;
 use specc_llm::{Client, Role};
 use specc_vcs::object::ObjectId;
 use specc_vcs::{Outcome, Refusal, Repo, Submission};
+use tracing::Instrument as _;
 
 use crate::agent::{AgentLoop, AttemptId, AttemptLimits, LoopEnd};
 use crate::context::{self, Retry, WorkOrder};
@@ -139,7 +140,8 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
         let again = resumed.take();
         let mut notes = Notes::default();
         let ended = one_attempt(s, &order, attempt, role, retry.as_ref(), again, &mut notes);
-        let failure = match ended.await {
+        let span = tracing::error_span!("attempt", n = attempt, role = role.as_str());
+        let failure = match ended.instrument(span).await {
             Attempted::Landed { commit, merged } => {
                 let mut followups = match commit {
                     Some(id) => reviewed(s, &order, attempt, id).await,

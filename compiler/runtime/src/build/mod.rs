@@ -18,6 +18,7 @@ use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, StreamExt};
 use specc_ir::plan::{ChildKind, TaskNode};
 use specc_vcs::object::ObjectId;
+use tracing::Instrument as _;
 
 pub use self::dag::{critical_path, dependencies};
 use self::sched::Scheduler;
@@ -201,16 +202,22 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
             sched.stop(why);
         }
         if sched.stopping.is_none() {
+            // Every job runs in a span naming its task: whatever it logs says which
+            // (ERROR level, so the span is on whenever any event is; design: runtime.metrics).
             for (i, order) in sched.rechecks(jobs.max(1)) {
-                running.push(Box::pin(async move {
-                    (i, Job::Rechecked(recheck::recheck(s, &order).await))
-                })
+                let span = tracing::error_span!("recheck", task = %order.task.id);
+                running.push(Box::pin(
+                    async move { (i, Job::Rechecked(recheck::recheck(s, &order).await)) }
+                        .instrument(span),
+                )
                     as std::pin::Pin<Box<dyn std::future::Future<Output = _> + '_>>);
             }
             for (i, order) in sched.ready(jobs.max(1)) {
-                running.push(Box::pin(async move {
-                    (i, Job::Ran(attempt::run_task(s, (*order).clone()).await))
-                }));
+                let span = tracing::error_span!("task", task = %order.task.id);
+                running.push(Box::pin(
+                    async move { (i, Job::Ran(attempt::run_task(s, (*order).clone()).await)) }
+                        .instrument(span),
+                ));
             }
         }
         // While jobs are ready, take them. What they queued rides with the next paid
