@@ -242,7 +242,9 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
                     if let Err(e) = s.journal.commit() {
                         sched.stop(e.to_string());
                     }
-                    tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+                    // In steps of a second at most: a halt (a signal) is seen within one.
+                    let step = std::time::Instant::now() + std::time::Duration::from_secs(1);
+                    tokio::time::sleep_until(tokio::time::Instant::from_std(at.min(step))).await;
                     continue;
                 }
                 _ => break,
