@@ -38,6 +38,10 @@ pub struct Env {
     /// proposes. The binary sets it to itself; a library caller without one gets the
     /// interim runner's partial confinement (and `specc build` refuses live models on it).
     pub sandbox_helper: Option<std::path::PathBuf>,
+    /// `specc build` acts on SIGTERM and SIGINT (stopping cleanly). The binary sets it; a
+    /// library caller (the tests) keeps the default actions, since the handlers, once
+    /// installed, stay for the whole process (design: runtime.graceful-stop).
+    pub signals: bool,
 }
 
 /// See [`Env::models`].

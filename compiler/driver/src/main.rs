@@ -14,9 +14,11 @@ fn main() {
         width: None,
         models: None,
         sandbox_helper: std::env::current_exe().ok(),
+        signals: true,
     };
     // Logs go to standard error: warnings and errors, or what `SPECC_LOG` asks for (an
-    // EnvFilter directive such as `info` or `specc_llm=debug`). A task's events carry its
+    // EnvFilter directive such as `info` or `warn,specc_llm=debug`: a filter naming only
+    // one crate turns the others' task spans off). A task's events carry its
     // id from the span it runs in (design: runtime.metrics).
     let filter = tracing_subscriber::EnvFilter::try_from_env("SPECC_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));

@@ -320,6 +320,10 @@ impl Client {
                     Some(wait) => {
                         tracing::warn!(provider = provider.name(), attempt, wait_ms = wait.as_millis() as u64, error = %e, "retrying");
                         tokio::time::sleep(wait).await;
+                        // A halt while waiting: no new request goes out.
+                        if let Some(why) = self.halt.reason() {
+                            break Err(LlmError::Halted(why));
+                        }
                         attempt += 1;
                     }
                     None => break Err(e),

@@ -138,11 +138,11 @@ pub fn prometheus(status: &Status, spend: &Spend) -> String {
     }
     family(
         &mut out,
-        "specc_spent_dollars",
+        "specc_spent_dollars_total",
         "counter",
         "Dollars the build's model calls cost.",
     );
-    sample(&mut out, "specc_spent_dollars", &run, spend.dollars);
+    sample(&mut out, "specc_spent_dollars_total", &run, spend.dollars);
     if let Some(cap) = spend.budget {
         family(
             &mut out,
@@ -239,7 +239,7 @@ mod tests {
             "specc_submissions_total{run=\"build-1\",outcome=\"conflict\"} 2",
             "specc_model_calls_total{run=\"build-1\",role=\"worker\",outcome=\"ok\"} 6",
             "specc_model_tokens_total{run=\"build-1\",role=\"worker\",direction=\"input\"} 600",
-            "specc_spent_dollars{run=\"build-1\"} 0.25",
+            "specc_spent_dollars_total{run=\"build-1\"} 0.25",
             "specc_budget_dollars{run=\"build-1\"} 5",
             "# TYPE specc_submissions_total counter",
         ] {

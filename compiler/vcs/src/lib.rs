@@ -498,7 +498,8 @@ fn integrate(
             state.log.push_head(state.head, state.seq);
             if state.log.sync().is_err() {
                 // Not durable: nobody is told it committed, and the store stops (after an
-                // fsync error the file's state is not known).
+                // fsync error the file's state is not known), before anyone is told.
+                published.stop();
                 for (tx, _) in replies {
                     let _ = tx.send(Outcome::Refused(Refusal::Unavailable));
                 }

@@ -35,7 +35,10 @@ pub(crate) fn run(args: &StatusArgs, env: &Env, out: &mut dyn Write, err: &mut d
     let status = match journal_status::read(&db) {
         Ok(Some(s)) => s,
         Ok(None) => {
-            let _ = writeln!(out, "no build has run here yet");
+            // Metrics text has no series yet: an empty exposition, not prose.
+            if args.format != StatusFormat::Prometheus {
+                let _ = writeln!(out, "no build has run here yet");
+            }
             return exit::OK;
         }
         Err(e) => return fail(&mut reporter, err, format!("`{}`: {e}", db.display())),

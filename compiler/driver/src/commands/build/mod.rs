@@ -302,14 +302,17 @@ fn execute(
         .journal
         .start_run(&s.run, &args.spec.display().to_string());
     let jobs = args.jobs.or(s.cfg.jobs).unwrap_or(4);
-    let halt = s.client.halt_switch();
+    let halt = env.signals.then(|| s.client.halt_switch());
     let build = async {
         let build = runtime_build::build(&services, plan, jobs);
         // The handlers are installed (on the first poll) before the work begins.
-        let report = tokio::select! {
-            biased;
-            never = signals::stop_on_signals(halt) => match never {},
-            report = build => report,
+        let report = match halt {
+            Some(halt) => tokio::select! {
+                biased;
+                never = signals::stop_on_signals(halt) => match never {},
+                report = build => report,
+            },
+            None => build.await,
         };
         landings.send_modify(|p| p.ended = true);
         report
