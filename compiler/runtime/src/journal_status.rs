@@ -10,6 +10,17 @@ use serde::Serialize;
 
 use crate::journal::JournalError;
 
+/// Every task state, in the order status shows them.
+pub const TASK_STATES: [&str; 7] = [
+    "running",
+    "pending",
+    "landed",
+    "up_to_date",
+    "failed",
+    "skipped",
+    "stopped",
+];
+
 /// A run as recorded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RunRow {
@@ -100,15 +111,7 @@ pub fn read(path: &Path) -> Result<Option<Status>, JournalError> {
             Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
         })?
         .collect::<Result<_, _>>()?;
-    let order = [
-        "running",
-        "pending",
-        "landed",
-        "up_to_date",
-        "failed",
-        "skipped",
-        "stopped",
-    ];
+    let order = TASK_STATES;
     counts.sort_by_key(|(s, _)| order.iter().position(|o| o == s).unwrap_or(order.len()));
     let mut q = c.prepare(
         "SELECT a.task, a.attempt, a.role, a.started_unix,

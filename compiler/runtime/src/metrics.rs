@@ -27,17 +27,6 @@ pub struct Spend {
     pub budget: Option<f64>,
 }
 
-/// Every task state, so that a state with no task still has its series (at 0).
-const STATES: [&str; 7] = [
-    "running",
-    "pending",
-    "landed",
-    "up_to_date",
-    "failed",
-    "skipped",
-    "stopped",
-];
-
 /// The metrics text for `status` and `spend`.
 pub fn prometheus(status: &Status, spend: &Spend) -> String {
     let mut out = String::new();
@@ -60,7 +49,8 @@ pub fn prometheus(status: &Status, spend: &Spend) -> String {
         "gauge",
         "Work tasks of the build by state.",
     );
-    for state in STATES {
+    // Every state, so that a state with no task still has its series (at 0).
+    for state in crate::journal_status::TASK_STATES {
         let n = status
             .counts
             .iter()
