@@ -259,10 +259,7 @@ pub fn apply(dir: &Path, changes: &[(String, FileAt)]) -> std::io::Result<()> {
     for (path, file) in changes {
         let full = dir.join(path);
         match file {
-            Some((bytes, executable)) => {
-                let mode = if *executable { 0o755 } else { 0o644 };
-                write_file(dir, &full, bytes, mode)?;
-            }
+            Some((bytes, executable)) => write_file(dir, &full, bytes, mode_of(*executable))?,
             None => {
                 match std::fs::symlink_metadata(&full) {
                     Ok(m) if m.is_dir() => std::fs::remove_dir_all(&full)?,
@@ -280,6 +277,11 @@ pub fn apply(dir: &Path, changes: &[(String, FileAt)]) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A file's mode in a checkout: 755 if executable, else 644.
+pub(crate) fn mode_of(executable: bool) -> u32 {
+    if executable { 0o755 } else { 0o644 }
 }
 
 /// Writes one file of a checkout. The common case costs one path lookup ([`open_regular`]);

@@ -68,7 +68,8 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
     }
     // One open (design: perf.orchestration); a missing directory is made, and a file
     // without `executable` keeps its mode (a new one is not executable).
-    let open = || crate::slots::open_regular(&path, a.executable.map_or(0o644, mode_of));
+    let open =
+        || crate::slots::open_regular(&path, a.executable.map_or(0o644, crate::slots::mode_of));
     let opened = match open() {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => path
             .parent()
@@ -81,7 +82,12 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
             let executable = a
                 .executable
                 .unwrap_or(meta.permissions().mode() & 0o111 != 0);
-            let filled = crate::slots::fill(f, &meta, a.content.as_bytes(), mode_of(executable));
+            let filled = crate::slots::fill(
+                f,
+                &meta,
+                a.content.as_bytes(),
+                crate::slots::mode_of(executable),
+            );
             if filled.is_ok() {
                 t.tracked
                     .wrote_whole(&rel, a.content.as_bytes(), executable);
@@ -95,10 +101,6 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
         Ok(()) => ToolOutcome::ok(format!("wrote {rel} ({} lines)", a.content.lines().count())),
         Err(e) => ToolOutcome::error(format!("`{rel}`: {e}")),
     }
-}
-
-fn mode_of(executable: bool) -> u32 {
-    if executable { 0o755 } else { 0o644 }
 }
 
 /// The field guide may not grow past its budget, however it is written.

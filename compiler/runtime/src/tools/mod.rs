@@ -323,11 +323,7 @@ impl Toolbox {
                 "`{rel}` is specc's own state, not part of the code"
             )));
         }
-        // A leased slot holds no link outside `KEPT` until a command runs: a checkout
-        // removes them all and the tools make none (design: perf.orchestration).
-        let top = rel.split('/').next().unwrap_or_default();
-        let may_hold_links = self.tracked.ran() || crate::workspace::KEPT.contains(&top);
-        if let Some(link) = may_hold_links
+        if let Some(link) = (!self.as_leased(&rel))
             .then(|| symlink_on_path(&self.root, &rel))
             .flatten()
         {
@@ -336,6 +332,15 @@ impl Toolbox {
             )));
         }
         Ok((rel.clone(), self.root.join(&rel)))
+    }
+
+    /// Whether the checkout at `rel` is still as its lease made it: no command ran and
+    /// `rel` is outside `KEPT`. It then holds no link (a checkout removes them all and the
+    /// tools make none) and, until the tools write it, the base's file (design:
+    /// perf.orchestration).
+    fn as_leased(&self, rel: &str) -> bool {
+        let top = rel.split('/').next().unwrap_or_default();
+        !self.tracked.ran() && !crate::workspace::KEPT.contains(&top)
     }
 
     /// [`Toolbox::readable`] for a path that must be a regular file if it exists (a FIFO or
@@ -356,9 +361,7 @@ impl Toolbox {
         let (rel, full) = self.writable(path)?;
         let meta = std::fs::symlink_metadata(&full);
         not_special(&rel, &meta)?;
-        let top = rel.split('/').next().unwrap_or_default();
-        let first = self.tracked.wrote(&rel);
-        if first && !self.tracked.ran() && !crate::workspace::KEPT.contains(&top) {
+        if self.tracked.wrote(&rel) && self.as_leased(&rel) {
             let before = match &meta {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(None),
                 Ok(m) if m.is_file() => std::fs::read(&full)
