@@ -443,7 +443,7 @@ async fn one_attempt(
         LoopEnd::Journal(e) => return Attempted::Journal(e),
     };
     flag(s.repo, &flagged);
-    notes.flagged = flagged.clone();
+    notes.flagged = flagged;
     notes.breaks = tools.breaks();
     notes.contradictions = tools
         .contradictions
