@@ -27,6 +27,27 @@ pub struct Spend {
     pub budget: Option<f64>,
 }
 
+impl Spend {
+    /// The ledger's rows of a run, summed by role and outcome.
+    pub fn of(rows: &[specc_llm::CallRow], budget: Option<f64>) -> Spend {
+        let mut spend = Spend {
+            budget,
+            ..Spend::default()
+        };
+        for r in rows {
+            let c = spend
+                .calls
+                .entry((r.role.clone(), r.outcome.clone()))
+                .or_default();
+            c.count += 1;
+            c.input_tokens += r.usage.input;
+            c.output_tokens += r.usage.output;
+            spend.dollars += r.dollars;
+        }
+        spend
+    }
+}
+
 /// The metrics text for `status` and `spend`.
 pub fn prometheus(status: &Status, spend: &Spend) -> String {
     let mut out = String::new();

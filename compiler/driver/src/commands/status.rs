@@ -62,20 +62,7 @@ pub(crate) fn run(args: &StatusArgs, env: &Env, out: &mut dyn Write, err: &mut d
         }
         StatusFormat::Text => write_text(&status, spent, budget, out),
         StatusFormat::Prometheus => {
-            let mut spend = metrics::Spend {
-                dollars: spent,
-                budget,
-                ..Default::default()
-            };
-            for r in &rows {
-                let c = spend
-                    .calls
-                    .entry((r.role.clone(), r.outcome.clone()))
-                    .or_default();
-                c.count += 1;
-                c.input_tokens += r.usage.input;
-                c.output_tokens += r.usage.output;
-            }
+            let spend = metrics::Spend::of(&rows, budget);
             out.write_all(metrics::prometheus(&status, &spend).as_bytes())
         }
     };
