@@ -19,6 +19,11 @@ pub mod merge;
 pub mod object;
 mod published;
 mod queue;
+mod replica;
+mod wire;
+pub use bundle::Bundle;
+pub use replica::{Boxed, Upstream};
+mod bundle;
 mod read;
 pub use read::{Changes, FileAt};
 mod state;
@@ -29,15 +34,17 @@ use std::path::Path;
 use std::sync::mpsc;
 
 use object::ObjectId;
+use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 /// One path of a submission: what the writer saw there, and what it wants there.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Change {
     pub path: String,
     /// The blob the writer's edit is based on; `None` if the path was absent.
     pub expected: Option<ObjectId>,
     /// The new content; `None` deletes the path.
+    #[serde(with = "wire::opt_bytes")]
     pub new: Option<Vec<u8>>,
     /// Whether the file is executable (mode 755, else 644); ignored when `new` is `None`.
     /// Against a moved head, a mode that differs from the base's wins; one equal to the
@@ -46,7 +53,7 @@ pub struct Change {
 }
 
 /// A commit request.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Submission {
     /// The commit the writer worked from.
     pub base: ObjectId,
@@ -58,13 +65,16 @@ pub struct Submission {
 }
 
 /// Both sides of a path changed since the writer's base, and their edits overlap.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Conflict {
     pub path: String,
+    #[serde(with = "wire::opt_bytes")]
     pub base: Option<Vec<u8>>,
     /// What the branch head has.
+    #[serde(with = "wire::opt_bytes")]
     pub head: Option<Vec<u8>>,
     /// What the writer submitted.
+    #[serde(with = "wire::opt_bytes")]
     pub submitted: Option<Vec<u8>>,
     /// The message of the commit that last changed the path (the other side's intent).
     pub head_intent: Option<String>,
@@ -75,7 +85,7 @@ pub struct Conflict {
     pub executable_change: Option<bool>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Refusal {
     /// The change grows a file past the line budget (or grows a flagged file).
     Megafile {
@@ -99,7 +109,7 @@ pub enum Refusal {
 }
 
 /// What became of a submission. Returned only once it is durable.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Outcome {
     Committed {
         id: ObjectId,
@@ -180,6 +190,8 @@ enum Request {
         Option<ObjectId>,
         oneshot::Sender<Option<(Vec<u8>, usize, ObjectId)>>,
     ),
+    Bundle(Option<ObjectId>, oneshot::Sender<Option<Bundle>>),
+    Import(Box<Bundle>, oneshot::Sender<bool>),
 }
 
 /// A handle on a repository: cheap to clone, usable from any task. When the last clone is
@@ -195,6 +207,8 @@ struct Inner {
     thread: Option<std::thread::JoinHandle<()>>,
     line_budget: usize,
     published: published::Published,
+    /// A replica's upstream: submissions and flags go there (design: vcs.replica).
+    upstream: Option<std::sync::Arc<dyn replica::Upstream>>,
 }
 
 impl Drop for Inner {
@@ -211,6 +225,14 @@ impl Repo {
     /// integrator thread ends when the last handle is dropped; every answered submission is
     /// durable by then, so there is nothing to wait for.
     pub fn open(path: &Path, options: Options) -> std::io::Result<Repo> {
+        Repo::open_with(path, options, None)
+    }
+
+    fn open_with(
+        path: &Path,
+        options: Options,
+        upstream: Option<std::sync::Arc<dyn replica::Upstream>>,
+    ) -> std::io::Result<Repo> {
         let recovered = log::Log::open(path)?;
         let mut state = state::State::new(
             recovered.log,
@@ -240,6 +262,7 @@ impl Repo {
                 thread: Some(thread),
                 line_budget: options.line_budget,
                 published,
+                upstream,
             }),
             queue: Default::default(),
         })
@@ -271,11 +294,16 @@ impl Repo {
     /// Submits a change; resolves once its outcome is durable. A conflict is also queued for
     /// [`Repo::resolve_next`].
     pub async fn submit(&self, s: Submission) -> Outcome {
-        let (tx, rx) = oneshot::channel();
-        if self.send(Request::Submit(Box::new(s.clone()), tx)).is_err() {
-            return Outcome::Refused(Refusal::Unavailable);
-        }
-        let outcome = rx.await.unwrap_or(Outcome::Refused(Refusal::Unavailable));
+        let outcome = match &self.inner.upstream {
+            Some(up) => self.submit_upstream(up.as_ref(), &s).await,
+            None => {
+                let (tx, rx) = oneshot::channel();
+                if self.send(Request::Submit(Box::new(s.clone()), tx)).is_err() {
+                    return Outcome::Refused(Refusal::Unavailable);
+                }
+                rx.await.unwrap_or(Outcome::Refused(Refusal::Unavailable))
+            }
+        };
         if let Outcome::Conflict(c) = &outcome
             && let Ok(mut q) = self.queue.lock()
         {
@@ -298,49 +326,6 @@ impl Repo {
     /// Conflicts waiting for a resolution.
     pub fn queued(&self) -> usize {
         self.queue.lock().map_or(0, |q| q.len())
-    }
-
-    /// Takes the next conflict in turn (round-robin across writers), asks `resolver`, and
-    /// submits its resolution through the same protocol. `None` when the queue is empty; the
-    /// conflict and the outcome otherwise (a resolution that conflicts again is queued again).
-    pub async fn resolve_next(&self, resolver: &dyn Resolver) -> Option<(Queued, Option<Outcome>)> {
-        let mut q = self.queue.lock().ok()?.pop()?;
-        // The branch may have moved since the conflict: the resolver sees today's head.
-        let (head, file) = self.read_head(&q.conflict.path).await?;
-        q.conflict.head = file.as_ref().map(|f| f.bytes.to_vec());
-        let Some(content) = resolver.resolve(&q) else {
-            return Some((q, None));
-        };
-        // The writer's mode change wins; else today's head keeps its mode.
-        let submitted = q
-            .submission
-            .changes
-            .iter()
-            .find(|c| c.path == q.conflict.path)
-            .is_some_and(|c| c.executable);
-        let executable = q
-            .conflict
-            .executable_change
-            .or(file.as_ref().map(|f| f.executable))
-            .unwrap_or(submitted);
-        let s = Submission {
-            base: head,
-            changes: vec![Change {
-                path: q.conflict.path.clone(),
-                expected: file.map(|f| f.blob),
-                new: Some(content),
-                executable,
-            }],
-            message: format!("resolve: {}", q.submission.message),
-            task: q.submission.task.clone(),
-            idempotency_key: if q.submission.idempotency_key.is_empty() {
-                String::new()
-            } else {
-                format!("{}#resolution", q.submission.idempotency_key)
-            },
-        };
-        let outcome = self.submit(s).await;
-        Some((q, Some(outcome)))
     }
 
     /// The head commit and the file at `path` there (durable state only).
@@ -377,6 +362,9 @@ impl Repo {
     /// Flags a file for the megafile guard: it may not grow until a split lands.
     pub fn flag(&self, path: &str) {
         let _ = self.send(Request::Flag(path.to_owned()));
+        if let Some(up) = &self.inner.upstream {
+            up.flag(path);
+        }
     }
 
     /// The commit `id`, if it is on the branch.
@@ -477,6 +465,8 @@ fn integrate(
         let flags_before = state.flagged.clone();
         let mut replies: Vec<(oneshot::Sender<Outcome>, Outcome)> = Vec::new();
         let mut later = Vec::new();
+        let mut imports = Vec::new();
+        let mut moved = false;
         for r in requests {
             match r {
                 Request::Submit(s, tx) => {
@@ -486,11 +476,17 @@ fn integrate(
                 Request::Flag(path) => {
                     state.flagged.insert(path);
                 }
+                Request::Import(b, tx) => {
+                    let before = state.head;
+                    let ok = state.import(&b);
+                    moved |= state.head != before;
+                    imports.push((tx, ok));
+                }
                 other => later.push(other),
             }
         }
         let flags_changed = state.flagged != flags_before;
-        if !replies.is_empty() || flags_changed {
+        if !replies.is_empty() || flags_changed || moved {
             if flags_changed {
                 let flags: Vec<&str> = state.flagged.iter().map(String::as_str).collect();
                 state.log.push_flags(&flags);
@@ -503,6 +499,9 @@ fn integrate(
                 for (tx, _) in replies {
                     let _ = tx.send(Outcome::Refused(Refusal::Unavailable));
                 }
+                for (tx, _) in imports {
+                    let _ = tx.send(false);
+                }
                 return;
             }
             batches += 1;
@@ -510,6 +509,9 @@ fn integrate(
         }
         for (tx, outcome) in replies {
             let _ = tx.send(outcome);
+        }
+        for (tx, ok) in imports {
+            let _ = tx.send(ok);
         }
         for r in later {
             answer(&state, r, batches);
@@ -578,6 +580,9 @@ fn answer(state: &state::State, r: Request, batches: u64) {
         Request::Export(since, tx) => {
             let _ = tx.send(export::stream(state, since).map(|(s, n)| (s, n, state.head)));
         }
-        Request::Submit(..) | Request::Flag(_) => {}
+        Request::Bundle(have, tx) => {
+            let _ = tx.send(state.bundle(have));
+        }
+        Request::Submit(..) | Request::Flag(_) | Request::Import(..) => {}
     }
 }

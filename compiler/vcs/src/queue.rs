@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::{Conflict, Submission};
+use crate::{Change, Conflict, Outcome, Repo, Submission};
 
 /// A conflict waiting for a resolution.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,5 +80,50 @@ impl MergeQueue {
         let q = self.by_writer.get_mut(&writer)?.pop_front();
         self.last = Some(writer);
         q
+    }
+}
+
+impl Repo {
+    /// Takes the next conflict in turn (round-robin across writers), asks `resolver`, and
+    /// submits its resolution through the same protocol. `None` when the queue is empty; the
+    /// conflict and the outcome otherwise (a resolution that conflicts again is queued again).
+    pub async fn resolve_next(&self, resolver: &dyn Resolver) -> Option<(Queued, Option<Outcome>)> {
+        let mut q = self.queue.lock().ok()?.pop()?;
+        // The branch may have moved since the conflict: the resolver sees today's head.
+        let (head, file) = self.read_head(&q.conflict.path).await?;
+        q.conflict.head = file.as_ref().map(|f| f.bytes.to_vec());
+        let Some(content) = resolver.resolve(&q) else {
+            return Some((q, None));
+        };
+        // The writer's mode change wins; else today's head keeps its mode.
+        let submitted = q
+            .submission
+            .changes
+            .iter()
+            .find(|c| c.path == q.conflict.path)
+            .is_some_and(|c| c.executable);
+        let executable = q
+            .conflict
+            .executable_change
+            .or(file.as_ref().map(|f| f.executable))
+            .unwrap_or(submitted);
+        let s = Submission {
+            base: head,
+            changes: vec![Change {
+                path: q.conflict.path.clone(),
+                expected: file.map(|f| f.blob),
+                new: Some(content),
+                executable,
+            }],
+            message: format!("resolve: {}", q.submission.message),
+            task: q.submission.task.clone(),
+            idempotency_key: if q.submission.idempotency_key.is_empty() {
+                String::new()
+            } else {
+                format!("{}#resolution", q.submission.idempotency_key)
+            },
+        };
+        let outcome = self.submit(s).await;
+        Some((q, Some(outcome)))
     }
 }

@@ -13,6 +13,7 @@ use crate::object::{Commit, Entry, Kind, ObjectId, encode_tree};
 use crate::{Change, Conflict, HeadFile, Outcome, Refusal, Submission};
 
 mod load;
+mod replica;
 
 /// A file at the head: its blob, mode and line count. Its bytes are not kept here: they
 /// come from the bounded blob cache or the log (design: vcs.memory).

@@ -1,0 +1,94 @@
+//! A replica: a repository on a worker's machine whose branch follows an upstream one (the
+//! `specc serve` that hosts the integrator). Reads, checkouts and diffs are local; a
+//! submission goes upstream, which applies it, and the answer carries the objects between
+//! the replica's head and the upstream head, so the replica then holds the upstream head and
+//! the same object ids (content addressing makes them equal). Flags go upstream too. The
+//! replica never commits on its own.
+//! design: vcs.replica
+
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tokio::sync::oneshot;
+
+use crate::object::ObjectId;
+use crate::{Bundle, Options, Outcome, Refusal, Repo, Request, Submission};
+
+/// A boxed future that may move between threads.
+pub type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Where a replica's submissions go. An `Err` is a transport failure, in words: the
+/// submission's outcome is not known (re-submitting the same idempotency key is safe).
+pub trait Upstream: Send + Sync {
+    /// Applies `s` upstream; its outcome and the objects from `have` to the head after it.
+    fn submit<'a>(
+        &'a self,
+        s: &'a Submission,
+        have: ObjectId,
+    ) -> Boxed<'a, Result<(Outcome, Bundle), String>>;
+    /// The objects from `have` to the upstream head.
+    fn fetch(&self, have: ObjectId) -> Boxed<'_, Result<Bundle, String>>;
+    /// Flags `path` upstream for the megafile guard (best effort).
+    fn flag(&self, path: &str);
+}
+
+impl Repo {
+    /// Opens (or creates) a replica whose log is `path`, following `upstream`. Call
+    /// [`Repo::sync`] before reading its head.
+    pub fn replica(
+        path: &Path,
+        options: Options,
+        upstream: Arc<dyn Upstream>,
+    ) -> std::io::Result<Repo> {
+        Repo::open_with(path, options, Some(upstream))
+    }
+
+    /// The objects a replica at `have` lacks to reach this head (`None`: the store is
+    /// unavailable).
+    pub async fn bundle(&self, have: Option<ObjectId>) -> Option<Bundle> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Request::Bundle(have, tx)).ok()?;
+        rx.await.ok().flatten()
+    }
+
+    /// Takes a bundle in: `true` once the head is the bundle's (or a newer one) and durable.
+    pub async fn import(&self, b: Bundle) -> bool {
+        let (tx, rx) = oneshot::channel();
+        if self.send(Request::Import(Box::new(b), tx)).is_err() {
+            return false;
+        }
+        rx.await.unwrap_or(false)
+    }
+
+    /// Brings a replica's head up to its upstream's. `Err` in words; a repository that is
+    /// not a replica is always in sync.
+    pub async fn sync(&self) -> Result<(), String> {
+        let Some(up) = &self.inner.upstream else {
+            return Ok(());
+        };
+        let have = self.head_now().ok_or("the local store is unavailable")?;
+        let bundle = up.fetch(have).await?;
+        if self.import(bundle).await {
+            Ok(())
+        } else {
+            Err("the upstream's objects do not resolve to its head".to_owned())
+        }
+    }
+
+    pub(crate) async fn submit_upstream(&self, up: &dyn Upstream, s: &Submission) -> Outcome {
+        let Some(have) = self.head_now() else {
+            return Outcome::Refused(Refusal::Unavailable);
+        };
+        match up.submit(s, have).await {
+            // The outcome stands whether or not the objects came in whole: the next sync
+            // fetches what is missing.
+            Ok((outcome, bundle)) => {
+                self.import(bundle).await;
+                outcome
+            }
+            Err(_) => Outcome::Refused(Refusal::Unavailable),
+        }
+    }
+}
