@@ -6,6 +6,7 @@
 #   fixtures/planner/{kvstore,twenty-sections,job-queue}.jsonl   outline plans
 #   examples/textstats/recording.jsonl              the example build (answers.json)
 #   fixtures/build/crash/recording.jsonl            the resume test's build (answers.json)
+#   fixtures/build/serve/recording.jsonl            the serve/worker test's build (answers.json)
 # Run it after changing the planner protocol, a prompt or the tools, then review the diff of
 # the snapshots the tests produce (`cargo insta review`).
 set -euo pipefail
@@ -15,4 +16,5 @@ if [ $# -eq 0 ]; then
   python3 examples/textstats/make_answers.py
   cargo run --quiet -p specc-tests --example record-example -- examples/textstats
   cargo run --quiet -p specc-tests --example record-example -- fixtures/build/crash
+  cargo run --quiet -p specc-tests --example record-example -- fixtures/build/serve
 fi

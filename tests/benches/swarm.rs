@@ -258,6 +258,7 @@ async fn run(mode: Mode, name: &str) {
         pins: None,
         settings: &settings,
         events: &events,
+        dispatch: None,
     };
     let orders: Vec<WorkOrder> = (0..WRITERS).map(order).collect();
     intents.add(&orders);

@@ -27,4 +27,5 @@ mod own_design_docs;
 mod plan_cases;
 mod plan_tasks;
 mod sandbox;
+mod serve;
 mod support;

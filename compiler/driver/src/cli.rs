@@ -22,6 +22,13 @@ pub(crate) enum Command {
     /// Build a spec: plan it, run every work task with worker models, integrate their
     /// commits, check the result and export it to `out/` (a git repository).
     Build(BuildArgs),
+    /// Host one build for `specc worker` processes: plan, schedule, integrate and export as
+    /// `specc build` does, while workers here or on other machines run the work tasks
+    /// (needs SPECC_SERVE_TOKEN).
+    Serve(ServeArgs),
+    /// Run work tasks for a `specc serve`, in this machine's sandbox, until its build is over
+    /// (needs SPECC_SERVE_TOKEN).
+    Worker(WorkerArgs),
     /// Check code references to design decisions: unknown ids, stale pins, superseded and
     /// conflicting decisions, decisions that contradict the spec.
     Check(CheckArgs),
@@ -217,6 +224,41 @@ pub(crate) struct BuildArgs {
     pub(crate) force: Vec<String>,
     #[command(flatten)]
     pub(crate) messages: MessageArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct ServeArgs {
+    #[command(flatten)]
+    pub(crate) build: BuildArgs,
+    /// Where workers connect (host:port; port 0 picks a free one, printed on stderr).
+    #[arg(long, default_value = "127.0.0.1:7420")]
+    pub(crate) listen: String,
+    /// How long a worker's claim of a task holds without a heartbeat, in seconds.
+    #[arg(long, default_value_t = 30.0)]
+    pub(crate) lease_seconds: f64,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct WorkerArgs {
+    /// The `specc serve` to work for (http://host:port).
+    #[arg(long)]
+    pub(crate) connect: String,
+    /// Work tasks run at once [default: `[build] jobs`, or 4].
+    #[arg(long)]
+    pub(crate) jobs: Option<usize>,
+    /// The project: its specc.toml says which models work and how commands are confined,
+    /// and the worker keeps its state under its .specc/workers/ [default: .].
+    #[arg(long)]
+    pub(crate) dir: Option<PathBuf>,
+    /// The configuration [default: specc.toml in --dir].
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// Who answers the models' requests.
+    #[arg(long, value_enum, default_value_t = BuildProvider::Config)]
+    pub(crate) provider: BuildProvider,
+    /// With `--provider replay`: the recording.
+    #[arg(long)]
+    pub(crate) recording: Option<PathBuf>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -32,7 +32,7 @@ impl Price {
 }
 
 /// One attempt, as recorded.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CallRow {
     pub run: String,
     pub task: String,

@@ -52,6 +52,8 @@ pub struct Services<'a> {
     pub pins: Option<Arc<dyn crate::revisit::Pins>>,
     pub settings: &'a Settings,
     pub events: &'a dyn Fn(crate::Event),
+    /// `specc serve`: leaves go to remote workers through it instead of running here.
+    pub dispatch: Option<&'a crate::dispatch::Dispatch>,
 }
 
 /// Limits and switches of a build's attempts.

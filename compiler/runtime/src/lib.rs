@@ -22,6 +22,7 @@ pub mod build;
 pub mod context;
 pub mod contradiction;
 pub mod coordinator;
+pub mod dispatch;
 pub mod eval;
 pub mod field_guide;
 pub mod journal;

@@ -1,7 +1,8 @@
 //! A build's counts in Prometheus's text exposition format (version 0.0.4): tasks by state,
 //! attempts running, submissions by outcome, model calls and tokens by role, spend against
 //! the budget. `specc status --format prometheus` prints it (for a textfile collector);
-//! `specc serve` is to expose the same text at its metrics endpoint (state.deployment).
+//! `specc serve` exposes the same text at its metrics endpoint (state.deployment), with
+//! its dispatch counters (`dispatch_counters`).
 //! Pure: the caller reads the state.
 //! design: runtime.metrics
 
@@ -162,6 +163,44 @@ pub fn prometheus(status: &Status, spend: &Spend) -> String {
             "The budget cap, [budget] dollars.",
         );
         sample(&mut out, "specc_budget_dollars", &run, cap);
+    }
+    out
+}
+
+/// `specc serve`'s counts of remote work: claims, submissions, commits, conflicts, and
+/// writes refused because their fencing token no longer held.
+pub fn dispatch_counters(c: &crate::dispatch::Counters) -> String {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut out = String::new();
+    for (name, help, value) in [
+        (
+            "specc_serve_claims_total",
+            "Tasks claimed by workers.",
+            &c.claims,
+        ),
+        (
+            "specc_serve_submissions_total",
+            "Submissions from workers whose token held.",
+            &c.submissions,
+        ),
+        (
+            "specc_serve_commits_total",
+            "Commits landed for workers.",
+            &c.commits,
+        ),
+        (
+            "specc_serve_conflicts_total",
+            "Workers' submissions that conflicted.",
+            &c.conflicts,
+        ),
+        (
+            "specc_serve_fenced_total",
+            "Workers' writes refused: their lease was lost.",
+            &c.fenced,
+        ),
+    ] {
+        family(&mut out, name, "counter", help);
+        sample(&mut out, name, &[], value.load(Relaxed) as f64);
     }
     out
 }

@@ -54,7 +54,7 @@ struct Verdict {
 }
 
 /// A task the build adds while it runs, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, Deserialize)]
 pub struct FollowUp {
     pub order: WorkOrder,
     pub why: String,

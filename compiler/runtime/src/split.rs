@@ -17,7 +17,7 @@ use crate::context::WorkOrder;
 pub const BLOCKED_SUFFIX: &str = " is over the line budget";
 
 /// A file that needs a split: over the budget, or flagged.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SplitNeed {
     pub path: String,
     /// Its lines at the head.

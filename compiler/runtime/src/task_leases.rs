@@ -9,8 +9,8 @@
 //! times there are the database's clock, so workers' clocks need not agree. On SQLite one
 //! immediate transaction serialises them, and the time is read inside it. Ties in
 //! priority go by the task id's bytes on both backends (`COLLATE "C"` on PostgreSQL).
-//! What is built so far: the operations and their tests on both backends; the scheduler
-//! does not use them yet (one process needs no leases).
+//! `specc serve` offers its ready tasks here and hands them to `specc worker`s
+//! (`crate::dispatch`); one `specc build` needs no leases.
 //! design: state.leases
 
 use std::sync::Arc;
@@ -99,13 +99,16 @@ fn fenced(rows: u64) -> Result<(), LeaseError> {
 
 impl LeaseStore {
     /// Offers `tasks` (id, priority) of `run` to workers; a task already offered keeps its
-    /// state and attempt.
+    /// state and attempt, unless it is done: then it is offered again (a blocked or parked
+    /// task runs again), its attempt count kept so that old tokens stay fenced.
     pub async fn offer(&self, run: &str, tasks: &[(String, i64)]) -> Result<(), StateError> {
         match self {
             LeaseStore::Sqlite(db) => db.now_with_queue(|tx| {
                 let mut insert = tx.prepare_cached(
                     "INSERT INTO task_leases (run, task, priority, state, attempt)
-                     VALUES (?1, ?2, ?3, 'ready', 0) ON CONFLICT (run, task) DO NOTHING",
+                     VALUES (?1, ?2, ?3, 'ready', 0) ON CONFLICT (run, task) DO UPDATE
+                     SET state = 'ready', priority = excluded.priority
+                     WHERE task_leases.state = 'done'",
                 )?;
                 for (task, priority) in tasks {
                     insert.execute(params![run, task, priority])?;
@@ -118,7 +121,9 @@ impl LeaseStore {
                 let insert = tx
                     .prepare(
                         "INSERT INTO task_leases (run, task, priority, state, attempt)
-                         VALUES ($1, $2, $3, 'ready', 0) ON CONFLICT (run, task) DO NOTHING",
+                         VALUES ($1, $2, $3, 'ready', 0) ON CONFLICT (run, task) DO UPDATE
+                         SET state = 'ready', priority = excluded.priority
+                         WHERE task_leases.state = 'done'",
                     )
                     .await?;
                 for (task, priority) in tasks {

@@ -13,7 +13,9 @@ mod planning;
 mod report;
 mod runners;
 mod sandbox;
+mod serve;
 mod status;
+mod worker;
 
 use std::io::Write;
 
@@ -29,6 +31,7 @@ pub(crate) fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn W
     let json = match &cli.command {
         Command::Plan(a) => a.messages.message_format,
         Command::Build(a) => a.messages.message_format,
+        Command::Serve(a) => a.build.messages.message_format,
         Command::Check(a) => a.messages.message_format,
         Command::Pin(a) => a.messages.message_format,
         _ => MessageFormat::Human,
@@ -50,6 +53,8 @@ fn run_command(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn Write) ->
     match cli.command {
         Command::Plan(args) => plan::run(&args, env, out, err),
         Command::Build(args) => build::run(&args, env, out, err),
+        Command::Serve(args) => serve::run(&args, env, out, err),
+        Command::Worker(args) => worker::run(&args, env, out, err),
         Command::Check(args) => check::run(&args, env, out, err),
         Command::Pin(args) => pin::run(&args, env, out, err),
         Command::Cost(args) => cost::run(&args, env, out, err),

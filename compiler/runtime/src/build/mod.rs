@@ -201,6 +201,9 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
         if let Some(why) = s.client.halted() {
             sched.stop(why);
         }
+        if let Some(d) = s.dispatch.filter(|_| sched.stopping.is_some()) {
+            d.stop();
+        }
         if sched.stopping.is_none() {
             // Every job runs in a span naming its task: whatever it logs says which
             // (ERROR level, so the span is on whenever any event is; design: runtime.metrics).
@@ -215,8 +218,15 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
             for (i, order) in sched.ready(jobs.max(1)) {
                 let span = tracing::error_span!("task", task = %order.task.id);
                 running.push(Box::pin(
-                    async move { (i, Job::Ran(attempt::run_task(s, (*order).clone()).await)) }
-                        .instrument(span),
+                    async move {
+                        let end = match s.dispatch {
+                            // Critical path first, as here (design: state.deployment).
+                            Some(d) => d.run_task(order, -(i as i64)).await,
+                            None => attempt::run_task(s, (*order).clone()).await,
+                        };
+                        (i, Job::Ran(end))
+                    }
+                    .instrument(span),
                 ));
             }
         }
@@ -254,6 +264,9 @@ pub async fn build(s: &Services<'_>, plan: Plan, jobs: usize) -> BuildReport {
             Job::Ran(end) => sched.finish(i, end, &mut report),
             Job::Rechecked(result) => sched.rechecked(i, result),
         }
+    }
+    if let Some(d) = s.dispatch {
+        d.stop(); // workers asking for more are told the build is over
     }
     sched.report(report).await
 }

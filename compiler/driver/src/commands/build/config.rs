@@ -16,21 +16,21 @@ use specc_runtime::limits::Limits;
 use crate::cli::{BuildArgs, BuildProvider};
 
 pub(in crate::commands) struct BuildConfig {
-    pub(super) llm: LlmConfig,
-    pub(super) limits: Limits,
+    pub(in crate::commands) llm: LlmConfig,
+    pub(in crate::commands) limits: Limits,
     /// `[review]`: how landed tasks are reviewed.
-    pub(super) review: specc_runtime::review::ReviewConfig,
-    pub(super) out: Option<PathBuf>,
-    pub(super) jobs: Option<usize>,
-    pub(super) allow_weaker: bool,
+    pub(in crate::commands) review: specc_runtime::review::ReviewConfig,
+    pub(in crate::commands) out: Option<PathBuf>,
+    pub(in crate::commands) jobs: Option<usize>,
+    pub(in crate::commands) allow_weaker: bool,
     /// `[sandbox] read`: more directories a command may read (toolchains).
-    pub(super) sandbox_read: Vec<PathBuf>,
+    pub(in crate::commands) sandbox_read: Vec<PathBuf>,
     /// `[sandbox]` limits over the defaults.
-    pub(super) sandbox_limits: specc_runtime::sandbox::Rlimits,
+    pub(in crate::commands) sandbox_limits: specc_runtime::sandbox::Rlimits,
     /// The environment variables that hold keys: never given to a command.
-    pub(super) key_vars: Vec<String>,
+    pub(in crate::commands) key_vars: Vec<String>,
     /// `[runners]`: more languages for the spec's test blocks.
-    pub(super) runners: specc_runtime::runners::Runners,
+    pub(in crate::commands) runners: specc_runtime::runners::Runners,
     /// `[eval]`: the hidden test suite, if any.
     pub(in crate::commands) eval: Option<specc_runtime::eval::EvalConfig>,
 }
@@ -59,7 +59,11 @@ struct SandboxTable {
     pids: Option<u64>,
 }
 
-pub(super) fn load(args: &BuildArgs, dir: &Path, state: &Path) -> Result<BuildConfig, String> {
+pub(in crate::commands) fn load(
+    args: &BuildArgs,
+    dir: &Path,
+    state: &Path,
+) -> Result<BuildConfig, String> {
     let mut cfg = load_file(args.config.as_deref(), dir)?;
     if args.provider == BuildProvider::Replay {
         let recording = args

@@ -9,9 +9,11 @@ pub(super) mod config;
 pub(super) mod evals;
 mod out_dir;
 mod pins;
+pub(in crate::commands) use pins::DriverPins;
 mod progress;
 pub(super) mod session;
 mod signals;
+pub(in crate::commands) use signals::stop_on_signals;
 mod summary;
 
 use std::collections::BTreeMap;
@@ -35,6 +37,17 @@ use crate::source::Files;
 use crate::{Env, exit};
 
 pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    run_with(args, None, env, out, err)
+}
+
+/// `specc build`, or with `serving`, `specc serve`: the leaves go to remote workers.
+pub(in crate::commands) fn run_with(
+    args: &BuildArgs,
+    serving: Option<super::serve::Serving>,
+    env: &Env,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
     let started = Instant::now();
     let mut reporter =
         Reporter::new(args.messages.message_format, env).with_limit(args.messages.error_limit());
@@ -132,7 +145,7 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
     let json = args.messages.message_format == MessageFormat::Json;
     let report = {
         let sink: &mut dyn Write = if json { &mut *out } else { &mut *err };
-        execute(&s, args, env, plan.plan, sink)
+        execute(&s, args, env, plan.plan, serving, sink)
     };
     for d in outcome_diagnostics(&s, &report)
         .into_iter()
@@ -240,16 +253,10 @@ async fn plan(
     })
 }
 
-/// Runs the plan's work leaves, showing progress on `sink`; then exports what landed.
-fn execute(
-    s: &Session,
-    args: &BuildArgs,
-    env: &Env,
-    plan: Plan,
-    sink: &mut dyn Write,
-) -> BuildReport {
-    let limits = s.cfg.limits;
-    let settings = Settings {
+/// The limits and switches of a build's attempts, from specc.toml.
+pub(in crate::commands) fn settings(cfg: &config::BuildConfig) -> Settings {
+    let limits = cfg.limits;
+    Settings {
         attempt: AttemptLimits {
             max_steps: limits.steps,
             max_tokens: limits.attempt_tokens,
@@ -260,11 +267,24 @@ fn execute(
             output_cap: limits.output_bytes,
         },
         guide_lines: limits.field_guide_lines,
-        escalation: s.cfg.llm.role(Role::Escalation).is_some(),
-        merger: s.cfg.llm.role(Role::Merger).is_some(),
-        review: s.cfg.review.clone(),
-        worker_max_tokens: planning::worker_max_tokens(&s.cfg.llm),
-    };
+        escalation: cfg.llm.role(Role::Escalation).is_some(),
+        merger: cfg.llm.role(Role::Merger).is_some(),
+        review: cfg.review.clone(),
+        worker_max_tokens: planning::worker_max_tokens(&cfg.llm),
+    }
+}
+
+/// Runs the plan's work leaves (here, or with `serving` on remote workers), showing
+/// progress on `sink`; then exports what landed.
+fn execute(
+    s: &Session,
+    args: &BuildArgs,
+    env: &Env,
+    plan: Plan,
+    serving: Option<super::serve::Serving>,
+    sink: &mut dyn Write,
+) -> BuildReport {
+    let settings = settings(&s.cfg);
     let leaves = plan.orders.len();
     let mode = match args.messages.message_format {
         MessageFormat::Json => progress::Mode::Json,
@@ -297,11 +317,21 @@ fn execute(
         pins: Some(std::sync::Arc::new(pins::DriverPins)),
         settings: &settings,
         events: &on_event,
+        dispatch: None,
+    };
+    let served = serving.map(|serving| super::serve::start(s, serving));
+    let services = Services {
+        dispatch: served.as_ref().map(|(d, _)| d.as_ref()),
+        ..services
     };
     let _ = s
         .journal
         .start_run(&s.run, &args.spec.display().to_string());
-    let jobs = args.jobs.or(s.cfg.jobs).unwrap_or(4);
+    let jobs = match &served {
+        // Leaves offered at once: the workers' claims, not this process, limit the work.
+        Some(_) => args.jobs.unwrap_or(super::serve::OFFERED),
+        None => args.jobs.or(s.cfg.jobs).unwrap_or(4),
+    };
     let halt = env.signals.then(|| s.client.halt_switch());
     let build = async {
         let build = runtime_build::build(&services, plan, jobs);
@@ -326,6 +356,9 @@ fn execute(
         }
         None => s.rt.block_on(build),
     };
+    if let Some((_, shared)) = &served {
+        super::serve::drain(s, shared);
+    }
     progress.finish();
     let status = if report.stopped.is_some() {
         "stopped"

@@ -36,30 +36,30 @@ impl Refused {
 }
 
 /// An opened build.
-pub(super) struct Session {
-    pub(super) dir: PathBuf,
-    pub(super) state: PathBuf,
-    pub(super) cfg: BuildConfig,
-    pub(super) out: PathBuf,
+pub(in crate::commands) struct Session {
+    pub(in crate::commands) dir: PathBuf,
+    pub(in crate::commands) state: PathBuf,
+    pub(in crate::commands) cfg: BuildConfig,
+    pub(in crate::commands) out: PathBuf,
     /// The sandbox, or (with no helper binary) the interim runner.
-    pub(super) runner: Arc<dyn Runner>,
+    pub(in crate::commands) runner: Arc<dyn Runner>,
     /// The runner confines commands only partly, as specc.toml allows (W0407): what is
     /// missing, in words.
-    pub(super) weaker: Option<String>,
-    pub(super) ledger: Arc<Ledger>,
-    pub(super) journal: Journal,
-    pub(super) repo: specc_vcs::Repo,
-    pub(super) client: Client,
-    pub(super) run: String,
+    pub(in crate::commands) weaker: Option<String>,
+    pub(in crate::commands) ledger: Arc<Ledger>,
+    pub(in crate::commands) journal: Journal,
+    pub(in crate::commands) repo: specc_vcs::Repo,
+    pub(in crate::commands) client: Client,
+    pub(in crate::commands) run: String,
     /// The run was killed before it finished and is being resumed.
-    pub(super) resumed: bool,
-    pub(super) rt: tokio::runtime::Runtime,
+    pub(in crate::commands) resumed: bool,
+    pub(in crate::commands) rt: tokio::runtime::Runtime,
     /// Held while the build runs: one `specc build` per state directory.
     _lock: std::fs::File,
 }
 
 impl Session {
-    pub(super) fn open(args: &BuildArgs, env: &Env) -> Result<Session, Refused> {
+    pub(in crate::commands) fn open(args: &BuildArgs, env: &Env) -> Result<Session, Refused> {
         let dir = crate::commands::spec_dir(Some(&args.spec));
         let state = dir.join(".specc");
         let cfg = config::load(args, &dir, &state).map_err(Refused::setup)?;
@@ -205,7 +205,7 @@ pub(in crate::commands) fn runner(
 
 /// Live models: a role answered by an HTTP provider (scripted answers and recordings are
 /// not live).
-fn live(cfg: &BuildConfig, env: &Env) -> bool {
+pub(in crate::commands) fn live(cfg: &BuildConfig, env: &Env) -> bool {
     env.models.is_none()
         && cfg.llm.roles.values().any(|r| {
             cfg.llm
@@ -216,7 +216,7 @@ fn live(cfg: &BuildConfig, env: &Env) -> bool {
 }
 
 /// The configured providers, or `Env::models` for every one of them; recorded with `--record`.
-fn client(cfg: &BuildConfig, args: &BuildArgs, env: &Env) -> Client {
+pub(in crate::commands) fn client(cfg: &BuildConfig, args: &BuildArgs, env: &Env) -> Client {
     let key_env = |var: &str| std::env::var(var).ok();
     let mut client = Client::from_config(cfg.llm.clone(), &key_env, args.record.as_deref());
     if let Some(models) = &env.models {

@@ -1,0 +1,297 @@
+//! `specc serve`'s HTTP API for its workers, on the address `--listen` gives. Every request
+//! carries `Authorization: Bearer <token>` (the token is `SPECC_SERVE_TOKEN`; it is never
+//! logged); a request without it is answered 401 and nothing else. JSON in and out, except
+//! the repository's objects, which travel as bundles (`specc_vcs::Bundle`). A write whose
+//! fencing token no longer holds is answered 409.
+//!
+//! | route | body | answer |
+//! |---|---|---|
+//! | `GET /v1/build` | | `{run, lease_ms}` |
+//! | `POST /v1/claim` | `{holder}` | a `ClaimAnswer` |
+//! | `POST /v1/heartbeat` | a token | 200, or 409 |
+//! | `POST /v1/fetch` | `{have}` | the bundle from `have` to the head |
+//! | `POST /v1/submit` | a `SubmitRequest` | u32 length, the outcome's JSON, the bundle; or 409 |
+//! | `POST /v1/flag` | `{path}` | 200 |
+//! | `POST /v1/finish` | a `FinishRequest` | 200, or 409 |
+//! | `POST /v1/release` | a token | 200, or 409 |
+//! | `POST /v1/calls` | `{calls}`: a worker's model calls | 200 once they are durable |
+//! | `GET /metrics` | | Prometheus text |
+//!
+//! design: state.deployment
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use specc_runtime::dispatch::wire::{ClaimAnswer, FinishRequest, SubmitRequest, Token};
+use specc_runtime::dispatch::{Claimed, Dispatch};
+use specc_runtime::task_leases::LeaseError;
+use specc_vcs::object::ObjectId;
+
+/// The largest request body: a submission with its files.
+const MAX_BODY: usize = 512 << 20;
+
+pub(in crate::commands) struct Shared {
+    pub(super) dispatch: Arc<Dispatch>,
+    pub(super) token: String,
+    /// The state database, for the metrics' tasks and spend.
+    pub(super) db: PathBuf,
+    pub(super) budget: Option<f64>,
+    /// The build's ledger: workers' model calls are recorded here.
+    pub(super) ledger: Arc<specc_llm::Ledger>,
+    /// Workers heard from: when, and whether they were told the build is over.
+    pub(super) seen: Mutex<HashMap<String, (Instant, bool)>>,
+}
+
+impl Shared {
+    /// Whether every worker heard from within `window` has been told the build is over.
+    pub(super) fn all_told(&self, window: Duration) -> bool {
+        self.seen.lock().map_or(true, |s| {
+            s.values().all(|(at, told)| *told || at.elapsed() > window)
+        })
+    }
+}
+
+/// Serves `listener` until the process ends.
+pub(super) async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let shared = shared.clone();
+                async move { Ok::<_, Infallible>(answer(&shared, req).await) }
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await
+            {
+                tracing::debug!(error = %e, "a worker's connection ended");
+            }
+        });
+    }
+}
+
+fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = status;
+    r
+}
+
+fn json<T: serde::Serialize>(v: &T) -> Response<Full<Bytes>> {
+    match serde_json::to_vec(v) {
+        Ok(b) => text(StatusCode::OK, b),
+        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+fn authorized(shared: &Shared, req: &Request<Incoming>) -> bool {
+    let Some(given) = req
+        .headers()
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+    else {
+        return false;
+    };
+    // The same time whatever the first difference.
+    let want = shared.token.as_bytes();
+    given.len() == want.len() && given.iter().zip(want).fold(0u8, |d, (a, b)| d | (a ^ b)) == 0
+}
+
+async fn body<T: serde::de::DeserializeOwned>(
+    req: Request<Incoming>,
+) -> Result<T, Response<Full<Bytes>>> {
+    let bytes = Limited::new(req.into_body(), MAX_BODY)
+        .collect()
+        .await
+        .map_err(|e| text(StatusCode::BAD_REQUEST, format!("reading the body: {e}")))?
+        .to_bytes();
+    serde_json::from_slice(&bytes)
+        .map_err(|e| text(StatusCode::BAD_REQUEST, format!("the body: {e}")))
+}
+
+fn refused(e: &LeaseError) -> Response<Full<Bytes>> {
+    match e {
+        LeaseError::Fenced => text(StatusCode::CONFLICT, e.to_string()),
+        LeaseError::State(_) => text(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct Holder {
+    holder: String,
+}
+
+#[derive(serde::Deserialize)]
+struct Have {
+    have: Option<ObjectId>,
+}
+
+#[derive(serde::Deserialize)]
+struct Calls {
+    calls: Vec<specc_llm::CallRow>,
+}
+
+#[derive(serde::Deserialize)]
+struct Flag {
+    path: String,
+}
+
+async fn answer(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>> {
+    if !authorized(shared, &req) {
+        return text(StatusCode::UNAUTHORIZED, "a bearer token is required");
+    }
+    let d = &shared.dispatch;
+    let route = (req.method().clone(), req.uri().path().to_owned());
+    let r = match (route.0, route.1.as_str()) {
+        (Method::GET, "/v1/build") => Ok(json(&serde_json::json!({
+            "run": d.run_id(),
+            "lease_ms": d.lease().as_millis() as u64,
+        }))),
+        (Method::POST, "/v1/claim") => claim(shared, req).await,
+        (Method::POST, "/v1/heartbeat") => match body::<Token>(req).await {
+            Ok(t) => Ok(match d.heartbeat(&t.into()).await {
+                Ok(()) => text(StatusCode::OK, ""),
+                Err(e) => refused(&e),
+            }),
+            Err(r) => Err(r),
+        },
+        (Method::POST, "/v1/fetch") => match body::<Have>(req).await {
+            Ok(h) => Ok(match d.repo().bundle(h.have).await {
+                Some(b) => text(StatusCode::OK, b.encode()),
+                None => text(StatusCode::SERVICE_UNAVAILABLE, "the VCS is unavailable"),
+            }),
+            Err(r) => Err(r),
+        },
+        (Method::POST, "/v1/submit") => submit(d, req).await,
+        (Method::POST, "/v1/flag") => body::<Flag>(req).await.map(|f| {
+            d.repo().flag(&f.path);
+            text(StatusCode::OK, "")
+        }),
+        (Method::POST, "/v1/finish") => match body::<FinishRequest>(req).await {
+            Ok(f) => {
+                let end = f.end.into_task_end();
+                Ok(match d.finish(&f.token.into(), end).await {
+                    Ok(()) => text(StatusCode::OK, ""),
+                    Err(e) => refused(&e),
+                })
+            }
+            Err(r) => Err(r),
+        },
+        (Method::POST, "/v1/release") => match body::<Token>(req).await {
+            Ok(t) => Ok(match d.release(&t.into()).await {
+                Ok(()) => text(StatusCode::OK, ""),
+                Err(e) => refused(&e),
+            }),
+            Err(r) => Err(r),
+        },
+        (Method::POST, "/v1/calls") => match body::<Calls>(req).await {
+            Ok(c) => Ok(record(shared, &c.calls).await),
+            Err(r) => Err(r),
+        },
+        (Method::GET, "/metrics") => Ok(metrics(shared)),
+        _ => Ok(text(StatusCode::NOT_FOUND, "no such route")),
+    };
+    r.unwrap_or_else(|r| r)
+}
+
+async fn claim(
+    shared: &Shared,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Response<Full<Bytes>>> {
+    let holder = body::<Holder>(req).await?.holder;
+    let d = &shared.dispatch;
+    let answer = match d.claim(&holder).await {
+        Ok(Some(Claimed { claim, order })) => ClaimAnswer::Task {
+            run: format!("{}@{}", d.run_id(), claim.attempt),
+            token: Token::from(&claim),
+            order: Box::new((*order).clone()),
+            lease_ms: d.lease().as_millis() as u64,
+        },
+        Ok(None) if d.stopped() => ClaimAnswer::Done,
+        Ok(None) => ClaimAnswer::Wait,
+        Err(e) => return Err(text(StatusCode::SERVICE_UNAVAILABLE, e.to_string())),
+    };
+    if let Ok(mut seen) = shared.seen.lock() {
+        seen.insert(
+            holder,
+            (Instant::now(), matches!(answer, ClaimAnswer::Done)),
+        );
+    }
+    Ok(json(&answer))
+}
+
+async fn submit(
+    d: &Dispatch,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Response<Full<Bytes>>> {
+    let s = body::<SubmitRequest>(req).await?;
+    let outcome = match d.submit(&s.token.into(), s.submission).await {
+        Ok(o) => o,
+        Err(e) => return Ok(refused(&e)),
+    };
+    let Some(bundle) = d.repo().bundle(Some(s.have)).await else {
+        return Ok(text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the VCS is unavailable",
+        ));
+    };
+    let outcome = serde_json::to_vec(&outcome).unwrap_or_default();
+    let mut out = Vec::with_capacity(4 + outcome.len());
+    out.extend_from_slice(&(outcome.len() as u32).to_le_bytes());
+    out.extend_from_slice(&outcome);
+    out.extend_from_slice(&bundle.encode());
+    Ok(text(StatusCode::OK, out))
+}
+
+/// Records a worker's model calls in the build's ledger, whatever became of their claim:
+/// they were paid for. Only the build's own run is accepted.
+async fn record(shared: &Shared, calls: &[specc_llm::CallRow]) -> Response<Full<Bytes>> {
+    if calls.iter().any(|c| c.run != shared.dispatch.run_id()) {
+        return text(StatusCode::BAD_REQUEST, "calls of another run");
+    }
+    for c in calls {
+        if let Err(e) = shared.ledger.record(c) {
+            return text(StatusCode::SERVICE_UNAVAILABLE, e.to_string());
+        }
+    }
+    match shared.ledger.durable().await {
+        Ok(()) => text(StatusCode::OK, ""),
+        Err(e) => text(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+    }
+}
+
+fn metrics(shared: &Shared) -> Response<Full<Bytes>> {
+    let mut out = String::new();
+    if let Ok(Some(status)) = specc_runtime::journal_status::read(&shared.db) {
+        let rows: Vec<specc_llm::CallRow> = specc_llm::Ledger::open_existing(&shared.db)
+            .and_then(|l| l.rows())
+            .map(|rows| {
+                rows.into_iter()
+                    .filter(|r| r.run == status.run.run)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let spend = specc_runtime::metrics::Spend::of(&rows, shared.budget);
+        out.push_str(&specc_runtime::metrics::prometheus(&status, &spend));
+    }
+    out.push_str(&specc_runtime::metrics::dispatch_counters(
+        &shared.dispatch.counters,
+    ));
+    let mut r = text(StatusCode::OK, out);
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
+    r
+}

@@ -1,0 +1,106 @@
+//! `specc serve SPEC --listen ADDR`: `specc build` whose work leaves run on `specc worker`
+//! processes, here or on other machines. This process plans, seeds, schedules (critical
+//! path first, never two overlapping write scopes), hosts the VCS integrator and exports,
+//! as a build does; each ready leaf is offered as a task lease, and workers claim it, run it
+//! against their replica of the repository and submit through this process's HTTP API
+//! (`http`), under the claim's fencing token. The bearer token is `SPECC_SERVE_TOKEN`.
+//! design: state.deployment
+
+pub(in crate::commands) mod http;
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use specc_ir::{Diagnostic, codes};
+use specc_runtime::dispatch::Dispatch;
+use specc_runtime::task_leases::LeaseStore;
+
+use super::build::session::Session;
+use super::{Reporter, build};
+use crate::cli::ServeArgs;
+use crate::source::Files;
+use crate::{Env, exit};
+
+/// Leaves offered at once unless `--jobs` says otherwise: the workers' `--jobs` are the
+/// real limit.
+pub(super) const OFFERED: usize = 256;
+
+/// What serving needs before the build starts: the bound address and the token.
+pub(in crate::commands) struct Serving {
+    listener: std::net::TcpListener,
+    lease: Duration,
+    token: String,
+}
+
+pub(crate) fn run(args: &ServeArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let refuse = |err: &mut dyn Write, message: String| {
+        let mut reporter = Reporter::new(args.build.messages.message_format, env);
+        let d = Diagnostic::new(codes::BUILD_SETUP, message).with_help("see `specc explain E0406`");
+        reporter.report(&Files::default(), &d, err);
+        exit::USAGE
+    };
+    let token = match std::env::var("SPECC_SERVE_TOKEN") {
+        Ok(t) if t.len() >= 16 => t,
+        _ => {
+            return refuse(
+                err,
+                "specc serve needs SPECC_SERVE_TOKEN, a secret of 16 characters or more that its workers present".to_owned(),
+            );
+        }
+    };
+    if !(args.lease_seconds > 0.0 && args.lease_seconds.is_finite()) {
+        return refuse(err, "--lease-seconds must be a positive number".to_owned());
+    }
+    let listener = match std::net::TcpListener::bind(&args.listen)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+    {
+        Ok(l) => l,
+        Err(e) => return refuse(err, format!("listening on {}: {e}", args.listen)),
+    };
+    if let Ok(addr) = listener.local_addr() {
+        // Port 0 picks a free port: this line says which.
+        let _ = writeln!(err, "specc serve: listening on http://{addr}");
+    }
+    let serving = Serving {
+        listener,
+        lease: Duration::from_secs_f64(args.lease_seconds),
+        token,
+    };
+    build::run_with(&args.build, Some(serving), env, out, err)
+}
+
+/// Starts the HTTP API on `s`'s runtime; the dispatch the build's scheduler hands its
+/// leaves to.
+pub(super) fn start(s: &Session, serving: Serving) -> (Arc<Dispatch>, Arc<http::Shared>) {
+    let store = LeaseStore::Sqlite(s.ledger.state_db());
+    let dispatch = Arc::new(Dispatch::new(store, &s.run, serving.lease, s.repo.clone()));
+    let shared = Arc::new(http::Shared {
+        dispatch: dispatch.clone(),
+        token: serving.token,
+        db: s.state.join("state.db"),
+        budget: s.cfg.llm.budget.dollars,
+        ledger: s.ledger.clone(),
+        seen: Default::default(),
+    });
+    let _entered = s.rt.enter();
+    match tokio::net::TcpListener::from_std(serving.listener) {
+        Ok(listener) => {
+            s.rt.spawn(http::serve(listener, shared.clone()));
+        }
+        Err(e) => tracing::error!(error = %e, "the listener could not join the runtime"),
+    }
+    (dispatch, shared)
+}
+
+/// After the build: answers the workers' claims for a little longer, so that each worker
+/// heard from lately learns that the build is over and exits.
+pub(super) fn drain(s: &Session, shared: &http::Shared) {
+    let window = shared.dispatch.lease().min(Duration::from_secs(10));
+    let until = Instant::now() + window;
+    s.rt.block_on(async {
+        while Instant::now() < until && !shared.all_told(window) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+}

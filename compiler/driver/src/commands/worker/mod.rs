@@ -1,0 +1,373 @@
+//! `specc worker --connect URL [--jobs N]`: runs work tasks for a `specc serve`. It claims
+//! a task, brings its replica of the repository up to the serve's head, runs the task as
+//! `specc build` would (checkout slots, the agent loop, acceptance checks in this machine's
+//! sandbox, reviews), submits through the serve under the claim's fencing token, heartbeats
+//! at a third of the lease meanwhile, and reports how the task ended. A heartbeat refused
+//! (the lease was lost: this process was paused, or cut off, for longer than the lease)
+//! abandons the attempt at once; anything it would still write is refused anyway.
+//!
+//! Its own state is under `--dir`'s `.specc/workers/<host>-<pid>/`: the replica, the
+//! checkout slots, and a journal and ledger of its own model calls. The models, limits and
+//! sandbox come from `--dir`'s specc.toml; its keys never leave this machine.
+//!
+//! SIGTERM or SIGINT: no new claims; running attempts end at their next model call and
+//! their claims are released for other workers. A second signal exits at once.
+//! design: state.deployment
+
+mod remote;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use specc_ir::{Diagnostic, codes};
+use specc_llm::{Client, Ledger};
+use specc_runtime::attempt::{self, Services, Settings};
+use specc_runtime::context::WorkOrder;
+use specc_runtime::dispatch::wire::{ClaimAnswer, End, FinishRequest, Token};
+use specc_runtime::journal::Journal;
+use specc_runtime::runner::Runner;
+use specc_vcs::Repo;
+use tracing::Instrument as _;
+
+use self::remote::{Answered, HttpUpstream, Remote};
+use super::Reporter;
+use super::build::{config, session};
+use crate::cli::{BuildArgs, MessageArgs, MessageFormat, WorkerArgs};
+use crate::source::Files;
+use crate::{Env, exit};
+
+/// How long the serve may be unreachable before the worker gives up.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// How often a worker with nothing to do asks again.
+const POLL: Duration = Duration::from_millis(100);
+
+struct Worker {
+    holder: String,
+    remote: Arc<Remote>,
+    upstream: Arc<HttpUpstream>,
+    replica: Repo,
+    journal: Journal,
+    ledger: Arc<Ledger>,
+    /// The ledger's rows already sent to the serve, by position.
+    shipped: std::sync::Mutex<std::collections::HashSet<usize>>,
+    client: Client,
+    runner: Arc<dyn Runner>,
+    work: PathBuf,
+    slots: specc_runtime::slots::Slots,
+    intents: specc_runtime::merge::Intents,
+    settings: Settings,
+}
+
+pub(crate) fn run(args: &WorkerArgs, env: &Env, _out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let refuse = |err: &mut dyn Write, message: String| {
+        let mut reporter = Reporter::new(MessageFormat::Human, env);
+        let d = Diagnostic::new(codes::BUILD_SETUP, message).with_help("see `specc explain E0406`");
+        reporter.report(&Files::default(), &d, err);
+        exit::USAGE
+    };
+    let Ok(token) = std::env::var("SPECC_SERVE_TOKEN") else {
+        return refuse(
+            err,
+            "specc worker needs SPECC_SERVE_TOKEN, the token its specc serve was given".to_owned(),
+        );
+    };
+    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let build_args = BuildArgs {
+        spec: dir.join("spec.md"),
+        config: args.config.clone(),
+        out: None,
+        jobs: args.jobs,
+        provider: args.provider,
+        recording: args.recording.clone(),
+        record: None,
+        force: Vec::new(),
+        messages: MessageArgs {
+            message_format: MessageFormat::Human,
+            error_limit: None,
+        },
+    };
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .ok()
+        .filter(|h| !h.is_empty() && !h.contains('/'))
+        .unwrap_or_else(|| "worker".to_owned());
+    let holder = format!("{host}-{}", std::process::id());
+    let state = dir.join(".specc").join("workers").join(&holder);
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return refuse(err, format!("no async runtime: {e}")),
+    };
+    let remote = match Remote::new(&args.connect, token) {
+        Ok(r) => Arc::new(r),
+        Err(e) => return refuse(err, e),
+    };
+    let run = match rt.block_on(hello(&remote)) {
+        Ok(run) => run,
+        Err(e) => return refuse(err, e),
+    };
+    let worker = match open(&build_args, env, &state, remote, &run, holder) {
+        Ok(w) => w,
+        Err(e) => return refuse(err, e),
+    };
+    let jobs = args.jobs.unwrap_or(4).max(1);
+    let halt = env.signals.then(|| worker.client.halt_switch());
+    let status = rt.block_on(async {
+        let work = work(&worker, jobs);
+        match halt {
+            Some(halt) => tokio::select! {
+                biased;
+                never = super::build::stop_on_signals(halt) => match never {},
+                status = work => status,
+            },
+            None => work.await,
+        }
+    });
+    match status {
+        Ok(()) => {
+            // Its state is its own and of no use once it exits.
+            let _ = std::fs::remove_dir_all(&state);
+            exit::OK
+        }
+        Err(e) => refuse(err, e),
+    }
+}
+
+fn open(
+    args: &BuildArgs,
+    env: &Env,
+    state: &std::path::Path,
+    remote: Arc<Remote>,
+    run: &str,
+    holder: String,
+) -> Result<Worker, String> {
+    let dir = super::spec_dir(Some(&args.spec));
+    let cfg = config::load(args, &dir, state)?;
+    std::fs::create_dir_all(state.join("vcs")).map_err(|e| format!("{}: {e}", state.display()))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("no async runtime: {e}"))?;
+    let (runner, missing) = session::runner(&cfg, env, &rt);
+    drop(rt);
+    if runner.confinement() == specc_runtime::runner::Confinement::Weaker
+        && session::live(&cfg, env)
+        && !cfg.allow_weaker
+    {
+        return Err(format!(
+            "the full sandbox is not available here ({missing}), and this worker would run live models' commands"
+        ));
+    }
+    let upstream = Arc::new(HttpUpstream::new(remote.clone()));
+    let replica = Repo::replica(
+        &state.join("vcs").join("log"),
+        specc_vcs::Options::default(),
+        upstream.clone(),
+    )
+    .map_err(|e| format!("the replica in {}: {e}", state.display()))?;
+    let ledger = Ledger::open(&state.join("state.db"))
+        .map(Arc::new)
+        .map_err(|e| format!("the worker's state database: {e}"))?;
+    let journal = Journal::on(ledger.state_db()).map_err(|e| e.to_string())?;
+    // Its calls are the build's: recorded under its run, and sent to the serve's ledger.
+    let client = session::client(&cfg, args, env).with_ledger(ledger.clone(), run);
+    Ok(Worker {
+        holder,
+        remote,
+        upstream,
+        replica,
+        journal,
+        ledger,
+        shipped: Default::default(),
+        client,
+        runner,
+        work: state.join("work"),
+        slots: specc_runtime::slots::Slots::new(state.join("work")),
+        intents: specc_runtime::merge::Intents::default(),
+        settings: super::build::settings(&cfg),
+    })
+}
+
+/// The build's run id, asked until the serve answers (within [`PATIENCE`]).
+async fn hello(remote: &Remote) -> Result<String, String> {
+    let since = std::time::Instant::now();
+    loop {
+        match remote.hello().await {
+            Ok((run, _)) => return Ok(run),
+            Err(e) if since.elapsed() > PATIENCE => return Err(e),
+            Err(_) => tokio::time::sleep(POLL * 5).await,
+        }
+    }
+}
+
+/// Claims and runs tasks until the serve says the build is over (or a signal stops it).
+async fn work(w: &Worker, jobs: usize) -> Result<(), String> {
+    let mut unreachable_since: Option<std::time::Instant> = None;
+    tracing::info!(holder = %w.holder, "working for specc serve");
+    let mut running = FuturesUnordered::new();
+    let mut over = false;
+    loop {
+        let halted = w.client.halted().is_some();
+        while !over && !halted && running.len() < jobs {
+            match w.remote.claim(&w.holder).await {
+                Ok(ClaimAnswer::Task {
+                    token,
+                    run,
+                    order,
+                    lease_ms,
+                }) => {
+                    unreachable_since = None;
+                    let lease = Duration::from_millis(lease_ms);
+                    running.push(one_claim(w, token, run, *order, lease));
+                }
+                Ok(ClaimAnswer::Wait) => {
+                    unreachable_since = None;
+                    break;
+                }
+                Ok(ClaimAnswer::Done) => over = true,
+                Err(e) => {
+                    let since = *unreachable_since.get_or_insert_with(std::time::Instant::now);
+                    if since.elapsed() > PATIENCE && running.is_empty() {
+                        return Err(e);
+                    }
+                    tracing::warn!(error = %e, "claiming");
+                    break;
+                }
+            }
+        }
+        if running.is_empty() && (over || halted) {
+            return Ok(());
+        }
+        tokio::select! {
+            Some(()) = running.next(), if !running.is_empty() => {}
+            () = tokio::time::sleep(POLL) => {}
+        }
+    }
+}
+
+/// Runs one claimed task and reports its end, heartbeating meanwhile.
+async fn one_claim(w: &Worker, token: Token, run: String, order: WorkOrder, lease: Duration) {
+    let task = order.task.id.clone();
+    let span = tracing::error_span!("task", task = %task, claim = token.attempt);
+    claimed(w, token, run, order, lease).instrument(span).await;
+}
+
+async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease: Duration) {
+    let task = order.task.id.clone();
+    w.upstream.hold(&token);
+    let end = async {
+        w.replica
+            .sync()
+            .await
+            .map_err(|e| format!("syncing the replica: {e}"))?;
+        // The attempt's steps go to this worker's own journal, under the claim's run.
+        if let Err(e) = w.journal.start_run(&run, "specc serve") {
+            return Err(e.to_string());
+        }
+        let events = |e: specc_runtime::Event| tracing::info!(event = ?e, "build event");
+        let services = Services {
+            client: &w.client,
+            journal: &w.journal,
+            repo: &w.replica,
+            runner: w.runner.clone(),
+            run: &run,
+            work: w.work.clone(),
+            slots: &w.slots,
+            intents: &w.intents,
+            pins: Some(Arc::new(super::build::DriverPins)),
+            settings: &w.settings,
+            events: &events,
+            dispatch: None,
+        };
+        let attempt = attempt::run_task(&services, order);
+        tokio::select! {
+            end = attempt => Ok(Some(end)),
+            lost = heartbeats(w, &token, lease) => {
+                tracing::warn!(reason = %lost, "the claim is lost: the attempt is abandoned");
+                Ok(None)
+            }
+        }
+    }
+    .await;
+    w.upstream.drop_claim(&task);
+    ship(w, &task).await;
+    let answered = match end {
+        Ok(None) => return,
+        Ok(Some(end)) => match End::of(end) {
+            // Halted by a signal: another worker does it.
+            Some(End::Budget { .. }) if w.client.halted().is_some() => {
+                w.remote.release(&token).await
+            }
+            Some(end) => {
+                let f = FinishRequest {
+                    token: token.clone(),
+                    end,
+                };
+                w.remote.finish(&f).await
+            }
+            None => w.remote.release(&token).await,
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "the task could not run here: released");
+            w.remote.release(&token).await
+        }
+    };
+    match answered {
+        Ok(Answered::Ok) => {}
+        Ok(Answered::Fenced) => tracing::warn!("the task's end was refused: the claim was lost"),
+        Err(e) => tracing::warn!(error = %e, "the task's end did not reach specc serve"),
+    }
+}
+
+/// Sends the serve the model calls `task`'s claim made here: paid for, so recorded whatever
+/// became of the claim. Calls that do not reach it stay in this worker's ledger.
+async fn ship(w: &Worker, task: &str) {
+    if let Err(e) = w.ledger.durable().await {
+        tracing::warn!(error = %e, "the worker's ledger");
+        return;
+    }
+    let Ok(rows) = w.ledger.rows() else {
+        return;
+    };
+    let Ok(shipped) = w.shipped.lock().map(|s| s.clone()) else {
+        return;
+    };
+    let (at, calls): (Vec<usize>, Vec<specc_llm::CallRow>) = rows
+        .into_iter()
+        .enumerate()
+        .filter(|(i, r)| r.task == task && !shipped.contains(i))
+        .unzip();
+    if calls.is_empty() {
+        return;
+    }
+    match w.remote.calls(&calls).await {
+        Ok(()) => {
+            if let Ok(mut s) = w.shipped.lock() {
+                s.extend(at);
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "the task's model calls did not reach specc serve"),
+    }
+}
+
+/// Heartbeats `token` every third of `lease`; returns why once it is lost.
+async fn heartbeats(w: &Worker, token: &Token, lease: Duration) -> String {
+    let every = lease / 3;
+    let mut last_ok = std::time::Instant::now();
+    loop {
+        tokio::time::sleep(every).await;
+        match w.remote.heartbeat(token).await {
+            Ok(Answered::Ok) => last_ok = std::time::Instant::now(),
+            Ok(Answered::Fenced) => return "the serve refused the heartbeat".to_owned(),
+            Err(e) if last_ok.elapsed() > lease => return e,
+            Err(e) => tracing::warn!(error = %e, "a heartbeat failed"),
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! The worker's side of `specc serve`'s HTTP API (`serve/http.rs`): claims, heartbeats,
+//! ends and releases, and the replica's upstream (`HttpUpstream`): submissions under the
+//! claim of their task, fetches and flags. The bearer token goes in every request's header
+//! and nowhere else.
+//! design: state.deployment
+//! design: vcs.replica
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use specc_runtime::dispatch::wire::{ClaimAnswer, FinishRequest, SubmitRequest, Token};
+use specc_vcs::object::ObjectId;
+use specc_vcs::{Boxed, Bundle, Outcome, Submission, Upstream};
+
+/// How a write for a claim was answered.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Answered {
+    Ok,
+    /// The claim's token no longer holds: its lease expired or another worker has the task.
+    Fenced,
+}
+
+pub(super) struct Remote {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl Remote {
+    pub(super) fn new(base: &str, token: String) -> Result<Remote, String> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .timeout(Duration::from_secs(300))
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(Remote {
+            http,
+            base: base.trim_end_matches('/').to_owned(),
+            token,
+        })
+    }
+
+    async fn send(&self, req: reqwest::RequestBuilder) -> Result<reqwest::Response, String> {
+        let r = req
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .map_err(|e| format!("specc serve at {}: {}", self.base, without_url(&e)))?;
+        match r.status() {
+            s if s.is_success() || s == reqwest::StatusCode::CONFLICT => Ok(r),
+            reqwest::StatusCode::UNAUTHORIZED => Err(format!(
+                "specc serve at {} refused the token (SPECC_SERVE_TOKEN)",
+                self.base
+            )),
+            s => Err(format!(
+                "specc serve at {}: {s}: {}",
+                self.base,
+                r.text().await.unwrap_or_default()
+            )),
+        }
+    }
+
+    async fn post<T: serde::Serialize>(
+        &self,
+        path: &str,
+        body: &T,
+    ) -> Result<reqwest::Response, String> {
+        let req = self.http.post(format!("{}{path}", self.base)).json(body);
+        self.send(req).await
+    }
+
+    async fn write<T: serde::Serialize>(&self, path: &str, body: &T) -> Result<Answered, String> {
+        let r = self.post(path, body).await?;
+        Ok(if r.status() == reqwest::StatusCode::CONFLICT {
+            Answered::Fenced
+        } else {
+            Answered::Ok
+        })
+    }
+
+    /// The build's run id and the lease.
+    pub(super) async fn hello(&self) -> Result<(String, Duration), String> {
+        #[derive(serde::Deserialize)]
+        struct Hello {
+            run: String,
+            lease_ms: u64,
+        }
+        let r = self
+            .send(self.http.get(format!("{}/v1/build", self.base)))
+            .await?;
+        let h: Hello = r.json().await.map_err(|e| without_url(&e))?;
+        Ok((h.run, Duration::from_millis(h.lease_ms)))
+    }
+
+    pub(super) async fn claim(&self, holder: &str) -> Result<ClaimAnswer, String> {
+        let r = self
+            .post("/v1/claim", &serde_json::json!({"holder": holder}))
+            .await?;
+        r.json().await.map_err(|e| without_url(&e))
+    }
+
+    pub(super) async fn heartbeat(&self, t: &Token) -> Result<Answered, String> {
+        self.write("/v1/heartbeat", t).await
+    }
+
+    pub(super) async fn finish(&self, f: &FinishRequest) -> Result<Answered, String> {
+        self.write("/v1/finish", f).await
+    }
+
+    pub(super) async fn release(&self, t: &Token) -> Result<Answered, String> {
+        self.write("/v1/release", t).await
+    }
+
+    /// Sends model calls for the build's ledger.
+    pub(super) async fn calls(&self, calls: &[specc_llm::CallRow]) -> Result<(), String> {
+        self.post("/v1/calls", &serde_json::json!({ "calls": calls }))
+            .await
+            .map(drop)
+    }
+
+    async fn bytes(&self, path: &str, body: &serde_json::Value) -> Result<Vec<u8>, String> {
+        let r = self.post(path, body).await?;
+        if r.status() == reqwest::StatusCode::CONFLICT {
+            return Err("fenced: the claim's lease is lost".to_owned());
+        }
+        Ok(r.bytes().await.map_err(|e| without_url(&e))?.to_vec())
+    }
+}
+
+/// reqwest's errors name the URL; ours already does.
+fn without_url(e: &reqwest::Error) -> String {
+    let mut s = e.to_string();
+    if let Some(url) = e.url() {
+        s = s.replace(&format!(" ({url})"), "");
+    }
+    s
+}
+
+/// The replica's upstream: submissions go under the claim that holds their task.
+pub(super) struct HttpUpstream {
+    pub(super) remote: Arc<Remote>,
+    tokens: Mutex<HashMap<String, Token>>,
+}
+
+impl HttpUpstream {
+    pub(super) fn new(remote: Arc<Remote>) -> HttpUpstream {
+        HttpUpstream {
+            remote,
+            tokens: Mutex::default(),
+        }
+    }
+
+    /// Submissions for `t.task` go under `t` until [`HttpUpstream::drop_claim`].
+    pub(super) fn hold(&self, t: &Token) {
+        if let Ok(mut m) = self.tokens.lock() {
+            m.insert(t.task.clone(), t.clone());
+        }
+    }
+
+    pub(super) fn drop_claim(&self, task: &str) {
+        if let Ok(mut m) = self.tokens.lock() {
+            m.remove(task);
+        }
+    }
+}
+
+impl Upstream for HttpUpstream {
+    fn submit<'a>(
+        &'a self,
+        s: &'a Submission,
+        have: ObjectId,
+    ) -> Boxed<'a, Result<(Outcome, Bundle), String>> {
+        Box::pin(async move {
+            let token = self
+                .tokens
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&s.task).cloned())
+                .ok_or_else(|| format!("no claim holds task `{}`", s.task))?;
+            let req = SubmitRequest {
+                token,
+                have,
+                submission: s.clone(),
+            };
+            let body = serde_json::to_value(&req).map_err(|e| e.to_string())?;
+            let bytes = self.remote.bytes("/v1/submit", &body).await?;
+            let len = bytes
+                .get(..4)
+                .and_then(|b| b.try_into().ok())
+                .map(u32::from_le_bytes)
+                .ok_or("a short answer")? as usize;
+            let outcome = bytes.get(4..4 + len).ok_or("a short answer")?;
+            let outcome: Outcome = serde_json::from_slice(outcome).map_err(|e| e.to_string())?;
+            let bundle = Bundle::decode(&bytes[4 + len..]).ok_or("a damaged bundle")?;
+            Ok((outcome, bundle))
+        })
+    }
+
+    fn fetch(&self, have: ObjectId) -> Boxed<'_, Result<Bundle, String>> {
+        Box::pin(async move {
+            let bytes = self
+                .remote
+                .bytes("/v1/fetch", &serde_json::json!({"have": have}))
+                .await?;
+            Bundle::decode(&bytes).ok_or_else(|| "a damaged bundle".to_owned())
+        })
+    }
+
+    fn flag(&self, path: &str) {
+        let remote = self.remote.clone();
+        let body = serde_json::json!({"path": path});
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                if let Err(e) = remote.post("/v1/flag", &body).await {
+                    tracing::warn!(error = %e, "a flag did not reach specc serve");
+                }
+            });
+        }
+    }
+}

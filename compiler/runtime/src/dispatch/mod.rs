@@ -1,0 +1,334 @@
+//! `specc serve`'s side of remote work: the build's scheduler hands a ready leaf to
+//! [`Dispatch::run_task`] instead of running it; the leaf is offered as a task lease, a
+//! `specc worker` claims it, runs it against its replica of the repository, submits through
+//! [`Dispatch::submit`] and reports how it ended through [`Dispatch::finish`], which ends the
+//! scheduler's wait. Every write a worker makes for a claim carries the claim's attempt
+//! number, the fencing token: once its lease expired or another worker claimed the task,
+//! its heartbeats, submissions and its end are refused.
+//!
+//! A submission and a claim of the same task take the task's lock, so a claim never slips
+//! between a submission's check of its token and its landing. A worker that landed a
+//! commit and died before it reported its end is found by the next claim of its task: the
+//! task ends as landed with that commit (its reviews are not done; design:
+//! state.deployment), and it lands once.
+//! design: state.leases
+//! design: state.deployment
+
+pub mod wire;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use specc_llm::StateError;
+use specc_vcs::object::ObjectId;
+use specc_vcs::{Outcome, Repo, Submission};
+use tokio::sync::oneshot;
+
+use crate::attempt::TaskEnd;
+use crate::context::WorkOrder;
+use crate::task_leases::{Claim, LeaseError, LeaseStore};
+
+/// A leaf the scheduler waits for.
+struct Waiting {
+    order: Arc<WorkOrder>,
+    done: oneshot::Sender<TaskEnd>,
+    /// The claim that holds it, and when its holder was last heard from.
+    held: Option<(i64, Instant)>,
+}
+
+/// A commit a claim of the task landed.
+#[derive(Clone, Debug)]
+struct Landing {
+    commit: ObjectId,
+    merged: Vec<String>,
+}
+
+/// Counts for the metrics endpoint.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub claims: AtomicU64,
+    pub submissions: AtomicU64,
+    pub commits: AtomicU64,
+    pub conflicts: AtomicU64,
+    /// Writes refused because their token no longer holds.
+    pub fenced: AtomicU64,
+}
+
+pub struct Dispatch {
+    store: LeaseStore,
+    run: String,
+    lease: Duration,
+    repo: Repo,
+    waiting: Mutex<HashMap<String, Waiting>>,
+    locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Landing>>>>>,
+    stopping: AtomicBool,
+    pub counters: Counters,
+}
+
+/// What a claim hands a worker.
+pub struct Claimed {
+    pub claim: Claim,
+    pub order: Arc<WorkOrder>,
+}
+
+impl Dispatch {
+    pub fn new(store: LeaseStore, run: &str, lease: Duration, repo: Repo) -> Dispatch {
+        Dispatch {
+            store,
+            run: run.to_owned(),
+            lease,
+            repo,
+            waiting: Mutex::default(),
+            locks: Mutex::default(),
+            stopping: AtomicBool::new(false),
+            counters: Counters::default(),
+        }
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.run
+    }
+
+    pub fn lease(&self) -> Duration {
+        self.lease
+    }
+
+    pub fn repo(&self) -> &Repo {
+        &self.repo
+    }
+
+    /// Offers `order` to workers (higher `priority` first) and waits until a worker reports
+    /// its end. Once the build is stopping, a leaf no live worker holds ends as stopped.
+    pub async fn run_task(&self, order: Arc<WorkOrder>, priority: i64) -> TaskEnd {
+        let task = order.task.id.clone();
+        let (tx, mut rx) = oneshot::channel();
+        if let Ok(mut w) = self.waiting.lock() {
+            w.insert(
+                task.clone(),
+                Waiting {
+                    order,
+                    done: tx,
+                    held: None,
+                },
+            );
+        }
+        if let Err(e) = self
+            .store
+            .offer(&self.run, &[(task.clone(), priority)])
+            .await
+        {
+            self.forget(&task);
+            return TaskEnd::Failed {
+                reason: format!("the state store could not offer it: {e}"),
+                attempts: 0,
+            };
+        }
+        loop {
+            let tick = tokio::time::sleep(Duration::from_millis(200));
+            tokio::select! {
+                end = &mut rx => {
+                    return end.unwrap_or(TaskEnd::Budget { attempts: 0 });
+                }
+                () = tick => {
+                    if self.stopping.load(Ordering::SeqCst) && !self.held_alive(&task) {
+                        let attempts = self.forget(&task).map_or(0, |(a, _)| a);
+                        return TaskEnd::Budget { attempts: u32::try_from(attempts).unwrap_or(0) };
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stops handing out work: unclaimed leaves end as stopped, claimed ones when their
+    /// worker reports or its lease runs out.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the build is over or stopping: no more work will be handed out.
+    pub fn stopped(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
+    /// Whether a worker holds `task` and was heard from within a lease.
+    fn held_alive(&self, task: &str) -> bool {
+        let w = self.waiting.lock();
+        w.ok()
+            .and_then(|w| w.get(task).and_then(|w| w.held))
+            .is_some_and(|(_, at)| at.elapsed() < self.lease)
+    }
+
+    /// Removes `task`'s wait; its holder, if any.
+    fn forget(&self, task: &str) -> Option<(i64, Instant)> {
+        self.waiting.lock().ok()?.remove(task)?.held
+    }
+
+    fn lock_of(&self, task: &str) -> Arc<tokio::sync::Mutex<Option<Landing>>> {
+        match self.locks.lock() {
+            Ok(mut l) => l.entry(task.to_owned()).or_default().clone(),
+            Err(_) => Arc::default(),
+        }
+    }
+
+    fn resolve(&self, task: &str, end: TaskEnd) {
+        if let Some(w) = self.waiting.lock().ok().and_then(|mut w| w.remove(task)) {
+            let _ = w.done.send(end);
+        }
+    }
+
+    /// Counts and logs a write refused by its token.
+    fn note_fenced<T>(
+        &self,
+        claim: &Claim,
+        what: &str,
+        r: Result<T, LeaseError>,
+    ) -> Result<T, LeaseError> {
+        if matches!(r, Err(LeaseError::Fenced)) {
+            self.counters.fenced.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                task = %claim.task,
+                claim = claim.attempt,
+                "a {what} under a lost claim was refused (fencing token)"
+            );
+        }
+        r
+    }
+
+    /// Claims the next ready leaf for `holder`. `None`: nothing to do now.
+    pub async fn claim(&self, holder: &str) -> Result<Option<Claimed>, StateError> {
+        loop {
+            if self.stopping.load(Ordering::SeqCst) {
+                return Ok(None);
+            }
+            let Some(claim) = self.store.claim(&self.run, holder, self.lease).await? else {
+                return Ok(None);
+            };
+            let lock = self.lock_of(&claim.task);
+            let landed = lock.lock().await;
+            if let Some(l) = landed.clone() {
+                // An earlier claim landed it and never reported: it ends as landed, once.
+                if self.store.finish(&self.run, &claim, true).await.is_ok() {
+                    let end = TaskEnd::Landed {
+                        commit: Some(l.commit),
+                        merged: l.merged,
+                        attempts: u32::try_from(claim.attempt).unwrap_or(u32::MAX),
+                        followups: Vec::new(),
+                        flagged: Vec::new(),
+                    };
+                    self.resolve(&claim.task, end);
+                }
+                continue;
+            }
+            let order = match self.waiting.lock() {
+                Ok(mut w) => w.get_mut(&claim.task).map(|w| {
+                    w.held = Some((claim.attempt, Instant::now()));
+                    w.order.clone()
+                }),
+                Err(_) => None,
+            };
+            match order {
+                Some(order) => {
+                    self.counters.claims.fetch_add(1, Ordering::Relaxed);
+                    return Ok(Some(Claimed { claim, order }));
+                }
+                // Offered by an earlier serve of this run: no job waits for it now.
+                None => {
+                    let _ = self.store.finish(&self.run, &claim, true).await;
+                }
+            }
+        }
+    }
+
+    /// Extends `claim`'s lease; refused once it is lost.
+    pub async fn heartbeat(&self, claim: &Claim) -> Result<(), LeaseError> {
+        let r = self.store.heartbeat(&self.run, claim, self.lease).await;
+        if r.is_ok()
+            && let Ok(mut w) = self.waiting.lock()
+            && let Some(w) = w.get_mut(&claim.task)
+        {
+            w.held = Some((claim.attempt, Instant::now()));
+        }
+        self.note_fenced(claim, "heartbeat", r)
+    }
+
+    /// Lands `s` for `claim` if its lease holds: the check extends the lease, and the task's
+    /// lock keeps a claim from slipping in before the landing.
+    pub async fn submit(&self, claim: &Claim, s: Submission) -> Result<Outcome, LeaseError> {
+        if s.task != claim.task {
+            return self.note_fenced(claim, "submission of another task", Err(LeaseError::Fenced));
+        }
+        let lock = self.lock_of(&claim.task);
+        let mut landed = lock.lock().await;
+        let held = self.store.heartbeat(&self.run, claim, self.lease).await;
+        self.note_fenced(claim, "submission", held)?;
+        self.counters.submissions.fetch_add(1, Ordering::Relaxed);
+        let outcome = self.repo.submit(s).await;
+        match &outcome {
+            Outcome::Committed { id, merged, .. } => {
+                self.counters.commits.fetch_add(1, Ordering::Relaxed);
+                if landed.is_none() {
+                    *landed = Some(Landing {
+                        commit: *id,
+                        merged: merged.clone(),
+                    });
+                }
+            }
+            Outcome::Conflict(_) => {
+                self.counters.conflicts.fetch_add(1, Ordering::Relaxed);
+            }
+            Outcome::Refused(_) => {}
+        }
+        Ok(outcome)
+    }
+
+    /// `claim`'s attempt ended with `end`: the scheduler's wait ends; refused once its lease
+    /// is lost.
+    pub async fn finish(&self, claim: &Claim, end: TaskEnd) -> Result<(), LeaseError> {
+        let lock = self.lock_of(&claim.task);
+        let mut landed = lock.lock().await;
+        let r = self.store.finish(&self.run, claim, true).await;
+        self.note_fenced(claim, "task's end", r)?;
+        // The task may be offered again (blocked, parked): its next claims start afresh.
+        *landed = None;
+        self.resolve(&claim.task, end);
+        Ok(())
+    }
+
+    /// Gives `claim` back (its worker is shutting down): another worker may claim it.
+    pub async fn release(&self, claim: &Claim) -> Result<(), LeaseError> {
+        let lock = self.lock_of(&claim.task);
+        let landed = lock.lock().await;
+        if landed.is_some() {
+            // It landed: released, its next claim would end it as landed; say so now.
+            drop(landed);
+            let end = self.landed_end(claim).await;
+            return self.finish(claim, end).await;
+        }
+        let r = self.store.finish(&self.run, claim, false).await;
+        if r.is_ok()
+            && let Ok(mut w) = self.waiting.lock()
+            && let Some(w) = w.get_mut(&claim.task)
+        {
+            w.held = None;
+        }
+        self.note_fenced(claim, "release", r)
+    }
+
+    async fn landed_end(&self, claim: &Claim) -> TaskEnd {
+        let l = self.lock_of(&claim.task).lock().await.clone();
+        TaskEnd::Landed {
+            commit: l.as_ref().map(|l| l.commit),
+            merged: l.map(|l| l.merged).unwrap_or_default(),
+            attempts: u32::try_from(claim.attempt).unwrap_or(u32::MAX),
+            followups: Vec::new(),
+            flagged: Vec::new(),
+        }
+    }
+
+    /// Leaves waiting: offered or claimed, not yet ended.
+    pub fn waiting(&self) -> usize {
+        self.waiting.lock().map_or(0, |w| w.len())
+    }
+}

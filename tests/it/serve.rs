@@ -1,0 +1,239 @@
+//! `specc serve` and three `specc worker` processes on loopback build the serve fixture
+//! (`fixtures/build/serve`: hand-written answers, each worker's `run` sleeps a second). The
+//! first worker is killed with SIGKILL mid-attempt; the second is paused with SIGSTOP past
+//! its lease and then resumed. The build completes; the tree equals a single-machine
+//! build's; no task lands twice; the paused worker's late writes are refused by the fencing
+//! token; and the ledger counts each claim's calls once: an undisturbed task's calls equal
+//! the single-machine build's, and a disturbed one's are at most one full set per claim.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::support::root;
+
+const TOKEN: &str = "serve-test-token-0123456789";
+const LEASE_SECONDS: &str = "1.5";
+
+fn fixture_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tmp");
+    for f in ["spec.md", "specc.toml", "recording.jsonl"] {
+        std::fs::copy(
+            root().join("fixtures/build/serve").join(f),
+            dir.path().join(f),
+        )
+        .expect("copy");
+    }
+    dir
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The tree of `out/`'s head, and how many commits each task landed.
+fn result(dir: &Path) -> (String, BTreeMap<String, usize>) {
+    let out = dir.join("out");
+    let mut per_task = BTreeMap::new();
+    for t in git(
+        &out,
+        &["log", "--format=%(trailers:key=Specc-Task,valueonly)"],
+    )
+    .lines()
+    {
+        if !t.trim().is_empty() {
+            *per_task.entry(t.trim().to_owned()).or_default() += 1;
+        }
+    }
+    (git(&out, &["ls-tree", "-r", "HEAD"]), per_task)
+}
+
+/// Ok worker calls by task in the ledger at `db`.
+fn worker_calls(db: &Path) -> BTreeMap<String, usize> {
+    let mut by_task = BTreeMap::new();
+    for r in specc_llm::Ledger::open_existing(db)
+        .expect("ledger")
+        .rows()
+        .expect("rows")
+    {
+        if r.role == "worker" && r.outcome == "ok" {
+            *by_task.entry(r.task).or_default() += 1;
+        }
+    }
+    by_task
+}
+
+/// Spawns `specc` in `dir` with the token and info logs; its stderr lines go to a channel.
+fn spawn(bin: &Path, dir: &Path, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
+    let mut child = Command::new(bin)
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("SPECC_SERVE_TOKEN", TOKEN)
+        .env("SPECC_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("specc starts");
+    let (tx, rx) = mpsc::channel();
+    let stderr = child.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// Lines from `rx` until one contains `needle` (all of them, kept in `seen`).
+fn wait_for(rx: &mpsc::Receiver<String>, needle: &str, seen: &mut Vec<String>) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) {
+            seen.push(line.clone());
+            if line.contains(needle) {
+                return line;
+            }
+        }
+    }
+    panic!("no line with {needle:?} in:\n{}", seen.join("\n"));
+}
+
+fn signal(child: &Child, sig: &str) {
+    let sent = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success(), "kill {sig}");
+}
+
+#[test]
+fn serve_and_three_workers_survive_a_killed_and_a_paused_worker() {
+    let bin: PathBuf = specc_tests::specc_binary();
+    let single = fixture_copy();
+    let built = Command::new(&bin)
+        .args(["build", "spec.md"])
+        .current_dir(single.path())
+        .output()
+        .expect("build");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let (tree, landed_once) = result(single.path());
+    assert_eq!(landed_once.len(), 8);
+    let full = worker_calls(&single.path().join(".specc/state.db"));
+
+    let dir = fixture_copy();
+    let d = dir.path();
+    let listen = ["--listen", "127.0.0.1:0", "--lease-seconds", LEASE_SECONDS];
+    let (mut serve, serve_rx) = spawn(&bin, d, &[&["serve", "spec.md"][..], &listen].concat());
+    let mut serve_log = Vec::new();
+    let line = wait_for(&serve_rx, "listening on http://", &mut serve_log);
+    let url = line.rsplit(' ').next().expect("url").to_owned();
+    let worker = ["worker", "--connect", url.as_str(), "--jobs", "1"];
+
+    // The first worker is killed once its first attempt is under way.
+    let (mut killed, killed_rx) = spawn(&bin, d, &worker);
+    let mut killed_log = Vec::new();
+    wait_for(&killed_rx, "AttemptStarted", &mut killed_log);
+    killed.kill().expect("SIGKILL");
+    let _ = killed.wait();
+
+    // The second is paused mid-attempt for longer than its lease (the third takes its task
+    // over meanwhile), then resumed.
+    let (mut paused, paused_rx) = spawn(&bin, d, &worker);
+    let mut paused_log = Vec::new();
+    wait_for(&paused_rx, "AttemptStarted", &mut paused_log);
+    signal(&paused, "-STOP");
+    let (mut third, third_rx) = spawn(&bin, d, &worker);
+    std::thread::sleep(Duration::from_secs(4));
+    signal(&paused, "-CONT");
+
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        serve_log.extend(serve_rx.try_iter());
+        if let Some(status) = serve.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "serve did not finish:\n{}",
+            serve_log.join("\n")
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    serve_log.extend(serve_rx.iter());
+    let serve_text = serve_log.join("\n");
+    assert!(status.success(), "{serve_text}");
+    for (name, child, rx, log) in [
+        ("paused", &mut paused, paused_rx, &mut paused_log),
+        ("third", &mut third, third_rx, &mut Vec::new()),
+    ] {
+        let done = child.wait().expect("worker ends");
+        log.extend(rx.iter());
+        assert!(done.success(), "the {name} worker:\n{}", log.join("\n"));
+    }
+
+    let (t, per_task) = result(d);
+    assert_eq!(
+        t, tree,
+        "the tree differs from a single-machine build's:\n{serve_text}"
+    );
+    assert_eq!(per_task, landed_once, "each task lands once");
+    assert!(
+        serve_text.contains("under a lost claim was refused (fencing token)"),
+        "the paused worker's late writes were not refused:\n{serve_text}"
+    );
+    assert!(
+        paused_log
+            .iter()
+            .any(|l| l.contains("the claim is lost") || l.contains("refused")),
+        "the paused worker did not see its claim lost:\n{}",
+        paused_log.join("\n")
+    );
+
+    // The ledger: every undisturbed task's calls once; a disturbed task's at most one full
+    // set per claim (the killed worker's never reached the serve: they stay in its own).
+    let db = d.join(".specc/state.db");
+    let claims: BTreeMap<String, i64> = rusqlite::Connection::open(&db)
+        .expect("db")
+        .prepare("SELECT task, attempt FROM task_leases")
+        .expect("query")
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("rows")
+        .map(|r| r.expect("row"))
+        .collect();
+    let calls = worker_calls(&db);
+    let mut disturbed = 0;
+    for (task, n) in &full {
+        let claimed = claims.get(task).copied().unwrap_or(0);
+        let got = calls.get(task).copied().unwrap_or(0);
+        if claimed == 1 {
+            assert_eq!(got, *n, "task {task}: one claim, its calls once");
+        } else {
+            disturbed += 1;
+            assert!(claimed >= 2, "task {task}: claimed {claimed} times");
+            let most = n * usize::try_from(claimed).expect("claims");
+            assert!(
+                got >= *n && got <= most,
+                "task {task}: {got} calls over {claimed} claims of {n}"
+            );
+        }
+    }
+    assert!(
+        disturbed >= 2,
+        "the killed and the paused worker's tasks were claimed again: {claims:?}"
+    );
+}
