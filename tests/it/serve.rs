@@ -5,6 +5,9 @@
 //! build's; no task lands twice; the paused worker's late writes are refused by the fencing
 //! token; and the ledger counts each claim's calls once: an undisturbed task's calls equal
 //! the single-machine build's, and a disturbed one's are at most one full set per claim.
+//! Once with serve's leases in its SQLite state database, once in PostgreSQL (a database of
+//! its own in `SPECC_TEST_PG_URL`'s cluster, or in a throwaway cluster; see
+//! `compiler/llm/tests/common/pg.rs`).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader};
@@ -14,6 +17,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::support::root;
+
+#[path = "../../compiler/llm/tests/common/pg.rs"]
+mod pg;
 
 const TOKEN: &str = "serve-test-token-0123456789";
 const LEASE_SECONDS: &str = "1.5";
@@ -71,9 +77,19 @@ fn worker_calls(db: &Path) -> BTreeMap<String, usize> {
     by_task
 }
 
-/// Spawns `specc` in `dir` with the token and info logs; its stderr lines go to a channel.
-fn spawn(bin: &Path, dir: &Path, args: &[&str]) -> (Child, mpsc::Receiver<String>) {
-    let mut child = Command::new(bin)
+/// Spawns `specc` in `dir` with the token, info logs and the state URL, if any; its stderr
+/// lines go to a channel.
+fn spawn(
+    bin: &Path,
+    dir: &Path,
+    args: &[&str],
+    state_url: Option<&str>,
+) -> (Child, mpsc::Receiver<String>) {
+    let mut command = Command::new(bin);
+    if let Some(url) = state_url {
+        command.env("SPECC_STATE_URL", url);
+    }
+    let mut child = command
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
@@ -119,6 +135,51 @@ fn signal(child: &Child, sig: &str) {
 
 #[test]
 fn serve_and_three_workers_survive_a_killed_and_a_paused_worker() {
+    scenario(None);
+}
+
+#[test]
+fn serve_and_three_workers_survive_a_killed_and_a_paused_worker_on_postgres() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let db = rt.block_on(pg::database());
+    scenario(Some(&db.url));
+}
+
+/// How many times each task was claimed: its lease's attempt number.
+fn claims(db: &Path, state_url: Option<&str>) -> BTreeMap<String, i64> {
+    let Some(url) = state_url else {
+        return rusqlite::Connection::open(db)
+            .expect("db")
+            .prepare("SELECT task, attempt FROM task_leases")
+            .expect("query")
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("rows")
+            .map(|r| r.expect("row"))
+            .collect();
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .expect("connect");
+        tokio::spawn(conn);
+        client
+            .query("SELECT task, attempt FROM task_leases", &[])
+            .await
+            .expect("query")
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect()
+    })
+}
+
+fn scenario(state_url: Option<&str>) {
     let bin: PathBuf = specc_tests::specc_binary();
     let single = fixture_copy();
     let built = Command::new(&bin)
@@ -138,14 +199,15 @@ fn serve_and_three_workers_survive_a_killed_and_a_paused_worker() {
     let dir = fixture_copy();
     let d = dir.path();
     let listen = ["--listen", "127.0.0.1:0", "--lease-seconds", LEASE_SECONDS];
-    let (mut serve, serve_rx) = spawn(&bin, d, &[&["serve", "spec.md"][..], &listen].concat());
+    let serve_args = [&["serve", "spec.md"][..], &listen].concat();
+    let (mut serve, serve_rx) = spawn(&bin, d, &serve_args, state_url);
     let mut serve_log = Vec::new();
     let line = wait_for(&serve_rx, "listening on http://", &mut serve_log);
     let url = line.rsplit(' ').next().expect("url").to_owned();
     let worker = ["worker", "--connect", url.as_str(), "--jobs", "1"];
 
     // The first worker is killed once its first attempt is under way.
-    let (mut killed, killed_rx) = spawn(&bin, d, &worker);
+    let (mut killed, killed_rx) = spawn(&bin, d, &worker, None);
     let mut killed_log = Vec::new();
     wait_for(&killed_rx, "AttemptStarted", &mut killed_log);
     killed.kill().expect("SIGKILL");
@@ -153,11 +215,11 @@ fn serve_and_three_workers_survive_a_killed_and_a_paused_worker() {
 
     // The second is paused mid-attempt for longer than its lease (the third takes its task
     // over meanwhile), then resumed.
-    let (mut paused, paused_rx) = spawn(&bin, d, &worker);
+    let (mut paused, paused_rx) = spawn(&bin, d, &worker, None);
     let mut paused_log = Vec::new();
     wait_for(&paused_rx, "AttemptStarted", &mut paused_log);
     signal(&paused, "-STOP");
-    let (mut third, third_rx) = spawn(&bin, d, &worker);
+    let (mut third, third_rx) = spawn(&bin, d, &worker, None);
     std::thread::sleep(Duration::from_secs(4));
     signal(&paused, "-CONT");
 
@@ -207,14 +269,12 @@ fn serve_and_three_workers_survive_a_killed_and_a_paused_worker() {
     // The ledger: every undisturbed task's calls once; a disturbed task's at most one full
     // set per claim (the killed worker's never reached the serve: they stay in its own).
     let db = d.join(".specc/state.db");
-    let claims: BTreeMap<String, i64> = rusqlite::Connection::open(&db)
-        .expect("db")
-        .prepare("SELECT task, attempt FROM task_leases")
-        .expect("query")
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .expect("rows")
-        .map(|r| r.expect("row"))
-        .collect();
+    let claims = claims(&db, state_url);
+    assert_eq!(
+        claims.len(),
+        8,
+        "every task was offered as a lease: {claims:?}"
+    );
     let calls = worker_calls(&db);
     let mut disturbed = 0;
     for (task, n) in &full {

@@ -17,6 +17,7 @@ const TABLES: &[&str] = &[
     "runners",   // specc_runtime::runners
     "build",     // commands/build/config.rs
     "sandbox",   // commands/build/config.rs
+    "state",     // commands/build/config.rs
 ];
 
 /// specc.toml at `path`, read whole, with every table one specc reads; errors name the file.

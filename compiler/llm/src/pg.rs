@@ -41,9 +41,17 @@ impl PgState {
     /// Connects to `url` (a libpq URL or key=value string; its password is never logged)
     /// and brings the database to the newest schema.
     pub async fn connect(url: &str) -> Result<PgState, StateError> {
-        let config: tokio_postgres::Config = url
+        PgState::connect_as(url, None).await
+    }
+
+    /// [`PgState::connect`], with `password` (PGPASSWORD, say) when the URL has none.
+    pub async fn connect_as(url: &str, password: Option<&str>) -> Result<PgState, StateError> {
+        let mut config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| StateError::Open(format!("not a PostgreSQL URL: {e}")))?;
+        if let Some(p) = password.filter(|_| config.get_password().is_none()) {
+            config.password(p);
+        }
         let manager = Manager::new(config, tokio_postgres::NoTls);
         let pool = Pool::builder(manager)
             .max_size(16)

@@ -33,12 +33,22 @@ pub(in crate::commands) struct BuildConfig {
     pub(in crate::commands) runners: specc_runtime::runners::Runners,
     /// `[eval]`: the hidden test suite, if any.
     pub(in crate::commands) eval: Option<specc_runtime::eval::EvalConfig>,
+    /// `SPECC_STATE_URL`, else `[state] url`: the PostgreSQL database of `specc serve`'s
+    /// task leases (design: state.backends). Never printed: it may hold a password.
+    pub(in crate::commands) state_url: Option<String>,
 }
 
 #[derive(Deserialize)]
 struct File {
     build: Option<BuildTable>,
     sandbox: Option<SandboxTable>,
+    state: Option<StateTable>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StateTable {
+    url: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -160,7 +170,29 @@ pub(in crate::commands) fn load_file(
             return Err(at(why));
         }
     }
+    let state_url = match std::env::var("SPECC_STATE_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    {
+        Some(url) => Some(url),
+        None => match file.state.and_then(|s| s.url) {
+            Some(url) if has_password(&url) => {
+                return Err(at(
+                    "[state] url must not hold a password (specc.toml is often committed): set SPECC_STATE_URL, or PGPASSWORD beside a URL without one".to_owned(),
+                ));
+            }
+            url => url,
+        },
+    };
+    if let Some(url) = &state_url
+        && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
+    {
+        return Err(at(
+            "the state URL must be a postgres:// URL (SPECC_STATE_URL or [state] url)".to_owned(),
+        ));
+    }
     Ok(BuildConfig {
+        state_url,
         llm,
         limits,
         review,
@@ -184,4 +216,26 @@ pub(in crate::commands) fn load_file(
         runners,
         eval,
     })
+}
+
+/// Whether a postgres:// URL carries a password (`user:password@`, or `password=`).
+fn has_password(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    let user_info = authority.rsplit_once('@').map(|(u, _)| u);
+    user_info.is_some_and(|u| u.contains(':')) || url.contains("password=")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_password;
+
+    #[test]
+    fn a_password_in_a_state_url_is_found() {
+        assert!(has_password("postgres://specc:secret@db:5432/specc"));
+        assert!(has_password("postgres://db/specc?password=secret"));
+        assert!(!has_password("postgres://specc@db:5432/specc"));
+        assert!(!has_password("postgresql://db/specc?sslmode=disable"));
+        assert!(!has_password("postgres://[::1]:5432/specc"));
+    }
 }

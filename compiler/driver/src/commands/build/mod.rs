@@ -319,7 +319,15 @@ fn execute(
         events: &on_event,
         dispatch: None,
     };
-    let served = serving.map(|serving| super::serve::start(s, serving));
+    let served = match serving.map(|serving| super::serve::start(s, serving)) {
+        Some(Err(e)) => {
+            return BuildReport {
+                stopped: Some(e),
+                ..BuildReport::default()
+            };
+        }
+        served => served.and_then(Result::ok),
+    };
     let services = Services {
         dispatch: served.as_ref().map(|(d, _)| d.as_ref()),
         ..services

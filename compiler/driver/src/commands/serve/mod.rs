@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use specc_ir::{Diagnostic, codes};
+use specc_llm::pg::PgState;
 use specc_runtime::dispatch::Dispatch;
 use specc_runtime::task_leases::LeaseStore;
 
@@ -71,9 +72,19 @@ pub(crate) fn run(args: &ServeArgs, env: &Env, out: &mut dyn Write, err: &mut dy
 }
 
 /// Starts the HTTP API on `s`'s runtime; the dispatch the build's scheduler hands its
-/// leaves to.
-pub(super) fn start(s: &Session, serving: Serving) -> (Arc<Dispatch>, Arc<http::Shared>) {
-    let store = LeaseStore::Sqlite(s.ledger.state_db());
+/// leaves to. The leases are in the state database, or with a state URL, in PostgreSQL.
+pub(super) fn start(
+    s: &Session,
+    serving: Serving,
+) -> Result<(Arc<Dispatch>, Arc<http::Shared>), String> {
+    let store = match &s.cfg.state_url {
+        Some(url) => {
+            let password = std::env::var("PGPASSWORD").ok();
+            let pg = s.rt.block_on(PgState::connect_as(url, password.as_deref()));
+            LeaseStore::Postgres(pg.map_err(|e| format!("the state database (PostgreSQL): {e}"))?)
+        }
+        None => LeaseStore::Sqlite(s.ledger.state_db()),
+    };
     let dispatch = Arc::new(Dispatch::new(store, &s.run, serving.lease, s.repo.clone()));
     let shared = Arc::new(http::Shared {
         dispatch: dispatch.clone(),
@@ -88,9 +99,9 @@ pub(super) fn start(s: &Session, serving: Serving) -> (Arc<Dispatch>, Arc<http::
         Ok(listener) => {
             s.rt.spawn(http::serve(listener, shared.clone()));
         }
-        Err(e) => tracing::error!(error = %e, "the listener could not join the runtime"),
+        Err(e) => return Err(format!("the listener could not join the runtime: {e}")),
     }
-    (dispatch, shared)
+    Ok((dispatch, shared))
 }
 
 /// After the build: answers the workers' claims for a little longer, so that each worker
