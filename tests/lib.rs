@@ -9,34 +9,42 @@ pub mod recorded_run;
 /// proposes runs in the sandbox, as in the binary.
 pub fn specc_binary() -> std::path::PathBuf {
     static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let out = std::process::Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "specc",
-                "--bin",
-                "specc",
-                "--message-format=json",
-            ])
-            .current_dir(root())
-            .output()
-            .expect("cargo builds the specc binary");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|v| v["target"]["name"] == "specc")
-            .find_map(|v| v["executable"].as_str().map(std::path::PathBuf::from))
-            .expect("cargo names the specc executable")
-    })
-    .clone()
+    BIN.get_or_init(|| cargo_build(&[])).clone()
+}
+
+/// The optimised specc binary, for benchmarks that run it as a process.
+pub fn specc_release_binary() -> std::path::PathBuf {
+    static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| cargo_build(&["--release"])).clone()
+}
+
+fn cargo_build(extra: &[&str]) -> std::path::PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "specc",
+            "--bin",
+            "specc",
+            "--message-format=json",
+        ])
+        .args(extra)
+        .current_dir(root())
+        .output()
+        .expect("cargo builds the specc binary");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["target"]["name"] == "specc")
+        .find_map(|v| v["executable"].as_str().map(std::path::PathBuf::from))
+        .expect("cargo names the specc executable")
 }
 
 /// The plan-diagnostic cases, `fixtures/planner/cases/*/`, in order.

@@ -202,6 +202,22 @@ pub fn dispatch_counters(c: &crate::dispatch::Counters) -> String {
         family(&mut out, name, "counter", help);
         sample(&mut out, name, &[], value.load(Relaxed) as f64);
     }
+    // Sums in seconds over the claims counted above: divided by the claims, the mean.
+    for (name, help, micros) in [
+        (
+            "specc_serve_claim_seconds_total",
+            "The state store's time in claims that handed out a leaf (lease latency).",
+            &c.claim_micros,
+        ),
+        (
+            "specc_serve_ready_seconds_total",
+            "Time leaves waited between their offer (or release) and their claim.",
+            &c.ready_micros,
+        ),
+    ] {
+        family(&mut out, name, "counter", help);
+        sample(&mut out, name, &[], micros.load(Relaxed) as f64 / 1e6);
+    }
     out
 }
 

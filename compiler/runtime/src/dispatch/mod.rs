@@ -36,6 +36,8 @@ struct Waiting {
     done: oneshot::Sender<TaskEnd>,
     /// The claim that holds it, and when its holder was last heard from.
     held: Option<(i64, Instant)>,
+    /// When it was offered (or last released).
+    offered: Instant,
 }
 
 /// A commit a claim of the task landed.
@@ -54,6 +56,11 @@ pub struct Counters {
     pub conflicts: AtomicU64,
     /// Writes refused because their token no longer holds.
     pub fenced: AtomicU64,
+    /// The state store's time in the claims that handed out a leaf (the lease latency),
+    /// in microseconds.
+    pub claim_micros: AtomicU64,
+    /// The time leaves waited between their offer and their claim, in microseconds.
+    pub ready_micros: AtomicU64,
 }
 
 pub struct Dispatch {
@@ -64,6 +71,9 @@ pub struct Dispatch {
     waiting: Mutex<HashMap<String, Waiting>>,
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Landing>>>>>,
     stopping: AtomicBool,
+    /// A permit per leaf offered or released: wakes one claim waiting in
+    /// [`Dispatch::claim_within`].
+    ready: tokio::sync::Notify,
     pub counters: Counters,
 }
 
@@ -83,6 +93,7 @@ impl Dispatch {
             waiting: Mutex::default(),
             locks: Mutex::default(),
             stopping: AtomicBool::new(false),
+            ready: tokio::sync::Notify::new(),
             counters: Counters::default(),
         }
     }
@@ -111,6 +122,7 @@ impl Dispatch {
                     order,
                     done: tx,
                     held: None,
+                    offered: Instant::now(),
                 },
             );
         }
@@ -125,6 +137,7 @@ impl Dispatch {
                 attempts: 0,
             };
         }
+        self.ready.notify_one();
         loop {
             let tick = tokio::time::sleep(Duration::from_millis(200));
             tokio::select! {
@@ -145,6 +158,7 @@ impl Dispatch {
     /// worker reports or its lease runs out.
     pub fn stop(&self) {
         self.stopping.store(true, Ordering::SeqCst);
+        self.ready.notify_waiters();
     }
 
     /// Whether the build is over or stopping: no more work will be handed out.
@@ -196,15 +210,41 @@ impl Dispatch {
         r
     }
 
+    /// [`Dispatch::claim`], waiting up to `window` for a leaf to be offered, so that an idle
+    /// worker's claim is held here instead of repeated, and a leaf offered is claimed at
+    /// once. A lease that expires wakes no one: it is found by the next claim, within a
+    /// window. `None`: nothing to do yet, or the build is over.
+    pub async fn claim_within(
+        &self,
+        holder: &str,
+        window: Duration,
+    ) -> Result<Option<Claimed>, StateError> {
+        let until = tokio::time::Instant::now() + window;
+        loop {
+            // Registered before the claim looks, so no offer between the two is missed.
+            let notified = self.ready.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(c) = self.claim(holder).await? {
+                return Ok(Some(c));
+            }
+            if self.stopped() || tokio::time::timeout_at(until, notified).await.is_err() {
+                return Ok(None);
+            }
+        }
+    }
+
     /// Claims the next ready leaf for `holder`. `None`: nothing to do now.
     pub async fn claim(&self, holder: &str) -> Result<Option<Claimed>, StateError> {
         loop {
             if self.stopping.load(Ordering::SeqCst) {
                 return Ok(None);
             }
+            let asked = Instant::now();
             let Some(claim) = self.store.claim(&self.run, holder, self.lease).await? else {
                 return Ok(None);
             };
+            let store_time = asked.elapsed();
             let lock = self.lock_of(&claim.task);
             let landed = lock.lock().await;
             if let Some(l) = landed.clone() {
@@ -224,13 +264,18 @@ impl Dispatch {
             let order = match self.waiting.lock() {
                 Ok(mut w) => w.get_mut(&claim.task).map(|w| {
                     w.held = Some((claim.attempt, Instant::now()));
-                    w.order.clone()
+                    let waited = std::mem::replace(&mut w.offered, Instant::now()).elapsed();
+                    (w.order.clone(), waited)
                 }),
                 Err(_) => None,
             };
             match order {
-                Some(order) => {
-                    self.counters.claims.fetch_add(1, Ordering::Relaxed);
+                Some((order, waited)) => {
+                    let c = &self.counters;
+                    c.claims.fetch_add(1, Ordering::Relaxed);
+                    c.claim_micros
+                        .fetch_add(micros(store_time), Ordering::Relaxed);
+                    c.ready_micros.fetch_add(micros(waited), Ordering::Relaxed);
                     return Ok(Some(Claimed { claim, order }));
                 }
                 // Offered by an earlier serve of this run: no job waits for it now.
@@ -312,6 +357,8 @@ impl Dispatch {
             && let Some(w) = w.get_mut(&claim.task)
         {
             w.held = None;
+            w.offered = Instant::now();
+            self.ready.notify_one();
         }
         self.note_fenced(claim, "release", r)
     }
@@ -331,4 +378,8 @@ impl Dispatch {
     pub fn waiting(&self) -> usize {
         self.waiting.lock().map_or(0, |w| w.len())
     }
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }

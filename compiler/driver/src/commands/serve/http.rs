@@ -7,7 +7,7 @@
 //! | route | body | answer |
 //! |---|---|---|
 //! | `GET /v1/build` | | `{run, lease_ms}` |
-//! | `POST /v1/claim` | `{holder}` | a `ClaimAnswer` |
+//! | `POST /v1/claim` | `{holder, wait_ms}` | a `ClaimAnswer`, held up to `wait_ms` for a leaf |
 //! | `POST /v1/heartbeat` | a token | 200, or 409 |
 //! | `POST /v1/fetch` | `{have}` | the bundle from `have` to the head |
 //! | `POST /v1/submit` | a `SubmitRequest` | u32 length, the outcome's JSON, the bundle; or 409 |
@@ -130,7 +130,13 @@ fn refused(e: &LeaseError) -> Response<Full<Bytes>> {
 #[derive(serde::Deserialize)]
 struct Holder {
     holder: String,
+    /// How long the claim may wait for a leaf, in milliseconds (at most [`MAX_CLAIM_WAIT`]).
+    #[serde(default)]
+    wait_ms: u64,
 }
+
+/// The longest a claim is held waiting for a leaf.
+const MAX_CLAIM_WAIT: Duration = Duration::from_secs(10);
 
 #[derive(serde::Deserialize)]
 struct Have {
@@ -209,9 +215,10 @@ async fn claim(
     shared: &Shared,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Response<Full<Bytes>>> {
-    let holder = body::<Holder>(req).await?.holder;
+    let Holder { holder, wait_ms } = body::<Holder>(req).await?;
     let d = &shared.dispatch;
-    let answer = match d.claim(&holder).await {
+    let wait = Duration::from_millis(wait_ms).min(MAX_CLAIM_WAIT);
+    let answer = match d.claim_within(&holder, wait).await {
         Ok(Some(Claimed { claim, order })) => ClaimAnswer::Task {
             run: format!("{}@{}", d.run_id(), claim.attempt),
             token: Token::from(&claim),

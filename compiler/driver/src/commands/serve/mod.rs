@@ -107,6 +107,18 @@ pub(super) fn start(
 /// After the build: answers the workers' claims for a little longer, so that each worker
 /// heard from lately learns that the build is over and exits.
 pub(super) fn drain(s: &Session, shared: &http::Shared) {
+    let c = &shared.dispatch.counters;
+    let get = |n: &std::sync::atomic::AtomicU64| n.load(std::sync::atomic::Ordering::Relaxed);
+    tracing::info!(
+        claims = get(&c.claims),
+        commits = get(&c.commits),
+        conflicts = get(&c.conflicts),
+        fenced = get(&c.fenced),
+        claim_micros = get(&c.claim_micros),
+        ready_micros = get(&c.ready_micros),
+        cpu_ms = own_cpu_ms(),
+        "the build's leaves are over"
+    );
     let window = shared.dispatch.lease().min(Duration::from_secs(10));
     let until = Instant::now() + window;
     s.rt.block_on(async {
@@ -114,4 +126,18 @@ pub(super) fn drain(s: &Session, shared: &http::Shared) {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     });
+}
+
+/// This process's CPU time so far in milliseconds (user and system, all threads), where the
+/// system says (Linux's /proc; `/proc`'s clock ticks are 100 a second there); 0 elsewhere.
+fn own_cpu_ms() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // After the command's closing parenthesis: the state is the first field, and utime and
+    // stime are the 12th and 13th.
+    let rest = stat.rsplit(')').next().unwrap_or_default();
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    (f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)) * 10
 }

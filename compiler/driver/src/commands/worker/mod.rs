@@ -43,8 +43,12 @@ use crate::{Env, exit};
 /// How long the serve may be unreachable before the worker gives up.
 const PATIENCE: Duration = Duration::from_secs(30);
 
-/// How often a worker with nothing to do asks again.
+/// How often a worker looks again when it cannot ask (all its jobs are running, or a claim
+/// failed), and the pause before asking a serve that did not hold a claim.
 const POLL: Duration = Duration::from_millis(100);
+
+/// How long the serve may hold a claim waiting for a leaf to be offered.
+const CLAIM_WAIT: Duration = Duration::from_secs(1);
 
 struct Worker {
     holder: String,
@@ -208,46 +212,72 @@ async fn hello(remote: &Remote) -> Result<String, String> {
 }
 
 /// Claims and runs tasks until the serve says the build is over (or a signal stops it).
+/// One claim is asked at a time, beside the running tasks: the serve holds it until a leaf
+/// is offered (up to [`CLAIM_WAIT`]), so a leaf is claimed as soon as it is ready.
 async fn work(w: &Worker, jobs: usize) -> Result<(), String> {
     let mut unreachable_since: Option<std::time::Instant> = None;
     tracing::info!(holder = %w.holder, "working for specc serve");
     let mut running = FuturesUnordered::new();
+    // The claim being asked, and when it was asked (at most one).
+    let mut asking = FuturesUnordered::new();
+    let mut retry_at: Option<tokio::time::Instant> = None;
     let mut over = false;
     loop {
         let halted = w.client.halted().is_some();
-        while !over && !halted && running.len() < jobs {
-            match w.remote.claim(&w.holder).await {
-                Ok(ClaimAnswer::Task {
-                    token,
-                    run,
-                    order,
-                    lease_ms,
-                }) => {
-                    unreachable_since = None;
-                    let lease = Duration::from_millis(lease_ms);
-                    running.push(one_claim(w, token, run, *order, lease));
-                }
-                Ok(ClaimAnswer::Wait) => {
-                    unreachable_since = None;
-                    break;
-                }
-                Ok(ClaimAnswer::Done) => over = true,
-                Err(e) => {
-                    let since = *unreachable_since.get_or_insert_with(std::time::Instant::now);
-                    if since.elapsed() > PATIENCE && running.is_empty() {
-                        return Err(e);
-                    }
-                    tracing::warn!(error = %e, "claiming");
-                    break;
-                }
-            }
+        let now = tokio::time::Instant::now();
+        if asking.is_empty()
+            && !over
+            && !halted
+            && running.len() < jobs
+            && retry_at.is_none_or(|t| t <= now)
+        {
+            retry_at = None;
+            asking.push(async move { (w.remote.claim(&w.holder, CLAIM_WAIT).await, now) });
         }
-        if running.is_empty() && (over || halted) {
+        if running.is_empty() && asking.is_empty() && (over || halted) {
             return Ok(());
         }
-        tokio::select! {
-            Some(()) = running.next(), if !running.is_empty() => {}
-            () = tokio::time::sleep(POLL) => {}
+        let idle = retry_at.unwrap_or(now + POLL);
+        let answer = tokio::select! {
+            Some(()) = running.next(), if !running.is_empty() => None,
+            Some(answer) = asking.next(), if !asking.is_empty() => Some(answer),
+            () = tokio::time::sleep_until(idle), if asking.is_empty() => None,
+        };
+        let Some((answer, asked)) = answer else {
+            continue;
+        };
+        match answer {
+            Ok(ClaimAnswer::Task {
+                token,
+                run,
+                order,
+                lease_ms,
+            }) => {
+                unreachable_since = None;
+                if w.client.halted().is_some() {
+                    // Stopping: the leaf goes back to the serve for another worker.
+                    let _ = w.remote.release(&token).await;
+                    continue;
+                }
+                let lease = Duration::from_millis(lease_ms);
+                running.push(one_claim(w, token, run, *order, lease));
+            }
+            Ok(ClaimAnswer::Wait) => {
+                unreachable_since = None;
+                // A serve that did not hold the claim is asked again after a pause.
+                if asked.elapsed() < CLAIM_WAIT / 2 {
+                    retry_at = Some(tokio::time::Instant::now() + POLL);
+                }
+            }
+            Ok(ClaimAnswer::Done) => over = true,
+            Err(e) => {
+                let since = *unreachable_since.get_or_insert_with(std::time::Instant::now);
+                if since.elapsed() > PATIENCE && running.is_empty() {
+                    return Err(e);
+                }
+                tracing::warn!(error = %e, "claiming");
+                retry_at = Some(tokio::time::Instant::now() + POLL * 5);
+            }
         }
     }
 }

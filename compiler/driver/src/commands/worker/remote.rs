@@ -93,10 +93,10 @@ impl Remote {
         Ok((h.run, Duration::from_millis(h.lease_ms)))
     }
 
-    pub(super) async fn claim(&self, holder: &str) -> Result<ClaimAnswer, String> {
-        let r = self
-            .post("/v1/claim", &serde_json::json!({"holder": holder}))
-            .await?;
+    /// Claims a leaf; the serve may hold the request up to `wait` until one is offered.
+    pub(super) async fn claim(&self, holder: &str, wait: Duration) -> Result<ClaimAnswer, String> {
+        let body = serde_json::json!({"holder": holder, "wait_ms": wait.as_millis() as u64});
+        let r = self.post("/v1/claim", &body).await?;
         r.json().await.map_err(|e| without_url(&e))
     }
 

@@ -1,0 +1,144 @@
+//! Serve's dispatch (design: state.deployment): a worker's claim held while nothing is ready
+//! takes a leaf the moment it is offered, and is let go when the build stops.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use specc_ir::plan::{ChildKind, TaskNode};
+use specc_llm::Ledger;
+use specc_runtime::attempt::TaskEnd;
+use specc_runtime::context::WorkOrder;
+use specc_runtime::dispatch::Dispatch;
+use specc_runtime::task_leases::LeaseStore;
+use specc_vcs::Repo;
+
+/// Longer than any test waits: a claim that returns within it was woken, not timed out.
+const WINDOW: Duration = Duration::from_secs(60);
+
+fn order(id: &str) -> Arc<WorkOrder> {
+    Arc::new(WorkOrder {
+        origin: None,
+        task: TaskNode {
+            id: id.into(),
+            parent: Some(String::new()),
+            kind: ChildKind::Work,
+            role: "worker".into(),
+            model: "w".into(),
+            title: id.into(),
+            instructions: String::new(),
+            decisions_to_read: Vec::new(),
+            write_scope: vec![format!("{id}.txt")],
+            read_scope: Vec::new(),
+            acceptance: Vec::new(),
+            dependencies: Vec::new(),
+            covers_requirements: Vec::new(),
+            budget: 1000,
+            fingerprint: id.into(),
+        },
+        fingerprint: id.into(),
+        decisions: Vec::new(),
+        requirements: Vec::new(),
+        checks: Vec::new(),
+    })
+}
+
+fn dispatch(dir: &std::path::Path) -> (Arc<Dispatch>, Arc<Ledger>) {
+    let ledger = Arc::new(Ledger::open(&dir.join("state.db")).expect("state"));
+    std::fs::create_dir_all(dir.join("vcs")).expect("dir");
+    let repo = Repo::open(&dir.join("vcs/log"), specc_vcs::Options::default()).expect("repo");
+    let store = LeaseStore::Sqlite(ledger.state_db());
+    let d = Dispatch::new(store, "run", Duration::from_secs(30), repo);
+    (Arc::new(d), ledger)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_claim_takes_a_leaf_as_soon_as_it_is_offered() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (d, _ledger) = dispatch(dir.path());
+    let waiting = {
+        let d = d.clone();
+        tokio::spawn(async move { d.claim_within("w1", WINDOW).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !waiting.is_finished(),
+        "nothing is offered: the claim is held"
+    );
+    let runs = {
+        let d = d.clone();
+        tokio::spawn(async move { d.run_task(order("a"), 1).await })
+    };
+    let claimed = tokio::time::timeout(WINDOW / 2, waiting)
+        .await
+        .expect("the offer woke the held claim")
+        .expect("joined")
+        .expect("the store answered")
+        .expect("a leaf");
+    assert_eq!(claimed.claim.task, "a");
+    assert_eq!(claimed.claim.attempt, 1);
+    let end = TaskEnd::Failed {
+        reason: "test".into(),
+        attempts: 1,
+    };
+    d.finish(&claimed.claim, end)
+        .await
+        .expect("the claim holds");
+    let ended = runs.await.expect("joined");
+    assert!(matches!(ended, TaskEnd::Failed { .. }), "{ended:?}");
+    assert_eq!(
+        d.counters.claims.load(std::sync::atomic::Ordering::Relaxed),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_lets_a_held_claim_go_with_nothing() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (d, _ledger) = dispatch(dir.path());
+    let waiting = {
+        let d = d.clone();
+        tokio::spawn(async move { d.claim_within("w1", WINDOW).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    d.stop();
+    let answer = tokio::time::timeout(WINDOW / 2, waiting)
+        .await
+        .expect("stopping woke the held claim")
+        .expect("joined")
+        .expect("the store answered");
+    assert!(answer.is_none());
+    assert!(d.stopped());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leaf_offered_before_anyone_asks_is_claimed_at_once() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (d, _ledger) = dispatch(dir.path());
+    let runs = {
+        let d = d.clone();
+        tokio::spawn(async move { d.run_task(order("b"), 1).await })
+    };
+    // The offer lands in the store; a claim asked afterwards finds it without waiting.
+    let claimed = loop {
+        if let Some(c) = d.claim_within("w1", Duration::ZERO).await.expect("store") {
+            break c;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(claimed.claim.task, "b");
+    d.release(&claimed.claim).await.expect("released");
+    // Released, it is ready again: the next claim takes it as the next attempt.
+    let again = tokio::time::timeout(WINDOW / 2, d.claim_within("w2", WINDOW))
+        .await
+        .expect("the released leaf is claimed again")
+        .expect("store")
+        .expect("a leaf");
+    assert_eq!((again.claim.task.as_str(), again.claim.attempt), ("b", 2));
+    d.stop();
+    d.release(&again.claim).await.expect("released");
+    let ended = tokio::time::timeout(WINDOW / 2, runs)
+        .await
+        .expect("a stopped build's unheld leaf ends")
+        .expect("joined");
+    assert!(matches!(ended, TaskEnd::Budget { .. }), "{ended:?}");
+}
