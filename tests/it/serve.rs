@@ -297,3 +297,56 @@ fn scenario(state_url: Option<&str>) {
         "the killed and the paused worker's tasks were claimed again: {claims:?}"
     );
 }
+
+/// The cap the budget test sets: about three of the fixture's eight tasks' worth of worker
+/// calls (each call costs $0.002 at these prices: 200 output tokens; its worst case, held
+/// before it goes out, is $0.01: 1000).
+const CAP: f64 = 0.03;
+
+#[test]
+fn workers_spend_one_shared_budget() {
+    let bin: PathBuf = specc_tests::specc_binary();
+    let dir = fixture_copy();
+    let d = dir.path();
+    let mut toml = std::fs::read_to_string(d.join("specc.toml")).expect("config");
+    toml.push_str(&format!(
+        "\n[prices.worker]\ninput = 0.0\noutput = 10.0\n\n[budget]\ndollars = {CAP}\n"
+    ));
+    std::fs::write(d.join("specc.toml"), toml).expect("config");
+    let serve_args = ["serve", "spec.md", "--listen", "127.0.0.1:0"];
+    let (mut serve, serve_rx) = spawn(&bin, d, &serve_args, None);
+    let mut serve_log = Vec::new();
+    let line = wait_for(&serve_rx, "listening on http://", &mut serve_log);
+    let url = line.rsplit(' ').next().expect("url").to_owned();
+    // Three workers, each of which would stay under the cap on its own calls.
+    let worker = ["worker", "--connect", url.as_str(), "--jobs", "2"];
+    let mut workers: Vec<_> = (0..3).map(|_| spawn(&bin, d, &worker, None)).collect();
+    let status = serve.wait().expect("serve ends");
+    serve_log.extend(serve_rx.iter());
+    for (w, rx) in &mut workers {
+        let _ = w.wait();
+        rx.iter().for_each(drop);
+    }
+    let text = serve_log.join("\n");
+    assert!(!status.success(), "the cap stops the build:\n{text}");
+    assert!(text.contains("budget"), "it says why:\n{text}");
+    let rows = specc_llm::Ledger::open_existing(&d.join(".specc/state.db"))
+        .expect("ledger")
+        .rows()
+        .expect("rows");
+    let workers_calls = rows.iter().filter(|r| r.role == "worker").count();
+    let spent: f64 = rows.iter().map(|r| r.dollars).sum();
+    assert!(
+        workers_calls >= 3,
+        "the workers' calls are in serve's ledger: {workers_calls}"
+    );
+    assert!(
+        spent <= CAP + 1e-9,
+        "the workers together spent ${spent} past the ${CAP} cap"
+    );
+    // Less than the whole build's cost: the cap, not the end of the work, stopped it.
+    assert!(
+        workers_calls < 32,
+        "{workers_calls} calls: the cap did not bind"
+    );
+}

@@ -38,6 +38,8 @@ pub struct Client {
     record_failures: crate::RecordFailures,
     /// Set: no more calls (design: runtime.graceful-stop).
     halt: crate::Halt,
+    /// A budget and ledger shared through a service (a worker's serve), if any.
+    gate: Option<Arc<dyn crate::BudgetGate>>,
 }
 
 impl Client {
@@ -81,6 +83,7 @@ impl Client {
             policy,
             record_failures,
             halt: crate::Halt::default(),
+            gate: None,
         }
     }
 
@@ -132,6 +135,13 @@ impl Client {
     pub fn with_ledger(mut self, ledger: Arc<Ledger>, run: &str) -> Client {
         self.ledger = Some(ledger);
         self.run = run.to_owned();
+        self
+    }
+
+    /// Holds every call against `gate`'s shared budget too, and records its rows there
+    /// (design: state.leases).
+    pub fn with_gate(mut self, gate: Arc<dyn crate::BudgetGate>) -> Client {
+        self.gate = Some(gate);
         self
     }
 
@@ -228,19 +238,27 @@ impl Client {
         if let Some(why) = self.halt.reason() {
             return Err(LlmError::Halted(why));
         }
+        let worst = price.dollars(Usage {
+            input: input_estimate(&request),
+            cached_input: 0,
+            output: u64::from(request.max_tokens),
+        });
         let mut reservation = match &self.ledger {
             Some(l) => {
-                let worst = price.dollars(Usage {
-                    input: input_estimate(&request),
-                    cached_input: 0,
-                    output: u64::from(request.max_tokens),
-                });
                 let held = l.reserve(&self.run, worst, self.config.budget.dollars)?;
                 Some(Reservation {
                     ledger: l.clone(),
                     held: Some(held),
                 })
             }
+            None => None,
+        };
+        // Then the shared budget's hold, given back however the call ends, like the above.
+        let mut shared = match &self.gate {
+            Some(g) => Some(crate::gate::Held {
+                gate: g.as_ref(),
+                id: Some(g.hold(task, worst).await?),
+            }),
             None => None,
         };
         let mut attempt = 1;
@@ -296,8 +314,8 @@ impl Client {
             };
             // Queued with the others of this moment, and committed before the answer is
             // used: a crash cannot lose a paid answer once the caller has it.
-            let recorded = match (&self.ledger, row) {
-                (Some(l), Some(row)) => match l.record_with(&row, also, release) {
+            let recorded = match (&self.ledger, &row) {
+                (Some(l), Some(row)) => match l.record_with(row, also, release) {
                     Ok(()) => l.durable().await,
                     Err(e) => Err(e),
                 },
@@ -305,6 +323,13 @@ impl Client {
                     "no ledger to record the call".into(),
                 ))),
             };
+            if let (Some(g), Some(row)) = (&self.gate, &row) {
+                let settled = match retry {
+                    None => shared.as_mut().and_then(|h| h.id.take()),
+                    Some(_) => None,
+                };
+                g.record(row, settled).await;
+            }
             let journaled = match recorded {
                 Ok(()) => journal.is_some(),
                 Err(e) => {

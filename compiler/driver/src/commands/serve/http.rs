@@ -14,7 +14,7 @@
 //! | `POST /v1/flag` | `{path}` | 200 |
 //! | `POST /v1/finish` | a `FinishRequest` | 200, or 409 |
 //! | `POST /v1/release` | a token | 200, or 409 |
-//! | `POST /v1/calls` | `{calls}`: a worker's model calls | 200 once they are durable |
+//! | `POST /v1/budget/…` | holds, rows and releases of the workers' model calls: `budget.rs` | |
 //! | `GET /metrics` | | Prometheus text |
 //!
 //! design: state.deployment
@@ -34,6 +34,8 @@ use specc_runtime::dispatch::{Claimed, Dispatch};
 use specc_runtime::task_leases::LeaseError;
 use specc_vcs::object::ObjectId;
 
+use super::budget;
+
 /// The largest request body: a submission with its files.
 const MAX_BODY: usize = 512 << 20;
 
@@ -45,6 +47,8 @@ pub(in crate::commands) struct Shared {
     pub(super) budget: Option<f64>,
     /// The build's ledger: workers' model calls are recorded here.
     pub(super) ledger: Arc<specc_llm::Ledger>,
+    /// The budget's holds for the workers' calls in flight.
+    pub(super) holds: super::budget::Holds,
     /// Workers heard from: when, and whether they were told the build is over.
     pub(super) seen: Mutex<HashMap<String, (Instant, bool)>>,
 }
@@ -82,13 +86,13 @@ pub(super) async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>
     }
 }
 
-fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+pub(super) fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(body.into()));
     *r.status_mut() = status;
     r
 }
 
-fn json<T: serde::Serialize>(v: &T) -> Response<Full<Bytes>> {
+pub(super) fn json<T: serde::Serialize>(v: &T) -> Response<Full<Bytes>> {
     match serde_json::to_vec(v) {
         Ok(b) => text(StatusCode::OK, b),
         Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
@@ -120,7 +124,7 @@ async fn body<T: serde::de::DeserializeOwned>(
         .map_err(|e| text(StatusCode::BAD_REQUEST, format!("the body: {e}")))
 }
 
-fn refused(e: &LeaseError) -> Response<Full<Bytes>> {
+pub(super) fn refused(e: &LeaseError) -> Response<Full<Bytes>> {
     match e {
         LeaseError::Fenced => text(StatusCode::CONFLICT, e.to_string()),
         LeaseError::State(_) => text(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
@@ -141,11 +145,6 @@ const MAX_CLAIM_WAIT: Duration = Duration::from_secs(10);
 #[derive(serde::Deserialize)]
 struct Have {
     have: Option<ObjectId>,
-}
-
-#[derive(serde::Deserialize)]
-struct Calls {
-    calls: Vec<specc_llm::CallRow>,
 }
 
 #[derive(serde::Deserialize)]
@@ -187,7 +186,9 @@ async fn answer(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
         (Method::POST, "/v1/finish") => match body::<FinishRequest>(req).await {
             Ok(f) => {
                 let end = f.end.into_task_end();
-                Ok(match d.finish(&f.token.into(), end).await {
+                let claim: specc_runtime::task_leases::Claim = f.token.into();
+                budget::sweep(shared, &claim.task, claim.attempt);
+                Ok(match d.finish(&claim, end).await {
                     Ok(()) => text(StatusCode::OK, ""),
                     Err(e) => refused(&e),
                 })
@@ -195,16 +196,27 @@ async fn answer(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
             Err(r) => Err(r),
         },
         (Method::POST, "/v1/release") => match body::<Token>(req).await {
-            Ok(t) => Ok(match d.release(&t.into()).await {
-                Ok(()) => text(StatusCode::OK, ""),
-                Err(e) => refused(&e),
-            }),
+            Ok(t) => {
+                let claim: specc_runtime::task_leases::Claim = t.into();
+                budget::sweep(shared, &claim.task, claim.attempt);
+                Ok(match d.release(&claim).await {
+                    Ok(()) => text(StatusCode::OK, ""),
+                    Err(e) => refused(&e),
+                })
+            }
             Err(r) => Err(r),
         },
-        (Method::POST, "/v1/calls") => match body::<Calls>(req).await {
-            Ok(c) => Ok(record(shared, &c.calls).await),
+        (Method::POST, "/v1/budget/hold") => match body(req).await {
+            Ok(h) => Ok(budget::hold(shared, h).await),
             Err(r) => Err(r),
         },
+        (Method::POST, "/v1/budget/record") => match body(req).await {
+            Ok(r) => Ok(budget::record(shared, r).await),
+            Err(r) => Err(r),
+        },
+        (Method::POST, "/v1/budget/release") => {
+            body(req).await.map(|r| budget::release(shared, &r))
+        }
         (Method::GET, "/metrics") => Ok(metrics(shared)),
         _ => Ok(text(StatusCode::NOT_FOUND, "no such route")),
     };
@@ -219,12 +231,16 @@ async fn claim(
     let d = &shared.dispatch;
     let wait = Duration::from_millis(wait_ms).min(MAX_CLAIM_WAIT);
     let answer = match d.claim_within(&holder, wait).await {
-        Ok(Some(Claimed { claim, order })) => ClaimAnswer::Task {
-            run: format!("{}@{}", d.run_id(), claim.attempt),
-            token: Token::from(&claim),
-            order: Box::new((*order).clone()),
-            lease_ms: d.lease().as_millis() as u64,
-        },
+        Ok(Some(Claimed { claim, order })) => {
+            // The earlier claims' calls that never settled are given back.
+            budget::sweep(shared, &claim.task, claim.attempt - 1);
+            ClaimAnswer::Task {
+                run: format!("{}@{}", d.run_id(), claim.attempt),
+                token: Token::from(&claim),
+                order: Box::new((*order).clone()),
+                lease_ms: d.lease().as_millis() as u64,
+            }
+        }
         Ok(None) if d.stopped() => ClaimAnswer::Done,
         Ok(None) => ClaimAnswer::Wait,
         Err(e) => return Err(text(StatusCode::SERVICE_UNAVAILABLE, e.to_string())),
@@ -263,21 +279,6 @@ async fn submit(
 
 /// Records a worker's model calls in the build's ledger, whatever became of their claim:
 /// they were paid for. Only the build's own run is accepted.
-async fn record(shared: &Shared, calls: &[specc_llm::CallRow]) -> Response<Full<Bytes>> {
-    if calls.iter().any(|c| c.run != shared.dispatch.run_id()) {
-        return text(StatusCode::BAD_REQUEST, "calls of another run");
-    }
-    for c in calls {
-        if let Err(e) = shared.ledger.record(c) {
-            return text(StatusCode::SERVICE_UNAVAILABLE, e.to_string());
-        }
-    }
-    match shared.ledger.durable().await {
-        Ok(()) => text(StatusCode::OK, ""),
-        Err(e) => text(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
-    }
-}
-
 fn metrics(shared: &Shared) -> Response<Full<Bytes>> {
     let mut out = String::new();
     if let Ok(Some(status)) = specc_runtime::journal_status::read(&shared.db) {

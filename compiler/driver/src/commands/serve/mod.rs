@@ -6,6 +6,7 @@
 //! (`http`), under the claim's fencing token. The bearer token is `SPECC_SERVE_TOKEN`.
 //! design: state.deployment
 
+mod budget;
 pub(in crate::commands) mod http;
 
 use std::io::Write;
@@ -92,6 +93,7 @@ pub(super) fn start(
         db: s.state.join("state.db"),
         budget: s.cfg.llm.budget.dollars,
         ledger: s.ledger.clone(),
+        holds: Default::default(),
         seen: Default::default(),
     });
     let _entered = s.rt.enter();

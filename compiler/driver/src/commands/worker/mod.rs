@@ -4,7 +4,10 @@
 //! sandbox, reviews), submits through the serve under the claim's fencing token, heartbeats
 //! at a third of the lease meanwhile, and reports how the task ended. A heartbeat refused
 //! (the lease was lost: this process was paused, or cut off, for longer than the lease)
-//! abandons the attempt at once; anything it would still write is refused anyway.
+//! abandons the attempt at once; anything it would still write is refused anyway. Each
+//! model call is held against the serve's budget under the claim first (so workers cannot
+//! overspend together, and a lost claim spends nothing more) and recorded in the serve's
+//! ledger as it ends.
 //!
 //! Its own state is under `--dir`'s `.specc/workers/<host>-<pid>/`: the replica, the
 //! checkout slots, and a journal and ledger of its own model calls. The models, limits and
@@ -56,9 +59,6 @@ struct Worker {
     upstream: Arc<HttpUpstream>,
     replica: Repo,
     journal: Journal,
-    ledger: Arc<Ledger>,
-    /// The ledger's rows already sent to the serve, by position.
-    shipped: std::sync::Mutex<std::collections::HashSet<usize>>,
     client: Client,
     runner: Arc<dyn Runner>,
     work: PathBuf,
@@ -180,16 +180,17 @@ fn open(
         .map(Arc::new)
         .map_err(|e| format!("the worker's state database: {e}"))?;
     let journal = Journal::on(ledger.state_db()).map_err(|e| e.to_string())?;
-    // Its calls are the build's: recorded under its run, and sent to the serve's ledger.
-    let client = session::client(&cfg, args, env).with_ledger(ledger.clone(), run);
+    // Its calls are the build's: recorded under its run here, and held against the serve's
+    // budget and recorded in its ledger under the claim of their task.
+    let client = session::client(&cfg, args, env)
+        .with_ledger(ledger, run)
+        .with_gate(upstream.clone());
     Ok(Worker {
         holder,
         remote,
         upstream,
         replica,
         journal,
-        ledger,
-        shipped: Default::default(),
         client,
         runner,
         work: state.join("work"),
@@ -327,7 +328,6 @@ async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease:
     }
     .await;
     w.upstream.drop_claim(&task);
-    ship(w, &task).await;
     let answered = match end {
         Ok(None) => return,
         Ok(Some(end)) => match End::of(end) {
@@ -353,37 +353,6 @@ async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease:
         Ok(Answered::Ok) => {}
         Ok(Answered::Fenced) => tracing::warn!("the task's end was refused: the claim was lost"),
         Err(e) => tracing::warn!(error = %e, "the task's end did not reach specc serve"),
-    }
-}
-
-/// Sends the serve the model calls `task`'s claim made here: paid for, so recorded whatever
-/// became of the claim. Calls that do not reach it stay in this worker's ledger.
-async fn ship(w: &Worker, task: &str) {
-    if let Err(e) = w.ledger.durable().await {
-        tracing::warn!(error = %e, "the worker's ledger");
-        return;
-    }
-    let Ok(rows) = w.ledger.rows() else {
-        return;
-    };
-    let Ok(shipped) = w.shipped.lock().map(|s| s.clone()) else {
-        return;
-    };
-    let (at, calls): (Vec<usize>, Vec<specc_llm::CallRow>) = rows
-        .into_iter()
-        .enumerate()
-        .filter(|(i, r)| r.task == task && !shipped.contains(i))
-        .unzip();
-    if calls.is_empty() {
-        return;
-    }
-    match w.remote.calls(&calls).await {
-        Ok(()) => {
-            if let Ok(mut s) = w.shipped.lock() {
-                s.extend(at);
-            }
-        }
-        Err(e) => tracing::warn!(error = %e, "the task's model calls did not reach specc serve"),
     }
 }
 

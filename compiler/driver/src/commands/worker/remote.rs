@@ -1,6 +1,7 @@
 //! The worker's side of `specc serve`'s HTTP API (`serve/http.rs`): claims, heartbeats,
 //! ends and releases, and the replica's upstream (`HttpUpstream`): submissions under the
-//! claim of their task, fetches and flags. The bearer token goes in every request's header
+//! claim of their task, fetches and flags; the same claims hold the model calls against
+//! the serve's budget and record them in its ledger (`BudgetGate`). The bearer token goes in every request's header
 //! and nowhere else.
 //! design: state.deployment
 //! design: vcs.replica
@@ -9,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use specc_llm::{BoxFuture, BudgetGate, CallRow, LlmError};
 use specc_runtime::dispatch::wire::{ClaimAnswer, FinishRequest, SubmitRequest, Token};
 use specc_vcs::object::ObjectId;
 use specc_vcs::{Boxed, Bundle, Outcome, Submission, Upstream};
@@ -48,7 +50,13 @@ impl Remote {
             .await
             .map_err(|e| format!("specc serve at {}: {}", self.base, without_url(&e)))?;
         match r.status() {
-            s if s.is_success() || s == reqwest::StatusCode::CONFLICT => Ok(r),
+            // A lost claim and a spent budget are answers, not failures.
+            s if s.is_success()
+                || s == reqwest::StatusCode::CONFLICT
+                || s == reqwest::StatusCode::PAYMENT_REQUIRED =>
+            {
+                Ok(r)
+            }
             reqwest::StatusCode::UNAUTHORIZED => Err(format!(
                 "specc serve at {} refused the token (SPECC_SERVE_TOKEN)",
                 self.base
@@ -112,13 +120,6 @@ impl Remote {
         self.write("/v1/release", t).await
     }
 
-    /// Sends model calls for the build's ledger.
-    pub(super) async fn calls(&self, calls: &[specc_llm::CallRow]) -> Result<(), String> {
-        self.post("/v1/calls", &serde_json::json!({ "calls": calls }))
-            .await
-            .map(drop)
-    }
-
     async fn bytes(&self, path: &str, body: &serde_json::Value) -> Result<Vec<u8>, String> {
         let r = self.post(path, body).await?;
         if r.status() == reqwest::StatusCode::CONFLICT {
@@ -161,6 +162,86 @@ impl HttpUpstream {
     pub(super) fn drop_claim(&self, task: &str) {
         if let Ok(mut m) = self.tokens.lock() {
             m.remove(task);
+        }
+    }
+
+    /// The claim a model call of `label` is made under: its task's (`t`), or the task a
+    /// review or merge of it names (`review:LENS:t`, `merge:t`).
+    fn token_for(&self, label: &str) -> Option<Token> {
+        let m = self.tokens.lock().ok()?;
+        m.get(label).cloned().or_else(|| {
+            m.iter()
+                .find(|(t, _)| {
+                    label
+                        .strip_suffix(t.as_str())
+                        .is_some_and(|rest| rest.ends_with(':'))
+                })
+                .map(|(_, token)| token.clone())
+        })
+    }
+}
+
+/// The build's budget and ledger are the serve's (`serve/budget.rs`): each call is held
+/// there under its task's claim, and its rows are recorded there.
+impl BudgetGate for HttpUpstream {
+    fn hold<'a>(&'a self, task: &'a str, dollars: f64) -> BoxFuture<'a, Result<u64, LlmError>> {
+        Box::pin(async move {
+            let token = self.token_for(task).ok_or_else(|| {
+                LlmError::Halted(format!("no claim of this worker holds `{task}`"))
+            })?;
+            let body = serde_json::json!({"token": token, "dollars": dollars});
+            let r = self
+                .remote
+                .post("/v1/budget/hold", &body)
+                .await
+                .map_err(LlmError::Halted)?;
+            let status = r.status();
+            let answer: serde_json::Value = r.json().await.unwrap_or(serde_json::Value::Null);
+            match status {
+                reqwest::StatusCode::CONFLICT => Err(LlmError::Halted(
+                    "the claim is lost: its lease expired".to_owned(),
+                )),
+                reqwest::StatusCode::PAYMENT_REQUIRED => Err(LlmError::Budget {
+                    cap: answer["cap"].as_f64().unwrap_or(0.0),
+                    committed: answer["committed"].as_f64().unwrap_or(0.0),
+                    needed: answer["needed"].as_f64().unwrap_or(dollars),
+                }),
+                _ => answer["hold"].as_u64().ok_or_else(|| {
+                    LlmError::Halted("specc serve answered a hold without one".to_owned())
+                }),
+            }
+        })
+    }
+
+    fn record<'a>(&'a self, row: &'a CallRow, hold: Option<u64>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let body = serde_json::json!({"row": row, "hold": hold});
+            let mut failed = String::new();
+            for pause in [0, 200, 1000, 5000] {
+                tokio::time::sleep(Duration::from_millis(pause)).await;
+                match self.remote.post("/v1/budget/record", &body).await {
+                    Ok(_) => return,
+                    Err(e) => failed = e,
+                }
+            }
+            tracing::error!(
+                error = %failed,
+                task = %row.task,
+                dollars = row.dollars,
+                "a model call's row did not reach specc serve's ledger"
+            );
+        })
+    }
+
+    fn release(&self, hold: u64) {
+        let remote = self.remote.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let body = serde_json::json!({ "hold": hold });
+                if let Err(e) = remote.post("/v1/budget/release", &body).await {
+                    tracing::warn!(error = %e, "a budget hold's release did not reach specc serve");
+                }
+            });
         }
     }
 }
