@@ -12,8 +12,9 @@
 //! Reported per run: wall time, tasks/s, the mean lease latency (the state store's time in a
 //! claim that handed out a leaf: serve's `specc_serve_claim_seconds_total` over
 //! `specc_serve_claims_total`, from the counts serve logs when the leaves are over), the
-//! mean time a ready leaf waited for a claim (queueing included), the CPU all the processes
-//! used over the wall time (cores busy: on a two-core machine, 2.0 is saturated), and
+//! mean time a ready leaf waited for a claim (queueing included), the CPU specc's processes
+//! (and, apart, PostgreSQL's) used over the wall time (cores busy: on a two-core machine,
+//! 2.0 is saturated), and
 //! serve's own CPU per leaf — with the workers on other machines, one serve core's ceiling
 //! is 1000 / that many leaves a second.
 //!
@@ -189,9 +190,32 @@ fn children_cpu() -> f64 {
     (f.get(13).copied().unwrap_or(0.0) + f.get(14).copied().unwrap_or(0.0)) / ticks
 }
 
+/// CPU time of the PostgreSQL server's processes so far, in seconds: each live one's own
+/// and, through the postmaster, its exited backends'.
+fn postgres_cpu() -> f64 {
+    let mut ticks = 0.0;
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let Some((head, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        if !head.ends_with("(postgres") {
+            continue;
+        }
+        let f: Vec<f64> = rest
+            .split_whitespace()
+            .map(|x| x.parse().unwrap_or(0.0))
+            .collect();
+        ticks += f.get(11..15).map_or(0.0, |t| t.iter().sum());
+    }
+    ticks / 100.0
+}
+
 struct Run {
     wall: Duration,
     cpu: f64,
+    /// PostgreSQL's CPU seconds over the run (serve's runs).
+    pg: Option<f64>,
     /// Claims, seconds in the store's claims, seconds leaves waited, serve's own CPU
     /// seconds: from serve's final counts.
     claims: Option<(f64, f64, f64, f64)>,
@@ -213,6 +237,7 @@ fn single(bin: &Path, root: &Path, project: &Path, n: usize, jobs: usize) -> Run
     Run {
         wall,
         cpu: children_cpu() - cpu,
+        pg: None,
         claims: None,
     }
 }
@@ -250,6 +275,7 @@ fn scaled(
     let dir = copy(root, project);
     let d = dir.path();
     let cpu = children_cpu();
+    let pg = postgres_cpu();
     let started = Instant::now();
     let mut serve = Command::new(bin)
         .args(["serve", "spec.md", "--listen", "127.0.0.1:0"])
@@ -298,14 +324,17 @@ fn scaled(
                 .expect("specc worker")
         })
         .collect();
-    // The metrics endpoint answers while the build runs (scraped as Prometheus would).
+    // The metrics endpoint answers while the build runs: scraped until it has once (each
+    // scrape reads the ledger, which would weigh on serve's figures if repeated).
     let mut scraped = false;
     let status = loop {
         if let Some(status) = serve.try_wait().expect("wait") {
             break status;
         }
-        scraped |= scrape(&addr).is_some_and(|m| m.contains("specc_serve_claims_total"));
-        std::thread::sleep(Duration::from_millis(500));
+        if !scraped {
+            scraped = scrape(&addr).is_some_and(|m| m.contains("specc_serve_claims_total"));
+        }
+        std::thread::sleep(Duration::from_millis(100));
     };
     let wall = started.elapsed();
     for c in &mut children {
@@ -330,9 +359,12 @@ fn scaled(
         field(over, "ready_micros") / 1e6,
         field(over, "cpu_ms") / 1e3,
     ));
+    // Serve's connections are gone: their backends' time is the postmaster's now.
+    std::thread::sleep(Duration::from_millis(300));
     Run {
         wall,
         cpu: children_cpu() - cpu,
+        pg: Some(postgres_cpu() - pg),
         claims,
     }
 }
@@ -349,8 +381,9 @@ fn report(what: &str, procs: usize, jobs: usize, n: usize, r: &Run) {
         ),
         _ => ("-".into(), "-".into(), "-".into(), "-".into()),
     };
+    let pg = r.pg.map_or("-".into(), |pg| format!("{:.2}", pg / secs));
     println!(
-        "{what:<22} {procs:>5} {jobs:>5} {secs:>7.2} {:>8.1} {claims:>7} {lease:>9} {ready:>9} {:>6.2} {serve:>9}",
+        "{what:<22} {procs:>5} {jobs:>5} {secs:>7.2} {:>8.1} {claims:>7} {lease:>9} {ready:>9} {:>6.2} {pg:>6} {serve:>9}",
         n as f64 / secs,
         r.cpu / secs
     );
@@ -376,10 +409,11 @@ fn main() {
     let project = project(&root, n, &bin);
     println!(
         "{n} leaves, {jobs} jobs per worker process; lease and ready: means per claim; \
-         cpu: cores busy (all processes); serve ms: serve's own CPU per leaf"
+         cpu: cores busy (specc's processes); pg: cores busy (PostgreSQL's); \
+         serve ms: serve's own CPU per leaf"
     );
     println!(
-        "{:<22} {:>5} {:>5} {:>7} {:>8} {:>7} {:>9} {:>9} {:>6} {:>9}",
+        "{:<22} {:>5} {:>5} {:>7} {:>8} {:>7} {:>9} {:>9} {:>6} {:>6} {:>9}",
         "run",
         "procs",
         "jobs",
@@ -389,6 +423,7 @@ fn main() {
         "lease ms",
         "ready ms",
         "cpu",
+        "pg",
         "serve ms"
     );
     for workers in [1, 2, 4] {

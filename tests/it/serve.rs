@@ -266,6 +266,23 @@ fn scenario(state_url: Option<&str>) {
         paused_log.join("\n")
     );
 
+    // `specc status` reads the leases from the backend the configuration chooses.
+    let mut status = Command::new(&bin);
+    if let Some(url) = state_url {
+        status.env("SPECC_STATE_URL", url);
+    }
+    let shown = status
+        .args(["status", "spec.md"])
+        .current_dir(d)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("status");
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains("leases: 0 ready, 0 leased, 8 done"),
+        "specc status:\n{shown}"
+    );
+
     // The ledger: every undisturbed task's calls once; a disturbed task's at most one full
     // set per claim (the killed worker's never reached the serve: they stay in its own).
     let db = d.join(".specc/state.db");

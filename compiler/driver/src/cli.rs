@@ -243,7 +243,7 @@ pub(crate) struct WorkerArgs {
     /// The `specc serve` to work for (http://host:port).
     #[arg(long)]
     pub(crate) connect: String,
-    /// Work tasks run at once [default: `[build] jobs`, or 4].
+    /// Work tasks run at once [default: 4].
     #[arg(long)]
     pub(crate) jobs: Option<usize>,
     /// The project: its specc.toml says which models work and how commands are confined,

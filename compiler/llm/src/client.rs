@@ -245,7 +245,10 @@ impl Client {
         });
         let mut reservation = match &self.ledger {
             Some(l) => {
-                let held = l.reserve(&self.run, worst, self.config.budget.dollars)?;
+                // With a gate the cap is the gate's, over every process's calls; this
+                // process's own ledger then only keeps its rows.
+                let cap = self.config.budget.dollars.filter(|_| self.gate.is_none());
+                let held = l.reserve(&self.run, worst, cap)?;
                 Some(Reservation {
                     ledger: l.clone(),
                     held: Some(held),

@@ -316,3 +316,87 @@ impl LeaseStore {
         fenced(rows)
     }
 }
+
+/// One task's lease, as `specc status` shows it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LeaseRow {
+    pub task: String,
+    /// `ready`, `leased` or `done`.
+    pub state: String,
+    /// Claims so far: the last claim's fencing token.
+    pub attempt: i64,
+    pub holder: Option<String>,
+    /// A leased task's time left on its lease, in milliseconds (by the store's clock);
+    /// negative: it expired, and the next claim takes the task over.
+    pub expires_in_ms: Option<i64>,
+}
+
+impl LeaseStore {
+    /// The leases of `run`, by task.
+    pub async fn leases(&self, run: &str) -> Result<Vec<LeaseRow>, StateError> {
+        match self {
+            LeaseStore::Sqlite(db) => db.read(|c| leases_in(c, run)),
+            LeaseStore::Postgres(pg) => {
+                let rows = pg
+                    .client()
+                    .await?
+                    .query(
+                        &format!(
+                            "SELECT task, state, attempt, holder,
+                             CASE WHEN state = 'leased' THEN expires_ms - {PG_NOW_MS} END
+                             FROM task_leases WHERE run = $1 ORDER BY task COLLATE \"C\""
+                        ),
+                        &[&run],
+                    )
+                    .await?;
+                let row = |r: &tokio_postgres::Row| -> Result<LeaseRow, tokio_postgres::Error> {
+                    Ok(LeaseRow {
+                        task: r.try_get(0)?,
+                        state: r.try_get(1)?,
+                        attempt: r.try_get(2)?,
+                        holder: r.try_get(3)?,
+                        expires_in_ms: r.try_get(4)?,
+                    })
+                };
+                Ok(rows.iter().map(row).collect::<Result<_, _>>()?)
+            }
+        }
+    }
+}
+
+/// [`LeaseStore::leases`] from the SQLite state database at `path`, opened read-only (so
+/// `specc status` can read it while a build writes it).
+pub fn read(path: &std::path::Path, run: &str) -> rusqlite::Result<Vec<LeaseRow>> {
+    let c =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    c.busy_timeout(Duration::from_secs(5))?;
+    leases_in(&c, run)
+}
+
+/// The leases of `run` on a SQLite connection; none in a database made before their table.
+fn leases_in(c: &rusqlite::Connection, run: &str) -> rusqlite::Result<Vec<LeaseRow>> {
+    let has: i64 = c.query_row(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'task_leases'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has == 0 {
+        return Ok(Vec::new());
+    }
+    let now = local_now_ms();
+    c.prepare(
+        "SELECT task, state, attempt, holder,
+         CASE WHEN state = 'leased' THEN expires_ms - ?2 END
+         FROM task_leases WHERE run = ?1 ORDER BY task",
+    )?
+    .query_map(params![run, now], |r| {
+        Ok(LeaseRow {
+            task: r.get(0)?,
+            state: r.get(1)?,
+            attempt: r.get(2)?,
+            holder: r.get(3)?,
+            expires_in_ms: r.get(4)?,
+        })
+    })?
+    .collect()
+}

@@ -111,7 +111,7 @@ async fn stopping_lets_a_held_claim_go_with_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_leaf_offered_before_anyone_asks_is_claimed_at_once() {
+async fn a_leaf_offered_before_anyone_asks_is_found_by_the_next_claim() {
     let dir = tempfile::tempdir().expect("dir");
     let (d, _ledger) = dispatch(dir.path());
     let runs = {
@@ -141,4 +141,56 @@ async fn a_leaf_offered_before_anyone_asks_is_claimed_at_once() {
         .expect("a stopped build's unheld leaf ends")
         .expect("joined");
     assert!(matches!(ended, TaskEnd::Budget { .. }), "{ended:?}");
+}
+
+fn submission(base: specc_vcs::object::ObjectId, key: &str) -> specc_vcs::Submission {
+    specc_vcs::Submission {
+        base,
+        changes: vec![specc_vcs::Change {
+            path: "a.txt".into(),
+            expected: None,
+            new: Some(b"a\n".to_vec()),
+            executable: false,
+        }],
+        message: "a: write".into(),
+        task: "a".into(),
+        idempotency_key: key.into(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_landed_submission_wins_over_the_end_its_worker_reports() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (d, _ledger) = dispatch(dir.path());
+    let runs = {
+        let d = d.clone();
+        tokio::spawn(async move { d.run_task(order("a"), 1).await })
+    };
+    let c = d
+        .claim_within("w1", WINDOW)
+        .await
+        .expect("store")
+        .expect("a leaf")
+        .claim;
+    let head = d.repo().stats().await.head.expect("a head");
+    // A submission under another claim's key is refused, whatever its token.
+    let other = d.submit(&c, submission(head, "run@7/a/7")).await;
+    assert_eq!(other, Err(specc_runtime::task_leases::LeaseError::Fenced));
+    let landed = d
+        .submit(&c, submission(head, "run@1/a/1"))
+        .await
+        .expect("the claim holds");
+    let specc_vcs::Outcome::Committed { id, .. } = landed else {
+        panic!("{landed:?}")
+    };
+    // Its worker never heard the answer and says the attempt failed: it landed all the same.
+    let failed = TaskEnd::Failed {
+        reason: "the submission's answer was lost".into(),
+        attempts: 1,
+    };
+    d.finish(&c, failed).await.expect("the claim holds");
+    match runs.await.expect("joined") {
+        TaskEnd::Landed { commit, .. } => assert_eq!(commit, Some(id)),
+        other => panic!("{other:?}"),
+    }
 }

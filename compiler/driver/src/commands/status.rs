@@ -1,14 +1,20 @@
 //! `specc status [SPEC] [--format text|json|prometheus]`: the latest build, read from
-//! `.specc/` without writing it, so it works while the build runs.
+//! `.specc/` without writing it, so it works while the build runs. A `specc serve` build's
+//! task leases (who holds which leaf, for how long) come from the state backend the
+//! configuration chooses: the state database, or PostgreSQL with `[state] url` or
+//! `SPECC_STATE_URL` (design: state.backends).
 //! design: driver.build
 //! design: runtime.metrics
 
 use std::io::Write;
+use std::path::Path;
 
 use specc_ir::{Diagnostic, codes};
+use specc_llm::pg::PgState;
 use specc_llm::{Ledger, LlmConfig};
 use specc_runtime::journal_status::{self, Status};
 use specc_runtime::metrics;
+use specc_runtime::task_leases::{self, LeaseRow, LeaseStore};
 
 use super::Reporter;
 use crate::cli::{MessageFormat, StatusArgs, StatusFormat};
@@ -52,15 +58,23 @@ pub(crate) fn run(args: &StatusArgs, env: &Env, out: &mut dyn Write, err: &mut d
         })
         .unwrap_or_default();
     let spent: f64 = rows.iter().map(|r| r.dollars).sum();
+    let leases = match leases_of(&dir, &db, &status.run.run) {
+        Ok(l) => l,
+        Err(e) => return fail(&mut reporter, err, format!("the task leases: {e}")),
+    };
     let budget = LlmConfig::load(&dir.join("specc.toml"))
         .ok()
         .and_then(|c| c.budget.dollars);
     let written = match args.format {
         StatusFormat::Json => {
-            let v = serde_json::json!({"status": status, "spent": spent, "budget": budget});
+            let v = serde_json::json!({
+                "status": status, "spent": spent, "budget": budget, "leases": leases,
+            });
             writeln!(out, "{v}")
         }
-        StatusFormat::Text => write_text(&status, spent, budget, out),
+        StatusFormat::Text => {
+            write_text(&status, spent, budget, out).and_then(|()| write_leases(&leases, out))
+        }
         StatusFormat::Prometheus => {
             let spend = metrics::Spend::of(&rows, budget);
             out.write_all(metrics::prometheus(&status, &spend).as_bytes())
@@ -129,6 +143,62 @@ fn write_text(
             l.state,
             l.task,
             l.detail.as_deref().unwrap_or_default()
+        )?;
+    }
+    Ok(())
+}
+
+/// The run's task leases: a `specc serve` run's (none for `specc build`'s), from PostgreSQL
+/// when a state URL is configured, else from the state database at `db`.
+fn leases_of(dir: &Path, db: &Path, run: &str) -> Result<Vec<LeaseRow>, String> {
+    let from_file = std::fs::read_to_string(dir.join("specc.toml"))
+        .ok()
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .and_then(|t| Some(t.get("state")?.get("url")?.as_str()?.to_owned()));
+    let Some(url) = super::build::config::state_url(from_file)? else {
+        return task_leases::read(db, run).map_err(|e| format!("`{}`: {e}", db.display()));
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("no async runtime: {e}"))?;
+    rt.block_on(async {
+        let password = std::env::var("PGPASSWORD").ok();
+        let pg = PgState::connect_as(&url, password.as_deref())
+            .await
+            .map_err(|e| format!("PostgreSQL: {e}"))?;
+        LeaseStore::Postgres(pg)
+            .leases(run)
+            .await
+            .map_err(|e| format!("PostgreSQL: {e}"))
+    })
+}
+
+fn write_leases(leases: &[LeaseRow], out: &mut dyn Write) -> std::io::Result<()> {
+    if leases.is_empty() {
+        return Ok(());
+    }
+    let count = |state: &str| leases.iter().filter(|l| l.state == state).count();
+    writeln!(
+        out,
+        "leases: {} ready, {} leased, {} done",
+        count("ready"),
+        count("leased"),
+        count("done")
+    )?;
+    for l in leases.iter().filter(|l| l.state == "leased") {
+        let left = l.expires_in_ms.unwrap_or(0);
+        let when = if left > 0 {
+            format!("{:.1} s left", left as f64 / 1000.0)
+        } else {
+            "expired: the next claim takes it over".to_owned()
+        };
+        writeln!(
+            out,
+            "leased: {} claim {} by {}, {when}",
+            l.task,
+            l.attempt,
+            l.holder.as_deref().unwrap_or("?")
         )?;
     }
     Ok(())

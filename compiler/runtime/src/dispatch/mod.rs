@@ -74,6 +74,8 @@ pub struct Dispatch {
     /// A permit per leaf offered or released: wakes one claim waiting in
     /// [`Dispatch::claim_within`].
     ready: tokio::sync::Notify,
+    /// Claims ended here: [`Dispatch::take_ended`].
+    ended: Mutex<Vec<Claim>>,
     pub counters: Counters,
 }
 
@@ -94,6 +96,7 @@ impl Dispatch {
             locks: Mutex::default(),
             stopping: AtomicBool::new(false),
             ready: tokio::sync::Notify::new(),
+            ended: Mutex::default(),
             counters: Counters::default(),
         }
     }
@@ -192,6 +195,26 @@ impl Dispatch {
         }
     }
 
+    /// Claims this dispatch ended itself, for [`Dispatch::take_ended`].
+    fn note_ended(&self, claim: &Claim) {
+        if let Ok(mut e) = self.ended.lock() {
+            e.push(Claim {
+                task: claim.task.clone(),
+                attempt: claim.attempt - 1,
+            });
+        }
+    }
+
+    /// The claims ended here rather than by their workers since the last call (a claim
+    /// that found its task landed by an earlier one ends it, and that earlier one is over):
+    /// serve gives back what they held.
+    pub fn take_ended(&self) -> Vec<Claim> {
+        self.ended
+            .lock()
+            .map(|mut e| std::mem::take(&mut *e))
+            .unwrap_or_default()
+    }
+
     /// Counts and logs a write refused by its token.
     fn note_fenced<T>(
         &self,
@@ -246,9 +269,10 @@ impl Dispatch {
             };
             let store_time = asked.elapsed();
             let lock = self.lock_of(&claim.task);
-            let landed = lock.lock().await;
-            if let Some(l) = landed.clone() {
+            let mut landed = lock.lock().await;
+            if let Some(l) = landed.take() {
                 // An earlier claim landed it and never reported: it ends as landed, once.
+                self.note_ended(&claim);
                 if self.store.finish(&self.run, &claim, true).await.is_ok() {
                     let end = TaskEnd::Landed {
                         commit: Some(l.commit),
@@ -280,6 +304,7 @@ impl Dispatch {
                 }
                 // Offered by an earlier serve of this run: no job waits for it now.
                 None => {
+                    self.note_ended(&claim);
                     let _ = self.store.finish(&self.run, &claim, true).await;
                 }
             }
@@ -301,8 +326,16 @@ impl Dispatch {
     /// Lands `s` for `claim` if its lease holds: the check extends the lease, and the task's
     /// lock keeps a claim from slipping in before the landing.
     pub async fn submit(&self, claim: &Claim, s: Submission) -> Result<Outcome, LeaseError> {
-        if s.task != claim.task {
-            return self.note_fenced(claim, "submission of another task", Err(LeaseError::Fenced));
+        // Its task's, made under this claim: the key starts with the run the claim handed out.
+        let made_here = s
+            .idempotency_key
+            .starts_with(&format!("{}@{}/", self.run, claim.attempt));
+        if s.task != claim.task || !made_here {
+            return self.note_fenced(
+                claim,
+                "submission of another task or claim",
+                Err(LeaseError::Fenced),
+            );
         }
         let lock = self.lock_of(&claim.task);
         let mut landed = lock.lock().await;
@@ -335,8 +368,26 @@ impl Dispatch {
         let mut landed = lock.lock().await;
         let r = self.store.finish(&self.run, claim, true).await;
         self.note_fenced(claim, "task's end", r)?;
+        // A submission of it landed (its answer may have been lost on the way back): it
+        // ends as landed whatever its worker concluded, so it does not run again.
+        let end = match (landed.take(), end) {
+            (Some(l), end) if !matches!(end, TaskEnd::Landed { .. }) => {
+                tracing::warn!(
+                    task = %claim.task,
+                    claim = claim.attempt,
+                    "the attempt reported no landing, but its submission landed: it ends as landed"
+                );
+                TaskEnd::Landed {
+                    commit: Some(l.commit),
+                    merged: l.merged,
+                    attempts: u32::try_from(claim.attempt).unwrap_or(u32::MAX),
+                    followups: Vec::new(),
+                    flagged: Vec::new(),
+                }
+            }
+            (_, end) => end,
+        };
         // The task may be offered again (blocked, parked): its next claims start afresh.
-        *landed = None;
         self.resolve(&claim.task, end);
         Ok(())
     }

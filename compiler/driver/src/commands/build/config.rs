@@ -170,27 +170,7 @@ pub(in crate::commands) fn load_file(
             return Err(at(why));
         }
     }
-    let state_url = match std::env::var("SPECC_STATE_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
-    {
-        Some(url) => Some(url),
-        None => match file.state.and_then(|s| s.url) {
-            Some(url) if has_password(&url) => {
-                return Err(at(
-                    "[state] url must not hold a password (specc.toml is often committed): set SPECC_STATE_URL, or PGPASSWORD beside a URL without one".to_owned(),
-                ));
-            }
-            url => url,
-        },
-    };
-    if let Some(url) = &state_url
-        && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
-    {
-        return Err(at(
-            "the state URL must be a postgres:// URL (SPECC_STATE_URL or [state] url)".to_owned(),
-        ));
-    }
+    let state_url = state_url(file.state.and_then(|s| s.url)).map_err(at)?;
     Ok(BuildConfig {
         state_url,
         llm,
@@ -216,6 +196,31 @@ pub(in crate::commands) fn load_file(
         runners,
         eval,
     })
+}
+
+/// The state database's URL: `SPECC_STATE_URL`, else specc.toml's `[state] url` (`from_file`),
+/// which may not hold a password; `None`: the embedded SQLite store (design: state.backends).
+pub(in crate::commands) fn state_url(from_file: Option<String>) -> Result<Option<String>, String> {
+    let url = match std::env::var("SPECC_STATE_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    {
+        Some(url) => Some(url),
+        None => match from_file {
+            Some(url) if has_password(&url) => {
+                return Err("[state] url must not hold a password (specc.toml is often committed): set SPECC_STATE_URL, or PGPASSWORD beside a URL without one".to_owned());
+            }
+            url => url,
+        },
+    };
+    if let Some(url) = &url
+        && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
+    {
+        return Err(
+            "the state URL must be a postgres:// URL (SPECC_STATE_URL or [state] url)".to_owned(),
+        );
+    }
+    Ok(url)
 }
 
 /// Whether a postgres:// URL carries a password (`user:password@`, or `password=`).

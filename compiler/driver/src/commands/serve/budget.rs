@@ -3,7 +3,10 @@
 //! records each attempt's row here, the last settling the hold in the same transaction. The
 //! holds are reservations in serve's ledger, so the cap is checked against every worker's
 //! calls at once: no two workers can overspend together, and a worker whose claim is lost
-//! cannot spend. Rows are recorded whatever became of their claim: they were paid for.
+//! (or whose build is stopping) cannot spend. Rows are recorded whatever became of their
+//! claim: they were paid for; each once, by the id its worker gave it. A claim's holds are
+//! given back when its worker ends or releases it, and ten minutes after another claim took
+//! its task over (a call still in flight there may yet be paid for).
 //!
 //! | Route | Body | Answer |
 //! |---|---|---|
@@ -11,9 +14,10 @@
 //! | `POST /v1/budget/record` | `{row, hold?}` | 200 once durable |
 //! | `POST /v1/budget/release` | `{hold}` | 200 |
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -24,17 +28,26 @@ use specc_runtime::task_leases::Claim;
 
 use super::http::{Shared, json, refused, text};
 
+/// How long the holds of a claim that was taken over stay: a worker paused or cut off past
+/// its lease may still be in a call that will be paid for; its row settles the hold if it
+/// comes back in time (design: state.leases).
+const GRACE: Duration = Duration::from_secs(600);
+
 /// The holds of the workers' calls in flight.
 #[derive(Default)]
 pub(super) struct Holds {
     next: AtomicU64,
     open: Mutex<HashMap<u64, Open>>,
+    /// The ids of the rows recorded, so that a row sent again is recorded once.
+    recorded: Mutex<HashSet<String>>,
 }
 
 struct Open {
     task: String,
     attempt: i64,
     reservation: Reservation,
+    /// Set once its claim was taken over: given back then.
+    until: Option<Instant>,
 }
 
 #[derive(serde::Deserialize)]
@@ -47,6 +60,8 @@ pub(super) struct HoldRequest {
 pub(super) struct RecordRequest {
     row: CallRow,
     hold: Option<u64>,
+    /// The worker's id for the row: a row whose id was recorded already is not again.
+    id: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -59,10 +74,19 @@ pub(super) async fn hold(shared: &Shared, h: HoldRequest) -> Response<Full<Bytes
         return text(StatusCode::BAD_REQUEST, "dollars must be a finite amount");
     }
     let claim: Claim = h.token.into();
+    // A stopping build spends no more (its running attempts end at their next call).
+    if shared.dispatch.stopped() {
+        return text(StatusCode::CONFLICT, "the build is stopping");
+    }
     // Only a claim that holds may spend (and asking shows its worker is alive).
     if let Err(e) = shared.dispatch.heartbeat(&claim).await {
         return refused(&e);
     }
+    let now = Instant::now();
+    give_back(
+        shared,
+        take(shared, |_, o| o.until.is_some_and(|t| t <= now)),
+    );
     let run = shared.dispatch.run_id();
     match shared.ledger.reserve(run, h.dollars, shared.budget) {
         Ok(reservation) => {
@@ -74,6 +98,7 @@ pub(super) async fn hold(shared: &Shared, h: HoldRequest) -> Response<Full<Bytes
                         task: claim.task,
                         attempt: claim.attempt,
                         reservation,
+                        until: None,
                     },
                 );
             }
@@ -97,6 +122,16 @@ pub(super) async fn record(shared: &Shared, r: RecordRequest) -> Response<Full<B
     if r.row.run != shared.dispatch.run_id() {
         return text(StatusCode::BAD_REQUEST, "a call of another run");
     }
+    if let Some(id) = &r.id {
+        let seen = shared
+            .holds
+            .recorded
+            .lock()
+            .map(|mut s| !s.insert(id.clone()));
+        if seen.unwrap_or(false) {
+            return text(StatusCode::OK, "");
+        }
+    }
     let settled = r.hold.and_then(|id| take(shared, |k, _| *k == id).pop());
     if let Err(e) = shared.ledger.record_with(&r.row, None, settled) {
         return text(StatusCode::SERVICE_UNAVAILABLE, e.to_string());
@@ -112,13 +147,26 @@ pub(super) fn release(shared: &Shared, r: &ReleaseRequest) -> Response<Full<Byte
     text(StatusCode::OK, "")
 }
 
-/// Gives back the holds of `task`'s claims up to attempt `upto`: their calls will never
-/// settle (the claim ended, or was lost to a later one).
+/// Gives back the holds of `task`'s claims up to attempt `upto`: their worker said they
+/// ended, so their calls will never settle.
 pub(super) fn sweep(shared: &Shared, task: &str, upto: i64) {
     give_back(
         shared,
         take(shared, |_, o| o.task == task && o.attempt <= upto),
     );
+}
+
+/// The holds of `task`'s claims up to attempt `upto`, lost to a later claim, are given back
+/// after [`GRACE`]: a call still in flight there may yet be paid for.
+pub(super) fn sweep_later(shared: &Shared, task: &str, upto: i64) {
+    let until = Instant::now() + GRACE;
+    if let Ok(mut open) = shared.holds.open.lock() {
+        for o in open.values_mut() {
+            if o.task == task && o.attempt <= upto && o.until.is_none() {
+                o.until = Some(until);
+            }
+        }
+    }
 }
 
 fn take(shared: &Shared, which: impl Fn(&u64, &Open) -> bool) -> Vec<Reservation> {

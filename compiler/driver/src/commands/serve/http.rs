@@ -187,9 +187,11 @@ async fn answer(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
             Ok(f) => {
                 let end = f.end.into_task_end();
                 let claim: specc_runtime::task_leases::Claim = f.token.into();
-                budget::sweep(shared, &claim.task, claim.attempt);
                 Ok(match d.finish(&claim, end).await {
-                    Ok(()) => text(StatusCode::OK, ""),
+                    Ok(()) => {
+                        budget::sweep(shared, &claim.task, claim.attempt);
+                        text(StatusCode::OK, "")
+                    }
                     Err(e) => refused(&e),
                 })
             }
@@ -198,9 +200,11 @@ async fn answer(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
         (Method::POST, "/v1/release") => match body::<Token>(req).await {
             Ok(t) => {
                 let claim: specc_runtime::task_leases::Claim = t.into();
-                budget::sweep(shared, &claim.task, claim.attempt);
                 Ok(match d.release(&claim).await {
-                    Ok(()) => text(StatusCode::OK, ""),
+                    Ok(()) => {
+                        budget::sweep(shared, &claim.task, claim.attempt);
+                        text(StatusCode::OK, "")
+                    }
                     Err(e) => refused(&e),
                 })
             }
@@ -230,10 +234,14 @@ async fn claim(
     let Holder { holder, wait_ms } = body::<Holder>(req).await?;
     let d = &shared.dispatch;
     let wait = Duration::from_millis(wait_ms).min(MAX_CLAIM_WAIT);
-    let answer = match d.claim_within(&holder, wait).await {
+    let claimed = d.claim_within(&holder, wait).await;
+    for ended in d.take_ended() {
+        budget::sweep_later(shared, &ended.task, ended.attempt);
+    }
+    let answer = match claimed {
         Ok(Some(Claimed { claim, order })) => {
-            // The earlier claims' calls that never settled are given back.
-            budget::sweep(shared, &claim.task, claim.attempt - 1);
+            // The earlier claims' calls that never settled are given back, after a grace.
+            budget::sweep_later(shared, &claim.task, claim.attempt - 1);
             ClaimAnswer::Task {
                 run: format!("{}@{}", d.run_id(), claim.attempt),
                 token: Token::from(&claim),

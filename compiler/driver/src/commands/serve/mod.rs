@@ -51,8 +51,13 @@ pub(crate) fn run(args: &ServeArgs, env: &Env, out: &mut dyn Write, err: &mut dy
             );
         }
     };
-    if !(args.lease_seconds > 0.0 && args.lease_seconds.is_finite()) {
-        return refuse(err, "--lease-seconds must be a positive number".to_owned());
+    // A heartbeat goes out every third of the lease: shorter than 0.1 s would spin, and a
+    // day is longer than any attempt needs.
+    if !(0.1..=86_400.0).contains(&args.lease_seconds) {
+        return refuse(
+            err,
+            "--lease-seconds must be between 0.1 and 86400".to_owned(),
+        );
     }
     let listener = match std::net::TcpListener::bind(&args.listen)
         .and_then(|l| l.set_nonblocking(true).map(|()| l))

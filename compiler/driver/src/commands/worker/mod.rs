@@ -169,7 +169,7 @@ fn open(
             "the full sandbox is not available here ({missing}), and this worker would run live models' commands"
         ));
     }
-    let upstream = Arc::new(HttpUpstream::new(remote.clone()));
+    let upstream = Arc::new(HttpUpstream::new(remote.clone(), &holder));
     let replica = Repo::replica(
         &state.join("vcs").join("log"),
         specc_vcs::Options::default(),
@@ -291,7 +291,6 @@ async fn one_claim(w: &Worker, token: Token, run: String, order: WorkOrder, leas
 }
 
 async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease: Duration) {
-    let task = order.task.id.clone();
     w.upstream.hold(&token);
     let end = async {
         w.replica
@@ -327,12 +326,12 @@ async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease:
         }
     }
     .await;
-    w.upstream.drop_claim(&task);
+    let unheld = w.upstream.drop_claim(&token);
     let answered = match end {
         Ok(None) => return,
         Ok(Some(end)) => match End::of(end) {
-            // Halted by a signal: another worker does it.
-            Some(End::Budget { .. }) if w.client.halted().is_some() => {
+            // Halted by a signal, or serve could not be asked to hold a call: another try.
+            Some(End::Budget { .. }) if w.client.halted().is_some() || unheld => {
                 w.remote.release(&token).await
             }
             Some(end) => {

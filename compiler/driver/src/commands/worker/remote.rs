@@ -141,43 +141,75 @@ fn without_url(e: &reqwest::Error) -> String {
 /// The replica's upstream: submissions go under the claim that holds their task.
 pub(super) struct HttpUpstream {
     pub(super) remote: Arc<Remote>,
-    tokens: Mutex<HashMap<String, Token>>,
+    /// The claims running here, by task and attempt: a worker cut off past its lease may be
+    /// handed its own task again as the next attempt while the old one still runs.
+    tokens: Mutex<HashMap<(String, i64), Token>>,
+    /// Tasks whose model calls could not be held because serve could not be asked: their
+    /// attempts' ends are not the budget's, and their claims are released.
+    unheld: Mutex<std::collections::HashSet<String>>,
+    /// Numbers the rows recorded at serve, so that a record sent again after a lost answer
+    /// is counted once.
+    rows: std::sync::atomic::AtomicU64,
+    holder: String,
 }
 
 impl HttpUpstream {
-    pub(super) fn new(remote: Arc<Remote>) -> HttpUpstream {
+    pub(super) fn new(remote: Arc<Remote>, holder: &str) -> HttpUpstream {
         HttpUpstream {
             remote,
             tokens: Mutex::default(),
+            unheld: Mutex::default(),
+            rows: std::sync::atomic::AtomicU64::new(0),
+            holder: holder.to_owned(),
         }
     }
 
-    /// Submissions for `t.task` go under `t` until [`HttpUpstream::drop_claim`].
+    /// Submissions and calls for `t.task` go under `t` until [`HttpUpstream::drop_claim`].
     pub(super) fn hold(&self, t: &Token) {
         if let Ok(mut m) = self.tokens.lock() {
-            m.insert(t.task.clone(), t.clone());
+            m.insert((t.task.clone(), t.attempt), t.clone());
         }
     }
 
-    pub(super) fn drop_claim(&self, task: &str) {
+    /// Forgets claim `t`; whether a call of its task could not be held for want of serve.
+    pub(super) fn drop_claim(&self, t: &Token) -> bool {
         if let Ok(mut m) = self.tokens.lock() {
-            m.remove(task);
+            m.remove(&(t.task.clone(), t.attempt));
         }
+        self.unheld.lock().is_ok_and(|mut u| u.remove(&t.task))
+    }
+
+    /// The claim a submission goes under: its task's, of the attempt its idempotency key
+    /// names (`RUN@ATTEMPT/…`, the run the claim handed out).
+    fn token_of(&self, s: &Submission) -> Option<Token> {
+        let attempt: i64 = s
+            .idempotency_key
+            .split('/')
+            .next()?
+            .rsplit_once('@')?
+            .1
+            .parse()
+            .ok()?;
+        let m = self.tokens.lock().ok()?;
+        m.get(&(s.task.clone(), attempt)).cloned()
     }
 
     /// The claim a model call of `label` is made under: its task's (`t`), or the task a
-    /// review or merge of it names (`review:LENS:t`, `merge:t`).
+    /// review or merge of it names (`review:LENS:t`, `merge:t`), the newest attempt first;
+    /// else any claim running here (a coordinator's call names a decision, not a task).
     fn token_for(&self, label: &str) -> Option<Token> {
         let m = self.tokens.lock().ok()?;
-        m.get(label).cloned().or_else(|| {
-            m.iter()
-                .find(|(t, _)| {
-                    label
-                        .strip_suffix(t.as_str())
-                        .is_some_and(|rest| rest.ends_with(':'))
-                })
-                .map(|(_, token)| token.clone())
-        })
+        let names = |t: &str| {
+            label == t
+                || label
+                    .strip_suffix(t)
+                    .is_some_and(|rest| rest.ends_with(':'))
+        };
+        m.values()
+            .filter(|t| names(&t.task))
+            .max_by_key(|t| t.attempt)
+            .or_else(|| m.values().max_by_key(|t| t.attempt))
+            .cloned()
     }
 }
 
@@ -189,12 +221,20 @@ impl BudgetGate for HttpUpstream {
             let token = self.token_for(task).ok_or_else(|| {
                 LlmError::Halted(format!("no claim of this worker holds `{task}`"))
             })?;
+            // Serve could not be asked: the call cannot go out, and the attempt's end is not
+            // the budget's (its claim is released for another try).
+            let unheld = |why: String| {
+                if let Ok(mut u) = self.unheld.lock() {
+                    u.insert(token.task.clone());
+                }
+                LlmError::Halted(why)
+            };
             let body = serde_json::json!({"token": token, "dollars": dollars});
             let r = self
                 .remote
                 .post("/v1/budget/hold", &body)
                 .await
-                .map_err(LlmError::Halted)?;
+                .map_err(unheld)?;
             let status = r.status();
             let answer: serde_json::Value = r.json().await.unwrap_or(serde_json::Value::Null);
             match status {
@@ -206,16 +246,18 @@ impl BudgetGate for HttpUpstream {
                     committed: answer["committed"].as_f64().unwrap_or(0.0),
                     needed: answer["needed"].as_f64().unwrap_or(dollars),
                 }),
-                _ => answer["hold"].as_u64().ok_or_else(|| {
-                    LlmError::Halted("specc serve answered a hold without one".to_owned())
-                }),
+                _ => answer["hold"]
+                    .as_u64()
+                    .ok_or_else(|| unheld("specc serve answered a hold without one".to_owned())),
             }
         })
     }
 
     fn record<'a>(&'a self, row: &'a CallRow, hold: Option<u64>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let body = serde_json::json!({"row": row, "hold": hold});
+            let n = self.rows.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let id = format!("{}/{n}", self.holder);
+            let body = serde_json::json!({"row": row, "hold": hold, "id": id});
             let mut failed = String::new();
             for pause in [0, 200, 1000, 5000] {
                 tokio::time::sleep(Duration::from_millis(pause)).await;
@@ -254,11 +296,8 @@ impl Upstream for HttpUpstream {
     ) -> Boxed<'a, Result<(Outcome, Bundle), String>> {
         Box::pin(async move {
             let token = self
-                .tokens
-                .lock()
-                .ok()
-                .and_then(|m| m.get(&s.task).cloned())
-                .ok_or_else(|| format!("no claim holds task `{}`", s.task))?;
+                .token_of(s)
+                .ok_or_else(|| format!("no claim here holds task `{}`", s.task))?;
             let req = SubmitRequest {
                 token,
                 have,
