@@ -46,20 +46,41 @@ impl PgState {
 
     /// [`PgState::connect`], with `password` (PGPASSWORD, say) when the URL has none.
     pub async fn connect_as(url: &str, password: Option<&str>) -> Result<PgState, StateError> {
+        let state = PgState::pool(url, password, None)?;
+        state.migrate().await?;
+        Ok(state)
+    }
+
+    /// A pool for a reader (`specc status`): nothing is migrated or created, and a server
+    /// that does not answer within `timeout` fails the first query.
+    pub fn reader(
+        url: &str,
+        password: Option<&str>,
+        timeout: std::time::Duration,
+    ) -> Result<PgState, StateError> {
+        PgState::pool(url, password, Some(timeout))
+    }
+
+    fn pool(
+        url: &str,
+        password: Option<&str>,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<PgState, StateError> {
         let mut config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| StateError::Open(format!("not a PostgreSQL URL: {e}")))?;
         if let Some(p) = password.filter(|_| config.get_password().is_none()) {
             config.password(p);
         }
+        if let Some(t) = timeout {
+            config.connect_timeout(t);
+        }
         let manager = Manager::new(config, tokio_postgres::NoTls);
         let pool = Pool::builder(manager)
             .max_size(16)
             .build()
             .map_err(|e| StateError::Open(e.to_string()))?;
-        let state = PgState { pool };
-        state.migrate().await?;
-        Ok(state)
+        Ok(PgState { pool })
     }
 
     /// Applies the migrations this database has not had, each in a transaction with its

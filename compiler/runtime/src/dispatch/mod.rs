@@ -270,10 +270,11 @@ impl Dispatch {
             let store_time = asked.elapsed();
             let lock = self.lock_of(&claim.task);
             let mut landed = lock.lock().await;
-            if let Some(l) = landed.take() {
+            if let Some(l) = landed.clone() {
                 // An earlier claim landed it and never reported: it ends as landed, once.
                 self.note_ended(&claim);
                 if self.store.finish(&self.run, &claim, true).await.is_ok() {
+                    *landed = None;
                     let end = TaskEnd::Landed {
                         commit: Some(l.commit),
                         merged: l.merged,

@@ -122,6 +122,8 @@ pub(super) async fn record(shared: &Shared, r: RecordRequest) -> Response<Full<B
     if r.row.run != shared.dispatch.run_id() {
         return text(StatusCode::BAD_REQUEST, "a call of another run");
     }
+    // Marked while it is written, and unmarked if that fails, so that a row sent again
+    // after a lost answer is recorded once and a row whose write failed can be sent again.
     if let Some(id) = &r.id {
         let seen = shared
             .holds
@@ -132,13 +134,19 @@ pub(super) async fn record(shared: &Shared, r: RecordRequest) -> Response<Full<B
             return text(StatusCode::OK, "");
         }
     }
+    let unmark = |e: String| {
+        if let (Some(id), Ok(mut s)) = (&r.id, shared.holds.recorded.lock()) {
+            s.remove(id);
+        }
+        text(StatusCode::SERVICE_UNAVAILABLE, e)
+    };
     let settled = r.hold.and_then(|id| take(shared, |k, _| *k == id).pop());
     if let Err(e) = shared.ledger.record_with(&r.row, None, settled) {
-        return text(StatusCode::SERVICE_UNAVAILABLE, e.to_string());
+        return unmark(e.to_string());
     }
     match shared.ledger.durable().await {
         Ok(()) => text(StatusCode::OK, ""),
-        Err(e) => text(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+        Err(e) => unmark(e.to_string()),
     }
 }
 

@@ -330,9 +330,17 @@ async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease:
     let answered = match end {
         Ok(None) => return,
         Ok(Some(end)) => match End::of(end) {
-            // Halted by a signal, or serve could not be asked to hold a call: another try.
-            Some(End::Budget { .. }) if w.client.halted().is_some() || unheld => {
+            // Halted by a signal: another worker does it.
+            Some(End::Budget { .. }) if w.client.halted().is_some() => {
                 w.remote.release(&token).await
+            }
+            // Serve could not be asked to hold a call: another try, after a pause, so that
+            // a serve in trouble is not asked again at once.
+            Some(End::Budget { .. }) if unheld => {
+                tracing::warn!("serve could not hold a model call: the claim is released");
+                let released = w.remote.release(&token).await;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                released
             }
             Some(end) => {
                 let f = FinishRequest {

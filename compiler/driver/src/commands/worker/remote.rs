@@ -50,13 +50,7 @@ impl Remote {
             .await
             .map_err(|e| format!("specc serve at {}: {}", self.base, without_url(&e)))?;
         match r.status() {
-            // A lost claim and a spent budget are answers, not failures.
-            s if s.is_success()
-                || s == reqwest::StatusCode::CONFLICT
-                || s == reqwest::StatusCode::PAYMENT_REQUIRED =>
-            {
-                Ok(r)
-            }
+            s if s.is_success() || s == reqwest::StatusCode::CONFLICT => Ok(r),
             reqwest::StatusCode::UNAUTHORIZED => Err(format!(
                 "specc serve at {} refused the token (SPECC_SERVE_TOKEN)",
                 self.base
@@ -76,6 +70,22 @@ impl Remote {
     ) -> Result<reqwest::Response, String> {
         let req = self.http.post(format!("{}{path}", self.base)).json(body);
         self.send(req).await
+    }
+
+    /// POSTs `body`; any answer is returned as it came: only a failure to reach the serve
+    /// is an error.
+    async fn post_raw<T: serde::Serialize>(
+        &self,
+        path: &str,
+        body: &T,
+    ) -> Result<reqwest::Response, String> {
+        self.http
+            .post(format!("{}{path}", self.base))
+            .json(body)
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .map_err(|e| format!("specc serve at {}: {}", self.base, without_url(&e)))
     }
 
     async fn write<T: serde::Serialize>(&self, path: &str, body: &T) -> Result<Answered, String> {
@@ -146,7 +156,7 @@ pub(super) struct HttpUpstream {
     tokens: Mutex<HashMap<(String, i64), Token>>,
     /// Tasks whose model calls could not be held because serve could not be asked: their
     /// attempts' ends are not the budget's, and their claims are released.
-    unheld: Mutex<std::collections::HashSet<String>>,
+    unheld: Mutex<std::collections::HashSet<(String, i64)>>,
     /// Numbers the rows recorded at serve, so that a record sent again after a lost answer
     /// is counted once.
     rows: std::sync::atomic::AtomicU64,
@@ -160,7 +170,14 @@ impl HttpUpstream {
             tokens: Mutex::default(),
             unheld: Mutex::default(),
             rows: std::sync::atomic::AtomicU64::new(0),
-            holder: holder.to_owned(),
+            // Rows are numbered from 0 in each process: the start time keeps a restarted
+            // worker's (same host, same pid) apart from its predecessor's.
+            holder: format!(
+                "{holder}@{}",
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos())
+            ),
         }
     }
 
@@ -176,7 +193,9 @@ impl HttpUpstream {
         if let Ok(mut m) = self.tokens.lock() {
             m.remove(&(t.task.clone(), t.attempt));
         }
-        self.unheld.lock().is_ok_and(|mut u| u.remove(&t.task))
+        self.unheld
+            .lock()
+            .is_ok_and(|mut u| u.remove(&(t.task.clone(), t.attempt)))
     }
 
     /// The claim a submission goes under: its task's, of the attempt its idempotency key
@@ -225,30 +244,36 @@ impl BudgetGate for HttpUpstream {
             // the budget's (its claim is released for another try).
             let unheld = |why: String| {
                 if let Ok(mut u) = self.unheld.lock() {
-                    u.insert(token.task.clone());
+                    u.insert((token.task.clone(), token.attempt));
                 }
                 LlmError::Halted(why)
             };
             let body = serde_json::json!({"token": token, "dollars": dollars});
             let r = self
                 .remote
-                .post("/v1/budget/hold", &body)
+                .post_raw("/v1/budget/hold", &body)
                 .await
                 .map_err(unheld)?;
             let status = r.status();
-            let answer: serde_json::Value = r.json().await.unwrap_or(serde_json::Value::Null);
+            let text = r.text().await.unwrap_or_default();
+            let answer: serde_json::Value =
+                serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
             match status {
+                s if s.is_success() => answer["hold"].as_u64().ok_or_else(|| {
+                    LlmError::Halted("specc serve answered a hold without one".to_owned())
+                }),
                 reqwest::StatusCode::CONFLICT => Err(LlmError::Halted(
-                    "the claim is lost: its lease expired".to_owned(),
+                    "the claim is lost (its lease expired), or the build is stopping".to_owned(),
                 )),
                 reqwest::StatusCode::PAYMENT_REQUIRED => Err(LlmError::Budget {
                     cap: answer["cap"].as_f64().unwrap_or(0.0),
                     committed: answer["committed"].as_f64().unwrap_or(0.0),
                     needed: answer["needed"].as_f64().unwrap_or(dollars),
                 }),
-                _ => answer["hold"]
-                    .as_u64()
-                    .ok_or_else(|| unheld("specc serve answered a hold without one".to_owned())),
+                s if s.is_server_error() => Err(unheld(format!("specc serve: {s}: {text}"))),
+                s => Err(LlmError::Halted(format!(
+                    "specc serve refused a hold: {s}: {text}"
+                ))),
             }
         })
     }
