@@ -313,6 +313,7 @@ impl Dispatch {
     }
 
     /// Extends `claim`'s lease; refused once it is lost.
+    #[tracing::instrument(level = "info", skip_all, fields(task = %claim.task, claim = claim.attempt))]
     pub async fn heartbeat(&self, claim: &Claim) -> Result<(), LeaseError> {
         let r = self.store.heartbeat(&self.run, claim, self.lease).await;
         if r.is_ok()
@@ -326,6 +327,7 @@ impl Dispatch {
 
     /// Lands `s` for `claim` if its lease holds: the check extends the lease, and the task's
     /// lock keeps a claim from slipping in before the landing.
+    #[tracing::instrument(level = "info", skip_all, fields(task = %claim.task, claim = claim.attempt))]
     pub async fn submit(&self, claim: &Claim, s: Submission) -> Result<Outcome, LeaseError> {
         // Its task's, made under this claim: the key starts with the run the claim handed out.
         let made_here = s
@@ -364,6 +366,7 @@ impl Dispatch {
 
     /// `claim`'s attempt ended with `end`: the scheduler's wait ends; refused once its lease
     /// is lost.
+    #[tracing::instrument(level = "info", skip_all, fields(task = %claim.task, claim = claim.attempt))]
     pub async fn finish(&self, claim: &Claim, end: TaskEnd) -> Result<(), LeaseError> {
         let lock = self.lock_of(&claim.task);
         let mut landed = lock.lock().await;
@@ -394,6 +397,7 @@ impl Dispatch {
     }
 
     /// Gives `claim` back (its worker is shutting down): another worker may claim it.
+    #[tracing::instrument(level = "info", skip_all, fields(task = %claim.task, claim = claim.attempt))]
     pub async fn release(&self, claim: &Claim) -> Result<(), LeaseError> {
         let lock = self.lock_of(&claim.task);
         let landed = lock.lock().await;

@@ -69,6 +69,7 @@ pub(super) struct ReleaseRequest {
     hold: u64,
 }
 
+#[tracing::instrument(level = "info", skip_all, fields(task = %h.token.task, claim = h.token.attempt))]
 pub(super) async fn hold(shared: &Shared, h: HoldRequest) -> Response<Full<Bytes>> {
     if !(h.dollars.is_finite() && h.dollars >= 0.0) {
         return text(StatusCode::BAD_REQUEST, "dollars must be a finite amount");
@@ -118,6 +119,7 @@ pub(super) async fn hold(shared: &Shared, h: HoldRequest) -> Response<Full<Bytes
     }
 }
 
+#[tracing::instrument(level = "info", skip_all, fields(task = %r.row.task))]
 pub(super) async fn record(shared: &Shared, r: RecordRequest) -> Response<Full<Bytes>> {
     if r.row.run != shared.dispatch.run_id() {
         return text(StatusCode::BAD_REQUEST, "a call of another run");

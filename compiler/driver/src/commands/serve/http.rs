@@ -240,6 +240,7 @@ async fn claim(
     }
     let answer = match claimed {
         Ok(Some(Claimed { claim, order })) => {
+            tracing::info!(task = %claim.task, claim = claim.attempt, holder = %holder, "claimed");
             // The earlier claims' calls that never settled are given back, after a grace.
             budget::sweep_later(shared, &claim.task, claim.attempt - 1);
             ClaimAnswer::Task {
