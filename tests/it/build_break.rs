@@ -84,8 +84,9 @@ fn a_deliberate_break_gets_its_readers_revisited_and_re_pinned() {
     assert!(again.out.contains("3 up to date"), "{}", again.out);
 }
 
-#[test]
-fn a_reported_contradiction_is_merged_by_the_coordinator_and_its_readers_revisited() {
+/// The answers of a build where task b reports two decisions contradicting each other: the
+/// coordinator merges them, and core.rs, pinned to the old text, is revisited.
+pub(crate) fn contradiction_book() -> Value {
     let planner = json!({"": {
     "decisions": [
         {"id": "core.format", "decision": "Records are JSON lines.", "rationale": "easy"},
@@ -98,20 +99,22 @@ fn a_reported_contradiction_is_merged_by_the_coordinator_and_its_readers_revisit
     let report = json!({"name": "report_contradiction", "arguments": {
         "a": "core.format", "b": "net.wire",
         "explanation": "the store writes JSON lines but the wire sends the stored bytes as CBOR"}});
-    let b = build_book(
-        project(TOML),
-        json!({
-            "planner": planner,
-            "workers": {
-                "a": [[[write("core.rs", "// design: core.format\nfn encode() {}\n")],
-                       [pin("core.rs", 1)], [done()]]],
-                "b": [[[write("b.rs", "fn send() {}\n"), report], [done()]]],
-                "revisit-core-rs-1-core-format": [[[pin("core.rs", 1)], [done()]]],
-            },
-            "coordinator": {"core.format": {"decision": "Records are CBOR, on disk and on the wire.",
-                                            "rationale": "one format"}},
-        }),
-    );
+    json!({
+        "planner": planner,
+        "workers": {
+            "a": [[[write("core.rs", "// design: core.format\nfn encode() {}\n")],
+                   [pin("core.rs", 1)], [done()]]],
+            "b": [[[write("b.rs", "fn send() {}\n"), report], [done()]]],
+            "revisit-core-rs-1-core-format": [[[pin("core.rs", 1)], [done()]]],
+        },
+        "coordinator": {"core.format": {"decision": "Records are CBOR, on disk and on the wire.",
+                                        "rationale": "one format"}},
+    })
+}
+
+#[test]
+fn a_reported_contradiction_is_merged_by_the_coordinator_and_its_readers_revisited() {
+    let b = build_book(project(TOML), contradiction_book());
     assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
     assert!(
         b.err.contains("merged      `core.format` and `net.wire`"),

@@ -28,4 +28,5 @@ mod plan_cases;
 mod plan_tasks;
 mod sandbox;
 mod serve;
+mod serve_coordinate;
 mod support;

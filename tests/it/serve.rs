@@ -46,7 +46,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// The tree of `out/`'s head, and how many commits each task landed.
-fn result(dir: &Path) -> (String, BTreeMap<String, usize>) {
+pub(crate) fn result(dir: &Path) -> (String, BTreeMap<String, usize>) {
     let out = dir.join("out");
     let mut per_task = BTreeMap::new();
     for t in git(
@@ -79,7 +79,7 @@ fn worker_calls(db: &Path) -> BTreeMap<String, usize> {
 
 /// Spawns `specc` in `dir` with the token, info logs and the state URL, if any; its stderr
 /// lines go to a channel.
-fn spawn(
+pub(crate) fn spawn(
     bin: &Path,
     dir: &Path,
     args: &[&str],
@@ -112,7 +112,11 @@ fn spawn(
 }
 
 /// Lines from `rx` until one contains `needle` (all of them, kept in `seen`).
-fn wait_for(rx: &mpsc::Receiver<String>, needle: &str, seen: &mut Vec<String>) -> String {
+pub(crate) fn wait_for(
+    rx: &mpsc::Receiver<String>,
+    needle: &str,
+    seen: &mut Vec<String>,
+) -> String {
     let deadline = Instant::now() + Duration::from_secs(60);
     while Instant::now() < deadline {
         if let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) {

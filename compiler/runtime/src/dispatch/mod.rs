@@ -329,11 +329,13 @@ impl Dispatch {
     /// lock keeps a claim from slipping in before the landing.
     #[tracing::instrument(level = "info", skip_all, fields(task = %claim.task, claim = claim.attempt))]
     pub async fn submit(&self, claim: &Claim, s: Submission) -> Result<Outcome, LeaseError> {
-        // Its task's, made under this claim: the key starts with the run the claim handed out.
+        // Its task's (or the coordinator's for its task: decisions it merged), made under
+        // this claim: the key starts with the run the claim handed out.
         let made_here = s
             .idempotency_key
             .starts_with(&format!("{}@{}/", self.run, claim.attempt));
-        if s.task != claim.task || !made_here {
+        let coordinated = s.task.strip_prefix("coordinate:") == Some(claim.task.as_str());
+        if !(s.task == claim.task || coordinated) || !made_here {
             return self.note_fenced(
                 claim,
                 "submission of another task or claim",
@@ -349,7 +351,8 @@ impl Dispatch {
         match &outcome {
             Outcome::Committed { id, merged, .. } => {
                 self.counters.commits.fetch_add(1, Ordering::Relaxed);
-                if landed.is_none() {
+                // The coordinator's commit is not the task's landing.
+                if landed.is_none() && !coordinated {
                     *landed = Some(Landing {
                         commit: *id,
                         merged: merged.clone(),

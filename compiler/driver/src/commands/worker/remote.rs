@@ -198,8 +198,9 @@ impl HttpUpstream {
             .is_ok_and(|mut u| u.remove(&(t.task.clone(), t.attempt)))
     }
 
-    /// The claim a submission goes under: its task's, of the attempt its idempotency key
-    /// names (`RUN@ATTEMPT/…`, the run the claim handed out).
+    /// The claim a submission goes under: its task's (the coordinator's `coordinate:TASK`
+    /// goes under TASK's), of the attempt its idempotency key names (`RUN@ATTEMPT/…`, the
+    /// run the claim handed out).
     fn token_of(&self, s: &Submission) -> Option<Token> {
         let attempt: i64 = s
             .idempotency_key
@@ -209,8 +210,10 @@ impl HttpUpstream {
             .1
             .parse()
             .ok()?;
+        // The coordinator submits for the task it settled decisions in.
+        let task = s.task.strip_prefix("coordinate:").unwrap_or(&s.task);
         let m = self.tokens.lock().ok()?;
-        m.get(&(s.task.clone(), attempt)).cloned()
+        m.get(&(task.to_owned(), attempt)).cloned()
     }
 
     /// The claim a model call of `label` is made under: its task's (`t`), or the task a
