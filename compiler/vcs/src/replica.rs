@@ -19,15 +19,26 @@ use crate::{Bundle, Options, Outcome, Refusal, Repo, Request, Submission};
 /// A boxed future that may move between threads.
 pub type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Where a replica's submissions go. An `Err` is a transport failure, in words: the
-/// submission's outcome is not known (re-submitting the same idempotency key is safe).
+/// Why a submission upstream has no outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UpstreamError {
+    /// The answer did not come back: the submission may or may not have been applied.
+    /// Sending it again under the same idempotency key is safe (the first outcome comes
+    /// back), so the replica does, a few times.
+    Lost(String),
+    /// The upstream would not take it from this writer (a claim it no longer holds): not
+    /// sent again.
+    Refused(String),
+}
+
+/// Where a replica's submissions go.
 pub trait Upstream: Send + Sync {
     /// Applies `s` upstream; its outcome and the objects from `have` to the head after it.
     fn submit<'a>(
         &'a self,
         s: &'a Submission,
         have: ObjectId,
-    ) -> Boxed<'a, Result<(Outcome, Bundle), String>>;
+    ) -> Boxed<'a, Result<(Outcome, Bundle), UpstreamError>>;
     /// The objects from `have` to the upstream head.
     fn fetch(&self, have: ObjectId) -> Boxed<'_, Result<Bundle, String>>;
     /// Flags `path` upstream for the megafile guard (best effort).
@@ -81,14 +92,22 @@ impl Repo {
         let Some(have) = self.head_now() else {
             return Outcome::Refused(Refusal::Unavailable);
         };
-        match up.submit(s, have).await {
-            // The outcome stands whether or not the objects came in whole: the next sync
-            // fetches what is missing.
-            Ok((outcome, bundle)) => {
-                self.import(bundle).await;
-                outcome
+        // A lost answer is asked again under the same idempotency key: the upstream answers
+        // with the first outcome, so a submission that landed is not landed twice.
+        for pause_ms in [0, 200, 1000, 3000] {
+            tokio::time::sleep(std::time::Duration::from_millis(pause_ms)).await;
+            match up.submit(s, have).await {
+                // The outcome stands whether or not the objects came in whole: the next
+                // sync fetches what is missing.
+                Ok((outcome, bundle)) => {
+                    self.import(bundle).await;
+                    return outcome;
+                }
+                // The upstream's side says why (a worker logs it).
+                Err(UpstreamError::Lost(_)) => {}
+                Err(UpstreamError::Refused(_)) => break,
             }
-            Err(_) => Outcome::Refused(Refusal::Unavailable),
         }
+        Outcome::Refused(Refusal::Unavailable)
     }
 }

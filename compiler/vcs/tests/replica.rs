@@ -1,11 +1,14 @@
 //! Replicas (design: vcs.replica): two replicas submit through one upstream, each sees the
 //! other's commits under the same ids, a conflict found upstream reaches the replica's merge
-//! queue, a replica reopened after its process ended keeps its head, and flags travel up.
+//! queue, a replica reopened after its process ended keeps its head, and flags travel up;
+//! a submission whose answer was lost is asked again and lands once.
 
 use std::sync::Arc;
 
 use specc_vcs::object::ObjectId;
-use specc_vcs::{Boxed, Bundle, Change, Options, Outcome, Repo, Submission, Upstream};
+use specc_vcs::{
+    Boxed, Bundle, Change, Options, Outcome, Repo, Submission, Upstream, UpstreamError,
+};
 
 /// An upstream in this process: the wire is the bundle's encoding, as over HTTP.
 struct Local(Repo);
@@ -15,11 +18,12 @@ impl Upstream for Local {
         &'a self,
         s: &'a Submission,
         have: ObjectId,
-    ) -> Boxed<'a, Result<(Outcome, Bundle), String>> {
+    ) -> Boxed<'a, Result<(Outcome, Bundle), UpstreamError>> {
         Box::pin(async move {
+            let lost = |why: &str| UpstreamError::Lost(why.to_owned());
             let outcome = self.0.submit(s.clone()).await;
-            let bundle = self.0.bundle(Some(have)).await.ok_or("unavailable")?;
-            let bundle = Bundle::decode(&bundle.encode()).ok_or("damaged")?;
+            let bundle = self.0.bundle(Some(have)).await.ok_or(lost("unavailable"))?;
+            let bundle = Bundle::decode(&bundle.encode()).ok_or(lost("damaged"))?;
             Ok((outcome, bundle))
         })
     }
@@ -161,4 +165,60 @@ async fn a_bundle_that_does_not_resolve_leaves_the_replica_as_it_was() {
     assert!(replica.import(whole).await);
     assert_eq!(replica.head_now(), Some(id));
     assert_eq!(replica.read(id, "f").await.as_deref(), Some(&b"x\n"[..]));
+}
+
+/// An upstream whose first answer to a submission is lost on the way back, after it was
+/// applied.
+struct LosesFirstAnswer {
+    inner: Local,
+    lost: std::sync::atomic::AtomicUsize,
+}
+
+impl Upstream for LosesFirstAnswer {
+    fn submit<'a>(
+        &'a self,
+        s: &'a Submission,
+        have: ObjectId,
+    ) -> Boxed<'a, Result<(Outcome, Bundle), UpstreamError>> {
+        Box::pin(async move {
+            let answer = self.inner.submit(s, have).await;
+            if self.lost.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                return Err(UpstreamError::Lost("the connection dropped".into()));
+            }
+            answer
+        })
+    }
+
+    fn fetch(&self, have: ObjectId) -> Boxed<'_, Result<Bundle, String>> {
+        self.inner.fetch(have)
+    }
+
+    fn flag(&self, path: &str) {
+        self.inner.flag(path);
+    }
+}
+
+#[tokio::test]
+async fn a_submission_whose_answer_was_lost_is_asked_again_and_lands_once() {
+    let dir = tempfile::tempdir().expect("dir");
+    let up = Repo::open(&dir.path().join("up"), Options::default()).expect("upstream");
+    let lossy = Arc::new(LosesFirstAnswer {
+        inner: Local(up.clone()),
+        lost: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let a = Repo::replica(&dir.path().join("a"), Options::default(), lossy.clone()).expect("a");
+    a.sync().await.expect("sync");
+    let root = a.head_now().expect("head");
+    let before = up.stats().await.seq;
+    let one = a.submit(write("src/one.rs", "1\n", root, "k1")).await;
+    let Outcome::Committed { id, .. } = one else {
+        panic!("{one:?}");
+    };
+    assert_eq!(
+        lossy.lost.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "asked twice"
+    );
+    assert_eq!(up.stats().await.seq, before + 1, "landed once");
+    assert_eq!((a.head_now(), up.head_now()), (Some(id), Some(id)));
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use specc_llm::{BoxFuture, BudgetGate, CallRow, LlmError};
 use specc_runtime::dispatch::wire::{ClaimAnswer, FinishRequest, SubmitRequest, Token};
 use specc_vcs::object::ObjectId;
-use specc_vcs::{Boxed, Bundle, Outcome, Submission, Upstream};
+use specc_vcs::{Boxed, Bundle, Outcome, Submission, Upstream, UpstreamError};
 
 /// How a write for a claim was answered.
 #[derive(Debug, PartialEq, Eq)]
@@ -321,26 +321,41 @@ impl Upstream for HttpUpstream {
         &'a self,
         s: &'a Submission,
         have: ObjectId,
-    ) -> Boxed<'a, Result<(Outcome, Bundle), String>> {
+    ) -> Boxed<'a, Result<(Outcome, Bundle), UpstreamError>> {
         Box::pin(async move {
-            let token = self
-                .token_of(s)
-                .ok_or_else(|| format!("no claim here holds task `{}`", s.task))?;
+            let token = self.token_of(s).ok_or_else(|| {
+                UpstreamError::Refused(format!("no claim here holds task `{}`", s.task))
+            })?;
             let req = SubmitRequest {
                 token,
                 have,
                 submission: s.clone(),
             };
-            let body = serde_json::to_value(&req).map_err(|e| e.to_string())?;
-            let bytes = self.remote.bytes("/v1/submit", &body).await?;
+            let body =
+                serde_json::to_value(&req).map_err(|e| UpstreamError::Refused(e.to_string()))?;
+            // No answer, or one that did not arrive whole: the replica asks again.
+            let lost = |why: String| {
+                tracing::warn!(task = %s.task, error = %why, "a submission's answer was lost");
+                UpstreamError::Lost(why)
+            };
+            let r = self.remote.post("/v1/submit", &body).await.map_err(lost)?;
+            if r.status() == reqwest::StatusCode::CONFLICT {
+                return Err(UpstreamError::Refused(
+                    "fenced: the claim's lease is lost".to_owned(),
+                ));
+            }
+            let bytes = r.bytes().await.map_err(|e| lost(without_url(&e)))?;
+            let short = || lost("a short answer".to_owned());
             let len = bytes
                 .get(..4)
                 .and_then(|b| b.try_into().ok())
                 .map(u32::from_le_bytes)
-                .ok_or("a short answer")? as usize;
-            let outcome = bytes.get(4..4 + len).ok_or("a short answer")?;
-            let outcome: Outcome = serde_json::from_slice(outcome).map_err(|e| e.to_string())?;
-            let bundle = Bundle::decode(&bytes[4 + len..]).ok_or("a damaged bundle")?;
+                .ok_or_else(short)? as usize;
+            let outcome = bytes.get(4..4 + len).ok_or_else(short)?;
+            let outcome: Outcome =
+                serde_json::from_slice(outcome).map_err(|e| lost(e.to_string()))?;
+            let bundle = Bundle::decode(&bytes[4 + len..])
+                .ok_or_else(|| lost("a damaged bundle".to_owned()))?;
             Ok((outcome, bundle))
         })
     }
