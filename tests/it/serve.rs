@@ -129,6 +129,29 @@ pub(crate) fn wait_for(
     panic!("no line with {needle:?} in:\n{}", seen.join("\n"));
 }
 
+/// Waits (up to two minutes) for serve to exit, keeping its log lines in `log`.
+pub(crate) fn wait_exit(
+    serve: &mut Child,
+    rx: &mpsc::Receiver<String>,
+    log: &mut Vec<String>,
+) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        log.extend(rx.try_iter());
+        if let Some(status) = serve.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "serve did not finish:\n{}",
+            log.join("\n")
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    log.extend(rx.iter());
+    status
+}
+
 fn signal(child: &Child, sig: &str) {
     let sent = Command::new("kill")
         .args([sig, &child.id().to_string()])
@@ -227,20 +250,7 @@ fn scenario(state_url: Option<&str>) {
     std::thread::sleep(Duration::from_secs(4));
     signal(&paused, "-CONT");
 
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        serve_log.extend(serve_rx.try_iter());
-        if let Some(status) = serve.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "serve did not finish:\n{}",
-            serve_log.join("\n")
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    serve_log.extend(serve_rx.iter());
+    let status = wait_exit(&mut serve, &serve_rx, &mut serve_log);
     let serve_text = serve_log.join("\n");
     assert!(status.success(), "{serve_text}");
     for (name, child, rx, log) in [

@@ -5,13 +5,11 @@
 //! recorded by an in-process `specc build` (the single-machine result) and replayed by
 //! serve and one worker.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
 use specc_tests::answers::AnswerBook;
+use std::sync::Arc;
 
 use crate::build::{TOML, project, rebuild};
-use crate::serve::{result, spawn, wait_for};
+use crate::serve::{result, spawn, wait_exit, wait_for};
 
 #[test]
 fn a_contradiction_a_worker_reports_is_settled_through_serve() {
@@ -39,20 +37,7 @@ fn a_contradiction_a_worker_reports_is_settled_through_serve() {
     let url = line.rsplit(' ').next().expect("url").to_owned();
     let worker = ["worker", "--connect", url.as_str(), "--jobs", "1"];
     let (mut w, worker_rx) = spawn(&bin, d, &worker, None);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        log.extend(serve_rx.try_iter());
-        if let Some(status) = serve.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "serve did not finish:\n{}",
-            log.join("\n")
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    log.extend(serve_rx.iter());
+    let status = wait_exit(&mut serve, &serve_rx, &mut log);
     let _ = w.wait();
     let worker_log: Vec<String> = worker_rx.iter().collect();
     let text = format!("{}\n--- worker:\n{}", log.join("\n"), worker_log.join("\n"));

@@ -43,12 +43,17 @@ impl Remote {
         })
     }
 
-    async fn send(&self, req: reqwest::RequestBuilder) -> Result<reqwest::Response, String> {
-        let r = req
-            .bearer_auth(&self.token)
+    /// Sends `req` with the token; any answer is returned as it came: only a failure to
+    /// reach the serve is an error.
+    async fn transport(&self, req: reqwest::RequestBuilder) -> Result<reqwest::Response, String> {
+        req.bearer_auth(&self.token)
             .send()
             .await
-            .map_err(|e| format!("specc serve at {}: {}", self.base, without_url(&e)))?;
+            .map_err(|e| format!("specc serve at {}: {}", self.base, without_url(&e)))
+    }
+
+    async fn send(&self, req: reqwest::RequestBuilder) -> Result<reqwest::Response, String> {
+        let r = self.transport(req).await?;
         match r.status() {
             s if s.is_success() || s == reqwest::StatusCode::CONFLICT => Ok(r),
             reqwest::StatusCode::UNAUTHORIZED => Err(format!(
@@ -72,20 +77,14 @@ impl Remote {
         self.send(req).await
     }
 
-    /// POSTs `body`; any answer is returned as it came: only a failure to reach the serve
-    /// is an error.
+    /// POSTs `body`, the answer as it came ([`Remote::transport`]).
     async fn post_raw<T: serde::Serialize>(
         &self,
         path: &str,
         body: &T,
     ) -> Result<reqwest::Response, String> {
-        self.http
-            .post(format!("{}{path}", self.base))
-            .json(body)
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .map_err(|e| format!("specc serve at {}: {}", self.base, without_url(&e)))
+        let req = self.http.post(format!("{}{path}", self.base)).json(body);
+        self.transport(req).await
     }
 
     async fn write<T: serde::Serialize>(&self, path: &str, body: &T) -> Result<Answered, String> {
