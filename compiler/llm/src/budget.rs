@@ -16,9 +16,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use rusqlite::{Connection, params};
-
+use crate::args;
 use crate::error::LlmError;
+use crate::schema::Dialect;
+use crate::sql::Sql;
 use crate::state_db::{StateDb, StateError, Write};
 
 /// How many calls of the size that needed a top-up one top-up covers.
@@ -78,12 +79,6 @@ impl Lease {
         self.open.remove(&r.serial);
         self.held = held;
         self.written = Instant::now();
-    }
-
-    /// Forgets `r` after its settlement could not be written: the row keeps holding its
-    /// dollars (more than needed, never less), and so does the lease's free part.
-    pub(crate) fn forget(&mut self, r: &Reservation) {
-        self.open.remove(&r.serial);
     }
 }
 
@@ -217,25 +212,23 @@ impl Leases {
                 Err(e) => return Ok(Err(e)),
             };
             let updated = match id {
-                Some(id) => tx
-                    .prepare_cached(
-                        "UPDATE llm_reservations SET dollars = ?2, created_unix = ?3 WHERE id = ?1",
-                    )?
-                    .execute(params![id, held, now()])?,
+                Some(id) => tx.execute(
+                    "UPDATE llm_reservations SET dollars = ?2, created_unix = ?3 WHERE id = ?1",
+                    args![id, held, now()],
+                )?,
                 None => 0,
             };
             // A new lease, or one whose row is gone (nothing of this process deletes a
             // live lease; a row can only go with a damaged or hand-edited database).
             let id = match (id, updated) {
                 (Some(id), 1) => id,
-                _ => {
-                    tx.prepare_cached(
+                _ => tx
+                    .query_one(
                         "INSERT INTO llm_reservations (run, dollars, created_unix)
-                         VALUES (?1, ?2, ?3)",
+                         VALUES (?1, ?2, ?3) RETURNING id",
+                        args![run, held, now()],
                     )?
-                    .execute(params![run, held, now()])?;
-                    tx.last_insert_rowid()
-                }
+                    .int(0)?,
             };
             Ok(Ok((id, held)))
         });
@@ -260,16 +253,16 @@ impl Leases {
             let held = l.settled(&r, spent)?;
             l.close(&r, held);
             let id = l.id;
-            Some(Box::new(move |c: &Connection| {
-                c.prepare_cached(
+            Some(Box::new(move |c: &mut dyn Sql| {
+                c.execute(
                     "UPDATE llm_reservations SET dollars = ?2, created_unix = ?3 WHERE id = ?1",
-                )?
-                .execute(params![id, held, now()])
+                    args![id, held, now()],
+                )
                 .map(drop)
             }) as Write)
         });
         let write: Write = match (first, lease) {
-            (Some(first), Some(lease)) => Box::new(move |c: &Connection| {
+            (Some(first), Some(lease)) => Box::new(move |c: &mut dyn Sql| {
                 first(c)?;
                 lease(c)
             }),
@@ -294,15 +287,15 @@ impl Drop for Leases {
         };
         for l in book.by_run.values() {
             let (id, in_use, busy) = (l.id, l.in_use(), l.busy());
-            let _ = self.db.defer(Box::new(move |c: &Connection| {
+            let _ = self.db.defer(Box::new(move |c: &mut dyn Sql| {
                 if busy {
                     c.execute(
                         "UPDATE llm_reservations SET dollars = ?2, created_unix = ?3 WHERE id = ?1",
-                        params![id, in_use, now()],
+                        args![id, in_use, now()],
                     )
                     .map(drop)
                 } else {
-                    c.execute("DELETE FROM llm_reservations WHERE id = ?1", [id])
+                    c.execute("DELETE FROM llm_reservations WHERE id = ?1", args![id])
                         .map(drop)
                 }
             }));
@@ -312,24 +305,42 @@ impl Drop for Leases {
 }
 
 /// Spent plus what every other lease and reservation of `run` holds (not counting `mine`),
-/// leases not written for an hour (their process died) aside.
-fn committed_elsewhere(tx: &Connection, run: &str, mine: Option<i64>) -> rusqlite::Result<f64> {
-    let spent: f64 = tx
-        .prepare_cached("SELECT COALESCE((SELECT dollars FROM llm_run_spent WHERE run = ?1), 0)")?
-        .query_row([run], |r| r.get(0))?;
-    let reserved: f64 = tx
-        .prepare_cached(
+/// leases not written for an hour (their process died) aside. On PostgreSQL the run's spent
+/// row is locked first (made if missing), so that two processes' growths of their leases
+/// are serialised as SQLite's immediate transactions are: neither can count the other's
+/// room as free.
+fn committed_elsewhere(tx: &mut dyn Sql, run: &str, mine: Option<i64>) -> Result<f64, StateError> {
+    let spent = match tx.dialect() {
+        Dialect::Sqlite => tx
+            .query_one(
+                "SELECT COALESCE((SELECT dollars FROM llm_run_spent WHERE run = ?1), 0)",
+                args![run],
+            )?
+            .real(0)?,
+        Dialect::Postgres => {
+            tx.execute(
+                "INSERT INTO llm_run_spent (run, dollars) VALUES (?1, 0)
+                 ON CONFLICT (run) DO NOTHING",
+                args![run],
+            )?;
+            tx.query_one(
+                "SELECT dollars FROM llm_run_spent WHERE run = ?1 FOR UPDATE",
+                args![run],
+            )?
+            .real(0)?
+        }
+    };
+    let reserved = tx
+        .query_one(
             "SELECT COALESCE(SUM(dollars), 0) FROM llm_reservations
-             WHERE run = ?1 AND created_unix > ?2 AND id IS NOT ?3",
-        )?
-        .query_row(
-            params![
+             WHERE run = ?1 AND created_unix > ?2 AND id IS DISTINCT FROM ?3",
+            args![
                 run,
                 now() - crate::ledger::STALE_RESERVATION.as_secs() as i64,
                 mine
             ],
-            |r| r.get(0),
-        )?;
+        )?
+        .real(0)?;
     Ok(spent + reserved)
 }
 

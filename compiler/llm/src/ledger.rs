@@ -6,11 +6,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::budget::{Leases, Reservation};
+use crate::args;
 use crate::error::LlmError;
+use crate::sql::Sql;
 use crate::state_db::{StateDb, StateError};
 use crate::types::Usage;
 
@@ -57,7 +59,7 @@ pub struct Ledger {
     leases: Leases,
 }
 
-fn db(e: rusqlite::Error) -> LlmError {
+fn db(e: impl Into<StateError>) -> LlmError {
     LlmError::Ledger(e.into())
 }
 
@@ -99,9 +101,9 @@ impl Ledger {
 
     /// Opens (creating) the state database (see [`open_state_db`]).
     pub fn open(path: &Path) -> Result<Ledger, LlmError> {
-        let conn = open_state_db(path)
+        let mut conn = open_state_db(path)
             .map_err(|e| LlmError::Ledger(StateError::Open(format!("{}: {e}", path.display()))))?;
-        crate::schema::migrate_sqlite(&conn).map_err(db)?;
+        crate::schema::migrate(&mut conn).map_err(db)?;
         // The run's kept total, for databases whose rows came before it was kept.
         conn.execute_batch(
             "BEGIN IMMEDIATE;
@@ -111,6 +113,12 @@ impl Ledger {
         )
         .map_err(db)?;
         Ok(Ledger::on(Arc::new(StateDb::on(conn))))
+    }
+
+    /// The ledger of a state database already open and migrated (PostgreSQL's, say: see
+    /// [`StateDb::connect_postgres`]).
+    pub fn on_state(db: Arc<StateDb>) -> Ledger {
+        Ledger::on(db)
     }
 
     /// The state database the ledger writes through: the build journal shares it, so one
@@ -165,33 +173,33 @@ impl Ledger {
     ) -> Result<(), LlmError> {
         let dollars = row.dollars;
         let row = row.clone();
-        let write: crate::state_db::Write = Box::new(move |c| {
-            c.prepare_cached(
+        let write: crate::state_db::Write = Box::new(move |c: &mut dyn Sql| {
+            c.execute(
                 "INSERT INTO llm_calls (at_unix, run, task, role, provider, model, input_tokens,
                  cached_input_tokens, output_tokens, dollars, latency_ms, attempt, outcome)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-            )?
-            .execute(params![
-                now(),
-                row.run,
-                row.task,
-                row.role,
-                row.provider,
-                row.model,
-                row.usage.input as i64,
-                row.usage.cached_input as i64,
-                row.usage.output as i64,
-                row.dollars,
-                row.latency.as_millis() as i64,
-                row.attempt,
-                row.outcome,
-            ])?;
+                args![
+                    now(),
+                    &row.run,
+                    &row.task,
+                    &row.role,
+                    &row.provider,
+                    &row.model,
+                    row.usage.input,
+                    row.usage.cached_input,
+                    row.usage.output,
+                    row.dollars,
+                    row.latency.as_millis() as u64,
+                    row.attempt,
+                    &row.outcome,
+                ],
+            )?;
             // The run's total, kept as rows are added, so the budget check reads one row.
-            c.prepare_cached(
+            c.execute(
                 "INSERT INTO llm_run_spent (run, dollars) VALUES (?1, ?2)
-                 ON CONFLICT (run) DO UPDATE SET dollars = dollars + ?2",
-            )?
-            .execute(params![row.run, row.dollars])?;
+                 ON CONFLICT (run) DO UPDATE SET dollars = llm_run_spent.dollars + ?2",
+                args![&row.run, row.dollars],
+            )?;
             if let Some(also) = also {
                 also(c)?;
             }
@@ -226,19 +234,20 @@ impl Ledger {
     /// not counted; the budget check counts them, see [`Ledger::reserve`]).
     pub fn spent(&self, run: &str) -> Result<f64, LlmError> {
         self.db
-            .read(|conn| {
+            .read(|c| {
                 // The kept total (one row); a database from before it was kept is summed.
-                let kept = conn
-                    .prepare_cached("SELECT dollars FROM llm_run_spent WHERE run = ?1")
-                    .and_then(|mut q| q.query_row([run], |r| r.get(0)).optional());
-                match kept {
-                    Ok(Some(d)) => Ok(d),
+                match c.query_opt(
+                    "SELECT dollars FROM llm_run_spent WHERE run = ?1",
+                    args![run],
+                ) {
+                    Ok(Some(row)) => row.real(0),
                     Ok(None) => Ok(0.0),
-                    Err(_) => conn.query_row(
-                        "SELECT COALESCE(SUM(dollars), 0) FROM llm_calls WHERE run = ?1",
-                        [run],
-                        |r| r.get(0),
-                    ),
+                    Err(_) => c
+                        .query_one(
+                            "SELECT COALESCE(SUM(dollars), 0) FROM llm_calls WHERE run = ?1",
+                            args![run],
+                        )?
+                        .real(0),
                 }
             })
             .map_err(LlmError::Ledger)
@@ -247,30 +256,32 @@ impl Ledger {
     /// Every recorded attempt, oldest first.
     pub fn rows(&self) -> Result<Vec<CallRow>, LlmError> {
         self.db
-            .now(|conn| {
-                let mut stmt = conn.prepare(
+            .now(|c| {
+                c.query(
                     "SELECT run, task, role, provider, model, input_tokens, cached_input_tokens,
                      output_tokens, dollars, latency_ms, attempt, outcome FROM llm_calls ORDER BY id",
-                )?;
-                let rows = stmt.query_map([], |r| {
+                    &[],
+                )?
+                .iter()
+                .map(|r| {
                     Ok(CallRow {
-                        run: r.get(0)?,
-                        task: r.get(1)?,
-                        role: r.get(2)?,
-                        provider: r.get(3)?,
-                        model: r.get(4)?,
+                        run: r.text(0)?,
+                        task: r.text(1)?,
+                        role: r.text(2)?,
+                        provider: r.text(3)?,
+                        model: r.text(4)?,
                         usage: Usage {
-                            input: r.get::<_, i64>(5)? as u64,
-                            cached_input: r.get::<_, i64>(6)? as u64,
-                            output: r.get::<_, i64>(7)? as u64,
+                            input: r.u64(5)?,
+                            cached_input: r.u64(6)?,
+                            output: r.u64(7)?,
                         },
-                        dollars: r.get(8)?,
-                        latency: Duration::from_millis(r.get::<_, i64>(9)? as u64),
-                        attempt: r.get(10)?,
-                        outcome: r.get(11)?,
+                        dollars: r.real(8)?,
+                        latency: Duration::from_millis(r.u64(9)?),
+                        attempt: r.u32(10)?,
+                        outcome: r.text(11)?,
                     })
-                })?;
-                rows.collect::<Result<Vec<_>, _>>()
+                })
+                .collect()
             })
             .map_err(LlmError::Ledger)
     }
@@ -285,11 +296,11 @@ impl Ledger {
     pub fn reserved(&self, run: &str) -> Result<f64, LlmError> {
         self.db
             .now(|c| {
-                c.query_row(
+                c.query_one(
                     "SELECT COALESCE(SUM(dollars), 0) FROM llm_reservations WHERE run = ?1",
-                    [run],
-                    |r| r.get(0),
-                )
+                    args![run],
+                )?
+                .real(0)
             })
             .map_err(LlmError::Ledger)
     }

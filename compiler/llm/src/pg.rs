@@ -6,13 +6,12 @@
 
 use std::sync::Arc;
 
-use deadpool_postgres::{GenericClient, Manager, Pool};
+use deadpool_postgres::{Manager, Pool};
+use tokio_postgres::GenericClient;
 
-use crate::schema::{Dialect, MIGRATIONS, VERSION_QUERY, VERSION_TABLE, newest, too_new};
+use crate::schema::{Dialect, MIGRATION_LOCK, MIGRATIONS, VERSION_QUERY, VERSION_TABLE, newest, too_new};
 use crate::state_db::StateError;
 
-/// An advisory lock key: one migrator at a time.
-const MIGRATION_LOCK: i64 = 0x5350_4543_4353;
 
 impl From<tokio_postgres::Error> for StateError {
     fn from(e: tokio_postgres::Error) -> StateError {
@@ -29,6 +28,59 @@ impl From<deadpool_postgres::PoolError> for StateError {
 /// How far the database has migrated ([`VERSION_QUERY`]).
 async fn version_of(c: &impl GenericClient) -> Result<i64, StateError> {
     Ok(c.query_one(VERSION_QUERY, &[]).await?.try_get(0)?)
+}
+
+/// The connection settings of `url` (a libpq URL or key=value string), with `password`
+/// when the URL has none, and a connect timeout if given.
+pub fn config_of(
+    url: &str,
+    password: Option<&str>,
+    timeout: Option<std::time::Duration>,
+) -> Result<tokio_postgres::Config, StateError> {
+    let mut config: tokio_postgres::Config = url
+        .parse()
+        .map_err(|e| StateError::Open(format!("not a PostgreSQL URL: {e}")))?;
+    if let Some(p) = password.filter(|_| config.get_password().is_none()) {
+        config.password(p);
+    }
+    if let Some(t) = timeout {
+        config.connect_timeout(t);
+    }
+    Ok(config)
+}
+
+/// Applies the migrations a database has not had, each in a transaction with its version
+/// row, under an advisory lock so that processes starting together migrate once.
+pub(crate) async fn migrate_client(client: &mut tokio_postgres::Client) -> Result<(), StateError> {
+    // The common case first, with no lock and nothing created: a current database.
+    let known: bool = client
+        .query_one("SELECT to_regclass('schema_version') IS NOT NULL", &[])
+        .await?
+        .try_get(0)?;
+    if known && version_of(client).await? == newest() {
+        return Ok(());
+    }
+    for (version, text) in MIGRATIONS {
+        let tx = client.transaction().await?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .await?;
+        tx.batch_execute(&Dialect::Postgres.spell(VERSION_TABLE))
+            .await?;
+        let at = version_of(&tx).await?;
+        if at > newest() {
+            return Err(StateError::Open(too_new(at)));
+        }
+        if at < *version {
+            tx.batch_execute(&Dialect::Postgres.spell(text)).await?;
+            tx.execute(
+                "INSERT INTO schema_version (version) VALUES ($1)",
+                &[version],
+            )
+            .await?;
+        }
+        tx.commit().await?;
+    }
+    Ok(())
 }
 
 /// A pool of connections to one PostgreSQL state database.
@@ -66,16 +118,7 @@ impl PgState {
         password: Option<&str>,
         timeout: Option<std::time::Duration>,
     ) -> Result<PgState, StateError> {
-        let mut config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|e| StateError::Open(format!("not a PostgreSQL URL: {e}")))?;
-        if let Some(p) = password.filter(|_| config.get_password().is_none()) {
-            config.password(p);
-        }
-        if let Some(t) = timeout {
-            config.connect_timeout(t);
-        }
-        let manager = Manager::new(config, tokio_postgres::NoTls);
+        let manager = Manager::new(config_of(url, password, timeout)?, tokio_postgres::NoTls);
         let pool = Pool::builder(manager)
             .max_size(16)
             .build()
@@ -83,39 +126,10 @@ impl PgState {
         Ok(PgState { pool })
     }
 
-    /// Applies the migrations this database has not had, each in a transaction with its
-    /// version row, under an advisory lock so that workers starting together migrate once.
+    /// Applies the migrations this database has not had ([`migrate_client`]).
     pub async fn migrate(&self) -> Result<(), StateError> {
         let mut client = self.pool.get().await?;
-        // The common case first, with no lock and nothing created: a current database.
-        let known: bool = client
-            .query_one("SELECT to_regclass('schema_version') IS NOT NULL", &[])
-            .await?
-            .try_get(0)?;
-        if known && version_of(&client).await? == newest() {
-            return Ok(());
-        }
-        for (version, text) in MIGRATIONS {
-            let tx = client.transaction().await?;
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-                .await?;
-            tx.batch_execute(&Dialect::Postgres.spell(VERSION_TABLE))
-                .await?;
-            let at = version_of(&tx).await?;
-            if at > newest() {
-                return Err(StateError::Open(too_new(at)));
-            }
-            if at < *version {
-                tx.batch_execute(&Dialect::Postgres.spell(text)).await?;
-                tx.execute(
-                    "INSERT INTO schema_version (version) VALUES ($1)",
-                    &[version],
-                )
-                .await?;
-            }
-            tx.commit().await?;
-        }
-        Ok(())
+        migrate_client(&mut client).await
     }
 
     /// A connection from the pool (for the runtime's operations on this backend).

@@ -14,6 +14,10 @@ use std::sync::Mutex;
 
 use rusqlite::Connection;
 
+use crate::pg_conn::PgConn;
+use crate::schema::Dialect;
+use crate::sql::Sql;
+
 /// Why a state database operation failed.
 #[derive(Debug, Clone)]
 pub enum StateError {
@@ -30,6 +34,8 @@ pub enum StateError {
     Lost(String),
     /// A thread panicked while it held the database: a bug.
     Poisoned,
+    /// A stored value is not what this version reads (a damaged or hand-edited database).
+    Decode(String),
 }
 
 impl std::fmt::Display for StateError {
@@ -40,6 +46,7 @@ impl std::fmt::Display for StateError {
             StateError::Postgres(e) => write!(f, "PostgreSQL: {e}"),
             StateError::Lost(why) => write!(f, "a batch of writes was lost: {why}"),
             StateError::Poisoned => write!(f, "its lock is poisoned"),
+            StateError::Decode(why) => write!(f, "an unexpected stored value: {why}"),
         }
     }
 }
@@ -68,15 +75,32 @@ impl From<rusqlite::Error> for StateError {
     }
 }
 
-/// A queued write.
-pub type Write = Box<dyn FnOnce(&Connection) -> rusqlite::Result<()> + Send>;
+/// A queued write: statements run in the transaction of the batch that commits it.
+pub type Write = Box<dyn FnOnce(&mut dyn Sql) -> Result<(), StateError> + Send>;
 
+/// The state database's one writer, on either backend (design: state.backends).
 pub struct StateDb {
     inner: Mutex<Inner>,
+    dialect: Dialect,
+}
+
+/// The connection a writer holds.
+enum Backend {
+    Sqlite(Connection),
+    Postgres(PgConn),
+}
+
+impl Backend {
+    fn sql(&mut self) -> &mut dyn Sql {
+        match self {
+            Backend::Sqlite(c) => c,
+            Backend::Postgres(c) => c,
+        }
+    }
 }
 
 struct Inner {
-    conn: Connection,
+    conn: Backend,
     queue: Vec<Write>,
     /// Writes queued since open, and how many of them are committed.
     queued: u64,
@@ -91,7 +115,26 @@ impl StateDb {
         Ok(StateDb::on(crate::open_state_db(path)?))
     }
 
+    /// The writer of a SQLite connection.
     pub fn on(conn: Connection) -> StateDb {
+        StateDb::with_backend(Backend::Sqlite(conn))
+    }
+
+    /// The writer of a PostgreSQL state database, brought to the newest schema.
+    pub fn postgres(conn: PgConn) -> Result<StateDb, StateError> {
+        let db = StateDb::with_backend(Backend::Postgres(conn));
+        db.now(crate::schema::migrate)?;
+        Ok(db)
+    }
+
+    /// Connects to the PostgreSQL state database at `url` (with `password` when the URL
+    /// has none) and brings it to the newest schema.
+    pub fn connect_postgres(url: &str, password: Option<&str>) -> Result<StateDb, StateError> {
+        StateDb::postgres(PgConn::connect(crate::pg::config_of(url, password, None)?)?)
+    }
+
+    fn with_backend(mut conn: Backend) -> StateDb {
+        let dialect = conn.sql().dialect();
         StateDb {
             inner: Mutex::new(Inner {
                 conn,
@@ -100,7 +143,13 @@ impl StateDb {
                 committed: 0,
                 poisoned: None,
             }),
+            dialect,
         }
+    }
+
+    /// Which backend this is.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, Inner>, StateError> {
@@ -119,43 +168,41 @@ impl StateDb {
         Ok(())
     }
 
-    /// Commits the queue, then runs `f` (a read that must see every write, or a write that
-    /// must be visible to other processes at once: it makes its own transaction).
+    /// Commits the queue, then runs `f` outside a transaction (a read that must see every
+    /// write, or a single statement other processes must see at once).
     pub fn now<T>(
         &self,
-        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+        f: impl FnOnce(&mut dyn Sql) -> Result<T, StateError>,
     ) -> Result<T, StateError> {
         let mut g = self.lock()?;
         g.commit()?;
-        Ok(f(&mut g.conn)?)
+        f(g.conn.sql())
     }
 
-    /// Commits the queue and `f` in one immediate transaction (a write other processes must
-    /// see at once, and the queue before it): one commit for both. `f` failing fails the
-    /// transaction, the queue with it, like a failed batch.
+    /// Commits the queue and `f` in one transaction (immediate on SQLite: a write other
+    /// processes must see at once, and the queue before it): one commit for both. `f`
+    /// failing fails the transaction, the queue with it, like a failed batch. `f`'s own
+    /// refusal (an `Ok(Err(_))`, say) commits what it wrote.
     pub fn now_with_queue<T>(
         &self,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+        f: impl FnOnce(&mut dyn Sql) -> Result<T, StateError>,
     ) -> Result<T, StateError> {
         let mut g = self.lock()?;
         if let Some(why) = &g.poisoned {
             return Err(why.clone());
         }
         let queue = std::mem::take(&mut g.queue);
-        let conn = &mut g.conn;
-        let result = (|| -> rusqlite::Result<rusqlite::Result<T>> {
-            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let begin = self.dialect.begin_immediate();
+        let result = transaction(g.conn.sql(), begin, |sql| {
             for w in queue {
-                w(&tx)?;
+                w(sql)?;
             }
-            let out = f(&tx)?;
-            tx.commit()?;
-            Ok(Ok(out))
-        })();
+            f(sql)
+        });
         match result {
             Ok(out) => {
                 g.committed = g.queued;
-                Ok(out?)
+                Ok(out)
             }
             Err(e) => Err(g.lose(e)),
         }
@@ -165,10 +212,10 @@ impl StateDb {
     /// this process's queue: a progress figure, what an earlier process journaled).
     pub fn read<T>(
         &self,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+        f: impl FnOnce(&mut dyn Sql) -> Result<T, StateError>,
     ) -> Result<T, StateError> {
-        let g = self.lock()?;
-        Ok(f(&g.conn)?)
+        let mut g = self.lock()?;
+        f(g.conn.sql())
     }
 
     /// Commits the queue in one transaction.
@@ -198,9 +245,25 @@ impl StateDb {
     }
 }
 
+/// Runs `f` between `begin` and `COMMIT`, rolling back if anything fails.
+fn transaction<T>(
+    sql: &mut dyn Sql,
+    begin: &str,
+    f: impl FnOnce(&mut dyn Sql) -> Result<T, StateError>,
+) -> Result<T, StateError> {
+    sql.batch(begin)?;
+    match f(sql).and_then(|out| sql.batch("COMMIT").map(|()| out)) {
+        Ok(out) => Ok(out),
+        Err(e) => {
+            let _ = sql.batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
 impl Inner {
     /// Records the failure that lost a batch: every later write is refused with it.
-    fn lose(&mut self, e: rusqlite::Error) -> StateError {
+    fn lose(&mut self, e: StateError) -> StateError {
         let lost = StateError::Lost(e.to_string());
         tracing::error!(error = %lost, "a batch of state writes was lost");
         self.poisoned = Some(lost.clone());
@@ -215,13 +278,12 @@ impl Inner {
             return Ok(());
         }
         let queue = std::mem::take(&mut self.queue);
-        let result = (|| -> rusqlite::Result<()> {
-            let tx = self.conn.unchecked_transaction()?;
+        let result = transaction(self.conn.sql(), "BEGIN", |sql| {
             for w in queue {
-                w(&tx)?;
+                w(sql)?;
             }
-            tx.commit()
-        })();
+            Ok(())
+        });
         match result {
             Ok(()) => {
                 self.committed = self.queued;
@@ -247,17 +309,17 @@ mod tests {
     fn db() -> (tempfile::TempDir, StateDb) {
         let dir = tempfile::tempdir().expect("dir");
         let db = StateDb::open(&dir.path().join("s.db")).expect("open");
-        db.now(|c| c.execute_batch("CREATE TABLE t (x INTEGER)"))
+        db.now(|c| c.batch("CREATE TABLE t (x INTEGER)"))
             .expect("table");
         (dir, db)
     }
 
     fn insert(x: i64) -> Write {
-        Box::new(move |c| c.execute("INSERT INTO t VALUES (?1)", [x]).map(drop))
+        Box::new(move |c| c.execute("INSERT INTO t VALUES (?1)", crate::args![x]).map(drop))
     }
 
     fn count(db: &StateDb) -> i64 {
-        db.read(|c| c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0)))
+        db.read(|c| c.query_one("SELECT COUNT(*) FROM t", &[])?.int(0))
             .expect("count")
     }
 
@@ -272,7 +334,7 @@ mod tests {
         // A read through `now` sees the queue.
         db.defer(insert(3)).expect("queued");
         let n: i64 = db
-            .now(|c| c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0)))
+            .now(|c| c.query_one("SELECT COUNT(*) FROM t", &[])?.int(0))
             .expect("now");
         assert_eq!(n, 3);
     }
@@ -281,9 +343,7 @@ mod tests {
     async fn a_failed_batch_poisons_everything_after_it() {
         let (_d, db) = db();
         db.defer(insert(1)).expect("queued");
-        db.defer(Box::new(|c| {
-            c.execute_batch("INSERT INTO missing VALUES (1)")
-        }))
+        db.defer(Box::new(|c| c.batch("INSERT INTO missing VALUES (1)")))
         .expect("queued");
         assert!(
             matches!(db.durable().await, Err(StateError::Lost(why)) if why.contains("missing")),
@@ -307,7 +367,7 @@ mod tests {
         let path = dir.path().join("s.db");
         {
             let db = StateDb::open(&path).expect("open");
-            db.now(|c| c.execute_batch("CREATE TABLE t (x INTEGER)"))
+            db.now(|c| c.batch("CREATE TABLE t (x INTEGER)"))
                 .expect("table");
             db.defer(insert(7)).expect("queued");
         }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use rows::row;
 use specc_llm::LlmError;
-use specc_llm::PgBudget;
+use specc_llm::{Ledger, StateDb};
 use specc_llm::pg::PgState;
 
 /// A column's type, in words both backends' names map to.
@@ -28,8 +28,8 @@ fn kind(ty: &str) -> &'static str {
 }
 
 fn sqlite_columns(path: &std::path::Path) -> Vec<(String, String, &'static str)> {
-    let conn = specc_llm::open_state_db(path).expect("open");
-    specc_llm::schema::migrate_sqlite(&conn).expect("migrate");
+    let mut conn = specc_llm::open_state_db(path).expect("open");
+    specc_llm::schema::migrate_sqlite(&mut conn).expect("migrate");
     let mut tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
@@ -96,13 +96,16 @@ async fn workers_starting_together_migrate_once() {
 }
 
 /// One worker: reserves and records calls until the cap refuses it; returns the calls.
-async fn spend(budget: Arc<PgBudget>, cap: f64, worst: f64, cost: f64) -> usize {
+fn spend(ledger: Arc<Ledger>, cap: f64, worst: f64, cost: f64) -> usize {
     let mut calls = 0;
     loop {
-        match budget.reserve("run", worst, Some(cap)).await {
+        match ledger.reserve("run", worst, Some(cap)) {
             Ok(r) => {
-                tokio::task::yield_now().await;
-                budget.record(&row(cost), Some(r)).await.expect("record");
+                std::thread::yield_now();
+                ledger
+                    .record_with(&row(cost), None, Some(r))
+                    .expect("record");
+                ledger.state_db().commit().expect("commit");
                 calls += 1;
             }
             Err(LlmError::Budget { .. }) => return calls,
@@ -111,13 +114,18 @@ async fn spend(budget: Arc<PgBudget>, cap: f64, worst: f64, cost: f64) -> usize 
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+/// Three processes' ledgers (a connection each, as three serve or build processes would
+/// have) spend against one cap on PostgreSQL through the same budget leases as on SQLite.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workers_never_pass_the_cap_together_on_postgres() {
     let db = pg::database().await;
     let state = PgState::connect(&db.url).await.expect("connect");
     let (cap, worst, cost) = (1.0, 0.01, 0.004);
-    let workers: Vec<Arc<PgBudget>> = (0..3)
-        .map(|_| Arc::new(PgBudget::new(state.clone())))
+    let workers: Vec<Arc<Ledger>> = (0..3)
+        .map(|_| {
+            let db = StateDb::connect_postgres(&db.url, None).expect("connect");
+            Arc::new(Ledger::on_state(Arc::new(db)))
+        })
         .collect();
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // A watcher reads spent plus reserved while the workers run: it never passes the cap.
@@ -134,14 +142,20 @@ async fn workers_never_pass_the_cap_together_on_postgres() {
             worst_seen
         })
     };
-    let runs = workers
+    let runs: Vec<_> = workers
         .iter()
-        .map(|w| tokio::spawn(spend(w.clone(), cap, worst, cost)));
-    let calls: Vec<usize> = futures_util::future::join_all(runs)
-        .await
-        .into_iter()
-        .map(|r| r.expect("worker"))
+        .map(|w| {
+            let w = w.clone();
+            std::thread::spawn(move || spend(w, cap, worst, cost))
+        })
         .collect();
+    let calls: Vec<usize> = tokio::task::spawn_blocking(move || {
+        runs.into_iter()
+            .map(|r| r.join().expect("worker"))
+            .collect()
+    })
+    .await
+    .expect("join");
     done.store(true, std::sync::atomic::Ordering::Release);
     let worst_seen = watcher.await.expect("watcher");
     assert!(
@@ -154,9 +168,8 @@ async fn workers_never_pass_the_cap_together_on_postgres() {
     // Once every worker is refused, no lease has a call's room free and no call is out, so
     // the workers together spent all but a few calls' worth of the cap.
     assert!(spent > cap - 10.0 * worst, "{spent}: {calls:?}");
-    for w in workers {
-        let w = Arc::try_unwrap(w).ok().expect("no other owner");
-        w.close().await.expect("close");
-    }
+    let recorded = workers[0].rows().expect("rows").len();
+    assert_eq!(recorded, calls.iter().sum::<usize>(), "every call recorded once");
+    drop(workers); // each gives its lease back
     assert_eq!(state.reserved("run").await.expect("reserved"), 0.0);
 }

@@ -9,7 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use specc_llm::args;
+use specc_llm::sql::{Row, Sql};
 use specc_llm::{StateDb, StateError};
 
 /// The journal could not be written or read.
@@ -45,16 +46,16 @@ impl From<StateError> for JournalError {
     }
 }
 
-impl From<rusqlite::Error> for JournalError {
-    fn from(e: rusqlite::Error) -> JournalError {
-        JournalError::State(e.into())
-    }
-}
-
 fn now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// What a step of an attempt was.
@@ -135,12 +136,13 @@ pub struct StepAt<'a> {
 pub fn step_write(at: StepAt<'_>, kind: StepKind, body: &serde_json::Value) -> specc_llm::Write {
     let (run, task, attempt, step) = (at.run.to_owned(), at.task.to_owned(), at.attempt, at.step);
     let body = body.to_string();
-    Box::new(move |c: &Connection| {
-        c.prepare_cached(
-            "INSERT OR REPLACE INTO steps (run, task, attempt, step, kind, body)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?
-        .execute(params![run, task, attempt, step, kind.as_str(), body])
+    Box::new(move |c: &mut dyn Sql| {
+        c.execute(
+            "INSERT INTO steps (run, task, attempt, step, kind, body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (run, task, attempt, step) DO UPDATE SET kind = ?5, body = ?6",
+            args![&run, &task, attempt, step, kind.as_str(), &body],
+        )
         .map(drop)
     })
 }
@@ -156,13 +158,13 @@ pub struct StepRow {
 }
 
 /// A `SELECT task, attempt, step, kind, body FROM steps` row.
-fn step_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<StepRow> {
+fn step_row(r: &Row) -> Result<StepRow, StateError> {
     Ok(StepRow {
-        task: r.get(0)?,
-        attempt: r.get(1)?,
-        step: r.get(2)?,
-        kind: r.get(3)?,
-        body: r.get(4)?,
+        task: r.text(0)?,
+        attempt: r.u32(1)?,
+        step: r.u32(2)?,
+        kind: r.text(3)?,
+        body: r.text(4)?,
     })
 }
 
@@ -201,7 +203,7 @@ impl Journal {
     /// commit takes both).
     pub fn on(db: Arc<StateDb>) -> Result<Journal, JournalError> {
         // The state database's one schema (design: state.backends).
-        db.now(|c| specc_llm::schema::migrate_sqlite(c))
+        db.now(specc_llm::schema::migrate)
             .map_err(JournalError::State)?;
         Ok(Journal {
             db,
@@ -212,15 +214,15 @@ impl Journal {
     /// Runs `f` after committing every queued write (a read that must see them).
     pub(crate) fn with<T>(
         &self,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+        f: impl FnOnce(&mut dyn Sql) -> Result<T, StateError>,
     ) -> Result<T, JournalError> {
-        self.db.now(|c| f(c)).map_err(JournalError::State)
+        self.db.now(f).map_err(JournalError::State)
     }
 
     /// Runs `f` on what is committed (a read of what earlier processes wrote).
     pub(crate) fn read<T>(
         &self,
-        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+        f: impl FnOnce(&mut dyn Sql) -> Result<T, StateError>,
     ) -> Result<T, JournalError> {
         self.db.read(f).map_err(JournalError::State)
     }
@@ -229,7 +231,7 @@ impl Journal {
     /// once the database lost a batch: the build must stop.
     fn defer(
         &self,
-        w: impl FnOnce(&Connection) -> rusqlite::Result<()> + Send + 'static,
+        w: impl FnOnce(&mut dyn Sql) -> Result<(), StateError> + Send + 'static,
     ) -> Result<(), JournalError> {
         self.db.defer(Box::new(w)).map_err(JournalError::State)
     }
@@ -247,11 +249,13 @@ impl Journal {
     pub fn start_run(&self, run: &str, spec: &str) -> Result<(), JournalError> {
         let (run, spec) = (run.to_owned(), spec.to_owned());
         self.defer(move |c| {
-            c.prepare_cached(
-                "INSERT OR REPLACE INTO runs (run, spec, started_unix, status)
-                 VALUES (?1, ?2, ?3, 'running')",
-            )?
-            .execute(params![run, spec, now()])
+            c.execute(
+                "INSERT INTO runs (run, spec, started_unix, status)
+                 VALUES (?1, ?2, ?3, 'running')
+                 ON CONFLICT (run) DO UPDATE SET spec = ?2, started_unix = ?3,
+                     finished_unix = NULL, status = 'running'",
+                args![&run, &spec, now()],
+            )
             .map(drop)
         })?;
         self.commit()
@@ -260,9 +264,11 @@ impl Journal {
     pub fn finish_run(&self, run: &str, status: &str) -> Result<(), JournalError> {
         let (run, status) = (run.to_owned(), status.to_owned());
         self.defer(move |c| {
-            c.prepare_cached("UPDATE runs SET finished_unix = ?2, status = ?3 WHERE run = ?1")?
-                .execute(params![run, now(), status])
-                .map(drop)
+            c.execute(
+                "UPDATE runs SET finished_unix = ?2, status = ?3 WHERE run = ?1",
+                args![&run, now(), &status],
+            )
+            .map(drop)
         })?;
         self.commit()
     }
@@ -283,28 +289,34 @@ impl Journal {
             t.fingerprint.to_owned(),
         );
         let (reason, commit) = (reason.map(str::to_owned), commit.map(str::to_owned));
+        let landed_ms = (state == TaskState::Landed).then(now_ms);
         self.defer(move |c| {
-            c.prepare_cached(
-                "INSERT INTO tasks (run, task, title, fingerprint, state, reason, commit_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            c.execute(
+                "INSERT INTO tasks (run, task, title, fingerprint, state, reason, commit_id,
+                     landed_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                  ON CONFLICT (run, task) DO UPDATE SET state = ?5, reason = ?6,
-                     commit_id = COALESCE(?7, commit_id), fingerprint = ?4",
-            )?
-            .execute(params![
-                run,
-                task,
-                title,
-                fingerprint,
-                state.as_str(),
-                reason,
-                commit
-            ])?;
+                     commit_id = COALESCE(?7, tasks.commit_id), fingerprint = ?4,
+                     landed_ms = COALESCE(?8, tasks.landed_ms)",
+                args![
+                    &run,
+                    &task,
+                    &title,
+                    &fingerprint,
+                    state.as_str(),
+                    reason.as_deref(),
+                    commit.as_deref(),
+                    landed_ms
+                ],
+            )?;
             if state == TaskState::Landed {
-                c.prepare_cached(
-                    "INSERT OR REPLACE INTO landed (task, fingerprint, commit_id, run)
-                     VALUES (?1, ?2, ?3, ?4)",
-                )?
-                .execute(params![task, fingerprint, commit, run])?;
+                c.execute(
+                    "INSERT INTO landed (task, fingerprint, commit_id, run)
+                     VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (task) DO UPDATE SET fingerprint = ?2, commit_id = ?3,
+                         run = ?4",
+                    args![&task, &fingerprint, commit.as_deref(), &run],
+                )?;
             }
             Ok(())
         })
@@ -329,14 +341,14 @@ impl Journal {
             })
             .collect();
         self.defer(move |c| {
-            let mut insert = c.prepare_cached(
-                "INSERT INTO tasks (run, task, title, fingerprint, state, reason, commit_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, NULL, NULL)
-                 ON CONFLICT (run, task) DO UPDATE SET state = ?5, reason = NULL,
-                     fingerprint = ?4",
-            )?;
             for (task, title, fingerprint, state) in &rows {
-                insert.execute(params![run, task, title, fingerprint, state.as_str()])?;
+                c.execute(
+                    "INSERT INTO tasks (run, task, title, fingerprint, state, reason, commit_id)
+                     VALUES (?1, ?2, ?3, ?4, ?5, NULL, NULL)
+                     ON CONFLICT (run, task) DO UPDATE SET state = ?5, reason = NULL,
+                         fingerprint = ?4",
+                    args![&run, task, title, fingerprint, state.as_str()],
+                )?;
             }
             Ok(())
         })?;
@@ -348,27 +360,32 @@ impl Journal {
         &self,
     ) -> Result<std::collections::HashMap<String, String>, JournalError> {
         self.with(|c| {
-            let mut q = c.prepare("SELECT task, fingerprint FROM landed")?;
-            let rows = q.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            rows.collect()
+            c.query("SELECT task, fingerprint FROM landed", &[])?
+                .iter()
+                .map(|r| Ok((r.text(0)?, r.text(1)?)))
+                .collect()
         })
     }
 
     /// The fingerprint task `task` last landed with, in any run.
     pub fn landed_fingerprint(&self, task: &str) -> Result<Option<String>, JournalError> {
         self.with(|c| {
-            c.prepare_cached("SELECT fingerprint FROM landed WHERE task = ?1")?
-                .query_row(params![task], |r| r.get(0))
-                .optional()
+            c.query_opt(
+                "SELECT fingerprint FROM landed WHERE task = ?1",
+                args![task],
+            )?
+            .map(|r| r.text(0))
+            .transpose()
         })
     }
 
     /// Every task that ever landed, by id.
     pub fn landed_tasks(&self) -> Result<Vec<String>, JournalError> {
         self.with(|c| {
-            let mut q = c.prepare("SELECT task FROM landed ORDER BY task")?;
-            let rows = q.query_map([], |r| r.get(0))?;
-            rows.collect()
+            c.query("SELECT task FROM landed ORDER BY task", &[])?
+                .iter()
+                .map(|r| r.text(0))
+                .collect()
         })
     }
 
@@ -390,11 +407,13 @@ impl Journal {
         );
         let noted = (run.clone(), task.clone());
         self.defer(move |c| {
-            c.prepare_cached(
-                "INSERT OR REPLACE INTO attempts (run, task, attempt, role, base, state, started_unix)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6)",
-            )?
-            .execute(params![run, task, attempt, role, base, now()])
+            c.execute(
+                "INSERT INTO attempts (run, task, attempt, role, base, state, started_unix)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6)
+                 ON CONFLICT (run, task, attempt) DO UPDATE SET role = ?4, base = ?5,
+                     state = 'running', reason = NULL, started_unix = ?6, finished_unix = NULL",
+                args![&run, &task, attempt, &role, &base, now()],
+            )
             .map(drop)
         })?;
         self.note_attempt(&noted.0, &noted.1);
@@ -412,11 +431,11 @@ impl Journal {
         let (run, task, state) = (run.to_owned(), task.to_owned(), state.to_owned());
         let reason = reason.map(str::to_owned);
         self.defer(move |c| {
-            c.prepare_cached(
+            c.execute(
                 "UPDATE attempts SET state = ?4, reason = ?5, finished_unix = ?6
                  WHERE run = ?1 AND task = ?2 AND attempt = ?3",
-            )?
-            .execute(params![run, task, attempt, state, reason, now()])
+                args![&run, &task, attempt, &state, reason.as_deref(), now()],
+            )
             .map(drop)
         })
     }
@@ -459,11 +478,13 @@ impl Journal {
             serde_json::to_string(order).map_err(|e| JournalError::Damaged(e.to_string()))?;
         let (run, task, why) = (run.to_owned(), order.task.id.clone(), why.to_owned());
         self.defer(move |c| {
-            c.prepare_cached(
-                "INSERT OR REPLACE INTO followups (run, task, why, work_order)
-                 VALUES (?1, ?2, ?3, ?4)",
-            )?
-            .execute(params![run, task, why, body])
+            c.execute(
+                "INSERT INTO followups (run, task, why, work_order, seq)
+                 VALUES (?1, ?2, ?3, ?4,
+                     (SELECT COALESCE(MAX(seq), 0) + 1 FROM followups WHERE run = ?1))
+                 ON CONFLICT (run, task) DO UPDATE SET why = ?3, work_order = ?4",
+                args![&run, &task, &why, &body],
+            )
             .map(drop)
         })
     }
@@ -474,10 +495,13 @@ impl Journal {
         run: &str,
     ) -> Result<Vec<(crate::context::WorkOrder, String)>, JournalError> {
         let rows: Vec<(String, String)> = self.with(|c| {
-            let mut q =
-                c.prepare("SELECT work_order, why FROM followups WHERE run = ?1 ORDER BY rowid")?;
-            let rows = q.query_map(params![run], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            rows.collect()
+            c.query(
+                "SELECT work_order, why FROM followups WHERE run = ?1 ORDER BY seq, task",
+                args![run],
+            )?
+            .iter()
+            .map(|r| Ok((r.text(0)?, r.text(1)?)))
+            .collect()
         })?;
         rows.into_iter()
             .map(|(body, why)| {
@@ -491,9 +515,9 @@ impl Journal {
     /// The text the last seed wrote at `path` (the plan's), if any.
     pub fn seeded(&self, path: &str) -> Result<Option<String>, JournalError> {
         self.with(|c| {
-            c.prepare_cached("SELECT text FROM seeded WHERE path = ?1")?
-                .query_row([path], |r| r.get(0))
-                .optional()
+            c.query_opt("SELECT text FROM seeded WHERE path = ?1", args![path])?
+                .map(|r| r.text(0))
+                .transpose()
         })
     }
 
@@ -501,18 +525,22 @@ impl Journal {
     pub fn set_seeded(&self, path: &str, text: &str) -> Result<(), JournalError> {
         let (path, text) = (path.to_owned(), text.to_owned());
         self.defer(move |c| {
-            c.prepare_cached("INSERT OR REPLACE INTO seeded (path, text) VALUES (?1, ?2)")?
-                .execute(params![path, text])
-                .map(drop)
+            c.execute(
+                "INSERT INTO seeded (path, text) VALUES (?1, ?2)
+                 ON CONFLICT (path) DO UPDATE SET text = ?2",
+                args![&path, &text],
+            )
+            .map(drop)
         })
     }
 
     /// The ids of every follow-up any run added.
     pub fn followup_ids(&self) -> Result<Vec<String>, JournalError> {
         self.with(|c| {
-            let mut q = c.prepare("SELECT DISTINCT task FROM followups")?;
-            let rows = q.query_map([], |r| r.get(0))?;
-            rows.collect()
+            c.query("SELECT DISTINCT task FROM followups", &[])?
+                .iter()
+                .map(|r| r.text(0))
+                .collect()
         })
     }
 
@@ -524,40 +552,47 @@ impl Journal {
         attempt: u32,
     ) -> Result<Vec<StepRow>, JournalError> {
         self.with(|c| {
-            let mut q = c.prepare_cached(
+            c.query(
                 "SELECT task, attempt, step, kind, body FROM steps
                  WHERE run = ?1 AND task = ?2 AND attempt = ?3 ORDER BY step",
-            )?;
-            let rows = q.query_map(params![run, task, attempt], step_row)?;
-            rows.collect()
+                args![run, task, attempt],
+            )?
+            .iter()
+            .map(step_row)
+            .collect()
         })
     }
 
     /// Every step of `run`, in order.
     pub fn steps(&self, run: &str) -> Result<Vec<StepRow>, JournalError> {
         self.with(|c| {
-            let mut q = c.prepare(
+            c.query(
                 "SELECT task, attempt, step, kind, body FROM steps WHERE run = ?1
                  ORDER BY task, attempt, step",
-            )?;
-            let rows = q.query_map(params![run], step_row)?;
-            rows.collect()
+                args![run],
+            )?
+            .iter()
+            .map(step_row)
+            .collect()
         })
     }
 
     /// Every task of `run`, by id.
     pub fn tasks(&self, run: &str) -> Result<Vec<TaskRow>, JournalError> {
         self.with(|c| {
-            let mut q =
-                c.prepare("SELECT task, state, reason FROM tasks WHERE run = ?1 ORDER BY task")?;
-            let rows = q.query_map(params![run], |r| {
+            c.query(
+                "SELECT task, state, reason FROM tasks WHERE run = ?1 ORDER BY task",
+                args![run],
+            )?
+            .iter()
+            .map(|r| {
                 Ok(TaskRow {
-                    task: r.get(0)?,
-                    state: r.get(1)?,
-                    reason: r.get(2)?,
+                    task: r.text(0)?,
+                    state: r.text(1)?,
+                    reason: r.opt_text(2)?,
                 })
-            })?;
-            rows.collect()
+            })
+            .collect()
         })
     }
 }

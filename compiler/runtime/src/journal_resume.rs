@@ -4,8 +4,8 @@
 //! attempt (step 0), so a re-plan made before the crash is not paid for twice.
 //! design: runtime.resume
 
-use rusqlite::{OptionalExtension, params};
 use specc_llm::Response;
+use specc_llm::args;
 
 use crate::journal::{Journal, JournalError};
 
@@ -41,9 +41,10 @@ impl Journal {
         if known.as_ref().is_none_or(|a| a.run != run) {
             // After a commit, so that attempts this process queued are among them.
             let tasks = self.with(|c| {
-                let mut q =
-                    c.prepare_cached("SELECT DISTINCT task FROM attempts WHERE run = ?1")?;
-                q.query_map(params![run], |r| r.get(0))?.collect()
+                c.query("SELECT DISTINCT task FROM attempts WHERE run = ?1", args![run])?
+                    .iter()
+                    .map(|r| r.text(0))
+                    .collect()
             })?;
             *known = Some(Attempted {
                 run: run.to_owned(),
@@ -67,11 +68,12 @@ impl Journal {
     /// (`stopped`: the budget cap). That run is resumed.
     pub fn unfinished_run(&self) -> Result<Option<String>, JournalError> {
         let latest: Option<(String, String)> = self.with(|c| {
-            c.prepare_cached(
+            c.query_opt(
                 "SELECT run, status FROM runs ORDER BY started_unix DESC, run DESC LIMIT 1",
+                &[],
             )?
-            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()
+            .map(|r| Ok((r.text(0)?, r.text(1)?)))
+            .transpose()
         })?;
         Ok(latest
             .filter(|(_, status)| status == "running" || status == "stopped")
@@ -81,10 +83,10 @@ impl Journal {
     /// Marks a resumed run as running again.
     pub fn reopen_run(&self, run: &str) -> Result<(), JournalError> {
         self.with(|c| {
-            c.prepare_cached(
+            c.execute(
                 "UPDATE runs SET status = 'running', finished_unix = NULL WHERE run = ?1",
-            )?
-            .execute(params![run])
+                args![run],
+            )
             .map(drop)
         })
     }
@@ -97,20 +99,21 @@ impl Journal {
             return Ok(None);
         }
         self.read(|c| {
-            c.prepare_cached(
+            c.query_opt(
                 "SELECT attempt, role, base, state, reason FROM attempts WHERE run = ?1 AND task = ?2
                  ORDER BY attempt DESC LIMIT 1",
+                args![run, task],
             )?
-            .query_row(params![run, task], |r| {
+            .map(|r| {
                 Ok(LastAttempt {
-                    attempt: r.get(0)?,
-                    role: r.get(1)?,
-                    base: r.get(2)?,
-                    state: r.get(3)?,
-                    reason: r.get(4)?,
+                    attempt: r.u32(0)?,
+                    role: r.text(1)?,
+                    base: r.text(2)?,
+                    state: r.text(3)?,
+                    reason: r.opt_text(4)?,
                 })
             })
-            .optional()
+            .transpose()
         })
     }
 
@@ -122,12 +125,14 @@ impl Journal {
         attempt: u32,
     ) -> Result<Vec<Response>, JournalError> {
         let bodies: Vec<String> = self.with(|c| {
-            let mut q = c.prepare(
+            c.query(
                 "SELECT body FROM steps WHERE run = ?1 AND task = ?2 AND attempt = ?3
                  AND kind = 'model' ORDER BY step",
-            )?;
-            let rows = q.query_map(params![run, task, attempt], |r| r.get(0))?;
-            rows.collect()
+                args![run, task, attempt],
+            )?
+            .iter()
+            .map(|r| r.text(0))
+            .collect()
         })?;
         bodies
             .iter()
@@ -146,12 +151,13 @@ impl Journal {
         attempt: u32,
     ) -> Result<Option<String>, JournalError> {
         let body: Option<String> = self.with(|c| {
-            c.prepare_cached(
+            c.query_opt(
                 "SELECT body FROM steps WHERE run = ?1 AND task = ?2 AND attempt = ?3
                  AND step = 0 AND kind = 'replan'",
+                args![run, task, attempt],
             )?
-            .query_row(params![run, task, attempt], |r| r.get(0))
-            .optional()
+            .map(|r| r.text(0))
+            .transpose()
         })?;
         Ok(body
             .and_then(|b| serde_json::from_str::<serde_json::Value>(&b).ok())

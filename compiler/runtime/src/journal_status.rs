@@ -5,8 +5,12 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
+use specc_llm::StateError;
+use specc_llm::args;
+use specc_llm::schema::Dialect;
+use specc_llm::sql::Sql;
 
 use crate::journal::JournalError;
 
@@ -76,71 +80,95 @@ pub struct Submissions {
 /// The status of the latest run in the state database at `path`, or `None` if it holds no
 /// run. Opens it read-only.
 pub fn read(path: &Path) -> Result<Option<Status>, JournalError> {
-    let c = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-    c.busy_timeout(std::time::Duration::from_secs(5))?;
-    let has_runs: bool = c.query_row(
-        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
-        [],
-        |r| r.get::<_, i64>(0),
-    )? > 0;
-    if !has_runs {
+    let mut c = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(StateError::from)?;
+    c.busy_timeout(std::time::Duration::from_secs(5))
+        .map_err(StateError::from)?;
+    Ok(of(&mut c)?)
+}
+
+/// Whether the state database has table `name` (a database no build wrote has none).
+pub fn has_table(c: &mut dyn Sql, name: &str) -> Result<bool, StateError> {
+    match c.dialect() {
+        Dialect::Sqlite => Ok(c
+            .query_one(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                args![name],
+            )?
+            .int(0)?
+            > 0),
+        Dialect::Postgres => c
+            .query_one("SELECT to_regclass(?1) IS NOT NULL", args![name])?
+            .flag(0),
+    }
+}
+
+/// The status of the latest run in the state database `c` (either backend), or `None` if
+/// it holds no run. Reads only.
+pub fn of(c: &mut dyn Sql) -> Result<Option<Status>, StateError> {
+    if !has_table(c, "runs")? {
         return Ok(None);
     }
     let run = c
-        .query_row(
+        .query_opt(
             "SELECT run, spec, started_unix, finished_unix, status FROM runs
              ORDER BY started_unix DESC, run DESC LIMIT 1",
-            [],
-            |r| {
-                Ok(RunRow {
-                    run: r.get(0)?,
-                    spec: r.get(1)?,
-                    started_unix: r.get(2)?,
-                    finished_unix: r.get(3)?,
-                    status: r.get(4)?,
-                })
-            },
-        )
-        .optional()?;
+            &[],
+        )?
+        .map(|r| {
+            Ok::<_, StateError>(RunRow {
+                run: r.text(0)?,
+                spec: r.text(1)?,
+                started_unix: r.int(2)?,
+                finished_unix: r.opt_int(3)?,
+                status: r.text(4)?,
+            })
+        })
+        .transpose()?;
     let Some(run) = run else {
         return Ok(None);
     };
-    let mut q = c.prepare("SELECT state, COUNT(*) FROM tasks WHERE run = ?1 GROUP BY state")?;
-    let mut counts: Vec<(String, u64)> = q
-        .query_map(params![run.run], |r| {
-            Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
-        })?
-        .collect::<Result<_, _>>()?;
+    let id = run.run.as_str();
+    let mut counts: Vec<(String, u64)> = c
+        .query(
+            "SELECT state, COUNT(*) FROM tasks WHERE run = ?1 GROUP BY state",
+            args![id],
+        )?
+        .iter()
+        .map(|r| Ok((r.text(0)?, r.u64(1)?)))
+        .collect::<Result<_, StateError>>()?;
     let order = TASK_STATES;
     counts.sort_by_key(|(s, _)| order.iter().position(|o| o == s).unwrap_or(order.len()));
-    let mut q = c.prepare(
-        "SELECT a.task, a.attempt, a.role, a.started_unix,
+    let running = c
+        .query(
+            "SELECT a.task, a.attempt, a.role, a.started_unix,
                     (SELECT COUNT(*) FROM steps s WHERE s.run = a.run AND s.task = a.task
                        AND s.attempt = a.attempt)
              FROM attempts a WHERE a.run = ?1 AND a.state = 'running' ORDER BY a.started_unix",
-    )?;
-    let running = q
-        .query_map(params![run.run], |r| {
+            args![id],
+        )?
+        .iter()
+        .map(|r| {
             Ok(RunningAttempt {
-                task: r.get(0)?,
-                attempt: r.get(1)?,
-                role: r.get(2)?,
-                started_unix: r.get(3)?,
-                steps: r.get(4)?,
+                task: r.text(0)?,
+                attempt: r.u32(1)?,
+                role: r.text(2)?,
+                started_unix: r.int(3)?,
+                steps: r.u32(4)?,
             })
-        })?
-        .collect::<Result<_, _>>()?;
-    let lines = |sql: &str| -> Result<Vec<TaskLine>, JournalError> {
-        let mut q = c.prepare(sql)?;
-        q.query_map(params![run.run], |r| {
-            Ok(TaskLine {
-                task: r.get(0)?,
-                state: r.get(1)?,
-                detail: r.get(2)?,
+        })
+        .collect::<Result<_, StateError>>()?;
+    let mut lines = |sql: &str| -> Result<Vec<TaskLine>, StateError> {
+        c.query(sql, args![id])?
+            .iter()
+            .map(|r| {
+                Ok(TaskLine {
+                    task: r.text(0)?,
+                    state: r.text(1)?,
+                    detail: r.opt_text(2)?,
+                })
             })
-        })?
-        .collect::<Result<_, _>>()
-        .map_err(JournalError::from)
+            .collect()
     };
     let merging = lines(
         "SELECT task, state, reason FROM tasks WHERE run = ?1 AND state = 'running'
@@ -148,26 +176,33 @@ pub fn read(path: &Path) -> Result<Option<Status>, JournalError> {
     )?;
     let landed = lines(
         "SELECT task, state, commit_id FROM tasks WHERE run = ?1 AND state = 'landed'
-         AND commit_id IS NOT NULL ORDER BY rowid DESC LIMIT 10",
+         AND commit_id IS NOT NULL ORDER BY landed_ms DESC, task DESC LIMIT 10",
     )?;
     let failed = lines(
         "SELECT task, state, reason FROM tasks WHERE run = ?1
          AND state IN ('failed', 'skipped', 'stopped') ORDER BY task",
     )?;
-    let submissions = c.query_row(
-        "SELECT COUNT(json_extract(body, '$.outcome.committed')),
-                COUNT(json_extract(body, '$.outcome.conflict')),
-                COUNT(json_extract(body, '$.outcome.refused'))
-         FROM steps WHERE run = ?1 AND kind IN ('submit', 'merge') AND json_valid(body)",
-        params![run.run],
-        |r| {
-            Ok(Submissions {
-                committed: r.get::<_, i64>(0)? as u64,
-                conflicts: r.get::<_, i64>(1)? as u64,
-                refused: r.get::<_, i64>(2)? as u64,
-            })
-        },
-    )?;
+    let counted = match c.dialect() {
+        Dialect::Sqlite => {
+            "SELECT COUNT(json_extract(body, '$.outcome.committed')),
+                    COUNT(json_extract(body, '$.outcome.conflict')),
+                    COUNT(json_extract(body, '$.outcome.refused'))
+             FROM steps WHERE run = ?1 AND kind IN ('submit', 'merge') AND json_valid(body)"
+        }
+        // Every step's body is written as JSON (serde_json), so the cast cannot fail.
+        Dialect::Postgres => {
+            "SELECT COUNT((body::jsonb -> 'outcome') ->> 'committed'),
+                    COUNT((body::jsonb -> 'outcome') ->> 'conflict'),
+                    COUNT((body::jsonb -> 'outcome') ->> 'refused')
+             FROM steps WHERE run = ?1 AND kind IN ('submit', 'merge')"
+        }
+    };
+    let r = c.query_one(counted, args![id])?;
+    let submissions = Submissions {
+        committed: r.u64(0)?,
+        conflicts: r.u64(1)?,
+        refused: r.u64(2)?,
+    };
     Ok(Some(Status {
         run,
         counts,

@@ -16,8 +16,9 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{OptionalExtension, params};
+use specc_llm::args;
 use specc_llm::pg::PgState;
+use specc_llm::sql::Sql;
 use specc_llm::{StateDb, StateError};
 
 /// Where the leases live.
@@ -104,14 +105,14 @@ impl LeaseStore {
     pub async fn offer(&self, run: &str, tasks: &[(String, i64)]) -> Result<(), StateError> {
         match self {
             LeaseStore::Sqlite(db) => db.now_with_queue(|tx| {
-                let mut insert = tx.prepare_cached(
-                    "INSERT INTO task_leases (run, task, priority, state, attempt)
-                     VALUES (?1, ?2, ?3, 'ready', 0) ON CONFLICT (run, task) DO UPDATE
-                     SET state = 'ready', priority = excluded.priority
-                     WHERE task_leases.state = 'done'",
-                )?;
                 for (task, priority) in tasks {
-                    insert.execute(params![run, task, priority])?;
+                    tx.execute(
+                        "INSERT INTO task_leases (run, task, priority, state, attempt)
+                         VALUES (?1, ?2, ?3, 'ready', 0) ON CONFLICT (run, task) DO UPDATE
+                         SET state = 'ready', priority = excluded.priority
+                         WHERE task_leases.state = 'done'",
+                        args![run, task, *priority],
+                    )?;
                 }
                 Ok(())
             }),
@@ -148,26 +149,23 @@ impl LeaseStore {
                     // Read once the transaction holds the database: a time read before
                     // waiting for it would judge expiry late.
                     let now = local_now_ms();
-                    let next: Option<String> = tx
-                        .prepare_cached(
-                            "SELECT task FROM task_leases WHERE run = ?1
-                             AND (state = 'ready' OR (state = 'leased' AND expires_ms <= ?2))
-                             ORDER BY priority DESC, task LIMIT 1",
-                        )?
-                        .query_row(params![run, now], |r| r.get(0))
-                        .optional()?;
-                    let Some(task) = next else {
+                    let next = tx.query_opt(
+                        "SELECT task FROM task_leases WHERE run = ?1
+                         AND (state = 'ready' OR (state = 'leased' AND expires_ms <= ?2))
+                         ORDER BY priority DESC, task LIMIT 1",
+                        args![run, now],
+                    )?;
+                    let Some(task) = next.map(|r| r.text(0)).transpose()? else {
                         return Ok(None);
                     };
-                    let attempt: i64 = tx
-                        .prepare_cached(
+                    let attempt = tx
+                        .query_one(
                             "UPDATE task_leases SET state = 'leased', attempt = attempt + 1,
                              holder = ?3, expires_ms = ?4 WHERE run = ?1 AND task = ?2
                              RETURNING attempt",
+                            args![run, &task, holder, now + millis(lease)],
                         )?
-                        .query_row(params![run, task, holder, now + millis(lease)], |r| {
-                            r.get(0)
-                        })?;
+                        .int(0)?;
                     Ok(Some(Claim { task, attempt }))
                 })
             }
@@ -211,18 +209,12 @@ impl LeaseStore {
         let rows = match self {
             LeaseStore::Sqlite(db) => db.now_with_queue(|tx| {
                 let now = local_now_ms();
-                tx.prepare_cached(
+                tx.execute(
                     "UPDATE task_leases SET expires_ms = ?5 WHERE run = ?1 AND task = ?2
                          AND attempt = ?3 AND state = 'leased' AND expires_ms > ?4",
-                )?
-                .execute(params![
-                    run,
-                    claim.task,
-                    claim.attempt,
-                    now,
-                    now + millis(lease)
-                ])
-            })? as u64,
+                    args![run, &claim.task, claim.attempt, now, now + millis(lease)],
+                )
+            })?,
             LeaseStore::Postgres(pg) => {
                 pg_execute(
                     pg,
@@ -252,22 +244,14 @@ impl LeaseStore {
         let rows = match self {
             LeaseStore::Sqlite(db) => db.now_with_queue(|tx| {
                 let now = local_now_ms();
-                tx.prepare_cached(
+                tx.execute(
                     "INSERT INTO steps (run, task, attempt, step, kind, body)
                          SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (
                              SELECT 1 FROM task_leases WHERE run = ?1 AND task = ?2
                              AND attempt = ?3 AND state = 'leased' AND expires_ms > ?7)",
-                )?
-                .execute(params![
-                    run,
-                    claim.task,
-                    claim.attempt,
-                    step,
-                    kind,
-                    body,
-                    now
-                ])
-            })? as u64,
+                    args![run, &claim.task, claim.attempt, step, kind, body, now],
+                )
+            })?,
             LeaseStore::Postgres(pg) => {
                 pg_execute(
                     pg,
@@ -293,13 +277,13 @@ impl LeaseStore {
         let rows = match self {
             LeaseStore::Sqlite(db) => db.now_with_queue(|tx| {
                 let now = local_now_ms();
-                tx.prepare_cached(
+                tx.execute(
                     "UPDATE task_leases SET state = ?5, holder = NULL, expires_ms = NULL
                          WHERE run = ?1 AND task = ?2 AND attempt = ?3 AND state = 'leased'
                          AND expires_ms > ?4",
-                )?
-                .execute(params![run, claim.task, claim.attempt, now, state])
-            })? as u64,
+                    args![run, &claim.task, claim.attempt, now, state],
+                )
+            })?,
             LeaseStore::Postgres(pg) => {
                 pg_execute(
                     pg,
@@ -366,37 +350,34 @@ impl LeaseStore {
 
 /// [`LeaseStore::leases`] from the SQLite state database at `path`, opened read-only (so
 /// `specc status` can read it while a build writes it).
-pub fn read(path: &std::path::Path, run: &str) -> rusqlite::Result<Vec<LeaseRow>> {
-    let c =
+pub fn read(path: &std::path::Path, run: &str) -> Result<Vec<LeaseRow>, StateError> {
+    let mut c =
         rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     c.busy_timeout(Duration::from_secs(5))?;
-    leases_in(&c, run)
+    leases_in(&mut c, run)
 }
 
 /// The leases of `run` on a SQLite connection; none in a database made before their table.
-fn leases_in(c: &rusqlite::Connection, run: &str) -> rusqlite::Result<Vec<LeaseRow>> {
-    let has: i64 = c.query_row(
-        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'task_leases'",
-        [],
-        |r| r.get(0),
-    )?;
-    if has == 0 {
+fn leases_in(c: &mut dyn Sql, run: &str) -> Result<Vec<LeaseRow>, StateError> {
+    if !crate::journal_status::has_table(c, "task_leases")? {
         return Ok(Vec::new());
     }
     let now = local_now_ms();
-    c.prepare(
+    c.query(
         "SELECT task, state, attempt, holder,
          CASE WHEN state = 'leased' THEN expires_ms - ?2 END
          FROM task_leases WHERE run = ?1 ORDER BY task",
+        args![run, now],
     )?
-    .query_map(params![run, now], |r| {
+    .iter()
+    .map(|r| {
         Ok(LeaseRow {
-            task: r.get(0)?,
-            state: r.get(1)?,
-            attempt: r.get(2)?,
-            holder: r.get(3)?,
-            expires_in_ms: r.get(4)?,
+            task: r.text(0)?,
+            state: r.text(1)?,
+            attempt: r.int(2)?,
+            holder: r.opt_text(3)?,
+            expires_in_ms: r.opt_int(4)?,
         })
-    })?
+    })
     .collect()
 }

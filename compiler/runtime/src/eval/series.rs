@@ -4,7 +4,9 @@
 //! `llm_calls`, read when the head was taken). `specc report` draws from it.
 //! design: eval.series
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
+use specc_llm::args;
+use specc_llm::sql::{Row, Sql};
 use specc_llm::{StateDb, StateError};
 
 use super::Evaluation;
@@ -12,7 +14,7 @@ use super::Evaluation;
 /// Makes the series' tables (the ledger's `llm_calls` must exist: the ledger opened first).
 pub fn create(db: &StateDb) -> Result<(), StateError> {
     // The state database's one schema (design: state.backends).
-    db.now(|c| specc_llm::schema::migrate_sqlite(c))
+    db.now(specc_llm::schema::migrate)
 }
 
 /// One role and model's spending so far.
@@ -52,14 +54,15 @@ pub struct Point {
 pub fn begin(db: &StateDb, run: &str, now_ms: u64, seq: u64) -> Result<(u64, u64), StateError> {
     db.now(|c| {
         c.execute(
-            "INSERT OR IGNORE INTO eval_runs (run, started_ms, base_seq) VALUES (?1, ?2, ?3)",
-            params![run, now_ms as i64, seq as i64],
+            "INSERT INTO eval_runs (run, started_ms, base_seq) VALUES (?1, ?2, ?3)
+             ON CONFLICT (run) DO NOTHING",
+            args![run, now_ms, seq],
         )?;
-        c.query_row(
+        let r = c.query_one(
             "SELECT started_ms, base_seq FROM eval_runs WHERE run = ?1",
-            [run],
-            |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
-        )
+            args![run],
+        )?;
+        Ok((r.u64(0)?, r.u64(1)?))
     })
 }
 
@@ -73,20 +76,23 @@ pub struct Counts {
 /// `run`'s tokens and dollars so far, by role and model (every call recorded until now).
 pub fn costs(db: &StateDb, run: &str) -> Result<Vec<Cost>, StateError> {
     db.now(|c| {
-        let mut s = c.prepare(
-            "SELECT role, model, SUM(input_tokens + cached_input_tokens), SUM(output_tokens),
-                    SUM(dollars)
+        // The sums cast: PostgreSQL sums integers as NUMERIC.
+        c.query(
+            "SELECT role, model, CAST(SUM(input_tokens + cached_input_tokens) AS BIGINT),
+                    CAST(SUM(output_tokens) AS BIGINT), SUM(dollars)
              FROM llm_calls WHERE run = ?1 GROUP BY role, model ORDER BY role, model",
-        )?;
-        s.query_map([run], |r| {
+            args![run],
+        )?
+        .iter()
+        .map(|r| {
             Ok(Cost {
-                role: r.get(0)?,
-                model: r.get(1)?,
-                input_tokens: r.get::<_, i64>(2)? as u64,
-                output_tokens: r.get::<_, i64>(3)? as u64,
-                dollars: r.get(4)?,
+                role: r.text(0)?,
+                model: r.text(1)?,
+                input_tokens: r.u64(2)?,
+                output_tokens: r.u64(3)?,
+                dollars: r.real(4)?,
             })
-        })?
+        })
         .collect()
     })
 }
@@ -104,13 +110,13 @@ pub fn record(
     let commit = e.commit.hex();
     let score = e.score.clone();
     let m = e.metrics.clone();
-    db.now(|c| {
-        let tx = c.transaction()?;
-        let point: u32 = tx.query_row(
-            "SELECT COALESCE(MAX(point) + 1, 0) FROM eval_points WHERE run = ?1",
-            [run],
-            |r| r.get(0),
-        )?;
+    db.now_with_queue(|tx| {
+        let point = tx
+            .query_one(
+                "SELECT COALESCE(MAX(point) + 1, 0) FROM eval_points WHERE run = ?1",
+                args![run],
+            )?
+            .u32(0)?;
         let (passed, failed, total) = match &score {
             Some(s) => (
                 Some(s.passed as i64),
@@ -121,123 +127,118 @@ pub fn record(
         };
         let hot = m.hottest.as_ref();
         tx.execute(
-            "INSERT INTO eval_points VALUES
+            "INSERT INTO eval_points (run, point, t_ms, commit_id, score, passed, failed,
+                 total, commits, conflicts, lines, files, packages, hottest_path,
+                 hottest_conflicts, hottest_lines, final) VALUES
                  (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-            params![
+            args![
                 run,
                 point,
-                t_ms as i64,
-                commit,
+                t_ms,
+                &commit,
                 score.as_ref().and_then(|s| s.ratio()),
                 passed,
                 failed,
                 total,
-                counts.commits as i64,
-                counts.conflicts as i64,
-                m.lines as i64,
-                m.files as i64,
-                m.packages as i64,
-                hot.map(|h| h.0.clone()),
-                hot.map(|h| h.1 as i64),
-                hot.map(|h| h.2 as i64),
+                counts.commits,
+                counts.conflicts,
+                m.lines,
+                m.files,
+                m.packages,
+                hot.map(|h| h.0.as_str()),
+                hot.map(|h| h.1),
+                hot.map(|h| h.2),
                 last,
             ],
         )?;
         for c in costs {
             tx.execute(
-                "INSERT INTO eval_costs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
+                "INSERT INTO eval_costs (run, point, role, model, input_tokens, output_tokens,
+                     dollars) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                args![
                     run,
                     point,
-                    c.role,
-                    c.model,
-                    c.input_tokens as i64,
-                    c.output_tokens as i64,
+                    &c.role,
+                    &c.model,
+                    c.input_tokens,
+                    c.output_tokens,
                     c.dollars
                 ],
             )?;
         }
-        tx.commit()?;
         Ok(point)
     })
 }
 
 /// The runs that have a series, oldest first.
-pub fn runs(c: &Connection) -> rusqlite::Result<Vec<String>> {
-    if !has_series(c)? {
+pub fn runs(c: &mut dyn Sql) -> Result<Vec<String>, StateError> {
+    if !crate::journal_status::has_table(c, "eval_points")? {
         return Ok(Vec::new());
     }
-    let mut s = c.prepare("SELECT run FROM eval_runs ORDER BY started_ms, run")?;
-    s.query_map([], |r| r.get(0))?.collect()
+    c.query("SELECT run FROM eval_runs ORDER BY started_ms, run", &[])?
+        .iter()
+        .map(|r| r.text(0))
+        .collect()
 }
 
-fn has_series(c: &Connection) -> rusqlite::Result<bool> {
-    c.query_row(
-        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'eval_points'",
-        [],
-        |r| r.get::<_, i64>(0),
-    )
-    .map(|n| n > 0)
+fn point_of(r: &Row) -> Result<Point, StateError> {
+    let hottest = r
+        .opt_text(11)?
+        .map(|p| -> Result<_, StateError> {
+            Ok((
+                p,
+                r.opt_int(12)?.unwrap_or(0) as u64,
+                r.opt_int(13)?.unwrap_or(0) as u64,
+            ))
+        })
+        .transpose()?;
+    Ok(Point {
+        point: r.u32(0)?,
+        t_ms: r.u64(1)?,
+        commit: r.text(2)?,
+        score: r.opt_real(3)?,
+        passed: r.opt_int(4)?.map(|v| v as u64),
+        total: r.opt_int(5)?.map(|v| v as u64),
+        commits: r.u64(6)?,
+        conflicts: r.u64(7)?,
+        lines: r.u64(8)?,
+        files: r.u64(9)?,
+        packages: r.u64(10)?,
+        hottest,
+        last: r.flag(14)?,
+        costs: Vec::new(),
+    })
 }
 
 /// `run`'s series, in order; empty if it has none.
-pub fn points(c: &Connection, run: &str) -> rusqlite::Result<Vec<Point>> {
-    if !has_series(c)? {
+pub fn points(c: &mut dyn Sql, run: &str) -> Result<Vec<Point>, StateError> {
+    if !crate::journal_status::has_table(c, "eval_points")? {
         return Ok(Vec::new());
     }
-    let mut s = c.prepare(
-        "SELECT point, t_ms, commit_id, score, passed, total, commits, conflicts, lines, files,
-                packages, hottest_path, hottest_conflicts, hottest_lines, final
-         FROM eval_points WHERE run = ?1 ORDER BY point",
-    )?;
-    let mut points: Vec<Point> = s
-        .query_map([run], |r| {
-            let hottest = r
-                .get::<_, Option<String>>(11)?
-                .map(|p| -> rusqlite::Result<_> {
-                    Ok((
-                        p,
-                        r.get::<_, Option<i64>>(12)?.unwrap_or(0) as u64,
-                        r.get::<_, Option<i64>>(13)?.unwrap_or(0) as u64,
-                    ))
-                })
-                .transpose()?;
-            Ok(Point {
-                point: r.get(0)?,
-                t_ms: r.get::<_, i64>(1)? as u64,
-                commit: r.get(2)?,
-                score: r.get(3)?,
-                passed: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
-                total: r.get::<_, Option<i64>>(5)?.map(|v| v as u64),
-                commits: r.get::<_, i64>(6)? as u64,
-                conflicts: r.get::<_, i64>(7)? as u64,
-                lines: r.get::<_, i64>(8)? as u64,
-                files: r.get::<_, i64>(9)? as u64,
-                packages: r.get::<_, i64>(10)? as u64,
-                hottest,
-                last: r.get(14)?,
-                costs: Vec::new(),
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut s = c.prepare(
+    let mut points: Vec<Point> = c
+        .query(
+            "SELECT point, t_ms, commit_id, score, passed, total, commits, conflicts, lines,
+                    files, packages, hottest_path, hottest_conflicts, hottest_lines, final
+             FROM eval_points WHERE run = ?1 ORDER BY point",
+            args![run],
+        )?
+        .iter()
+        .map(point_of)
+        .collect::<Result<_, _>>()?;
+    let rows = c.query(
         "SELECT point, role, model, input_tokens, output_tokens, dollars FROM eval_costs
          WHERE run = ?1 ORDER BY point, role, model",
+        args![run],
     )?;
-    let rows = s.query_map([run], |r| {
-        Ok((
-            r.get::<_, u32>(0)?,
-            Cost {
-                role: r.get(1)?,
-                model: r.get(2)?,
-                input_tokens: r.get::<_, i64>(3)? as u64,
-                output_tokens: r.get::<_, i64>(4)? as u64,
-                dollars: r.get(5)?,
-            },
-        ))
-    })?;
-    for row in rows {
-        let (point, cost) = row?;
+    for r in rows {
+        let point = r.u32(0)?;
+        let cost = Cost {
+            role: r.text(1)?,
+            model: r.text(2)?,
+            input_tokens: r.u64(3)?,
+            output_tokens: r.u64(4)?,
+            dollars: r.real(5)?,
+        };
         if let Some(p) = points.iter_mut().find(|p| p.point == point) {
             p.costs.push(cost);
         }
@@ -245,33 +246,33 @@ pub fn points(c: &Connection, run: &str) -> rusqlite::Result<Vec<Point>> {
     Ok(points)
 }
 
+/// Every run of `c` that has a series, oldest first, with its points.
+pub fn all(c: &mut dyn Sql) -> Result<Vec<(String, Vec<Point>)>, StateError> {
+    runs(c)?
+        .into_iter()
+        .map(|run| {
+            let points = points(c, &run)?;
+            Ok((run, points))
+        })
+        .collect()
+}
+
 /// Every run of the state database at `path` that has a series, oldest first, with its
 /// points; read-only (it works while a build writes).
 pub fn read(path: &std::path::Path) -> Result<Vec<(String, Vec<Point>)>, String> {
     use rusqlite::OpenFlags;
-    let c = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+    let mut c = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    let read = || -> rusqlite::Result<Vec<(String, Vec<Point>)>> {
-        runs(&c)?
-            .into_iter()
-            .map(|run| {
-                let points = points(&c, &run)?;
-                Ok((run, points))
-            })
-            .collect()
-    };
-    read().map_err(|e| format!("{}: {e}", path.display()))
+    all(&mut c).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The last point's conflicts of `run`, the base a resumed run counts on from.
 pub fn last_conflicts(db: &StateDb, run: &str) -> Result<u64, StateError> {
     db.read(|c| {
-        c.query_row(
+        c.query_opt(
             "SELECT conflicts FROM eval_points WHERE run = ?1 ORDER BY point DESC LIMIT 1",
-            [run],
-            |r| r.get::<_, i64>(0),
-        )
-        .optional()
-        .map(|v| v.unwrap_or(0) as u64)
+            args![run],
+        )?
+        .map_or(Ok(0), |r| r.u64(0))
     })
 }
