@@ -12,6 +12,10 @@ use crate::support::root;
 
 const ITERATIONS: u32 = 30;
 
+/// The same on PostgreSQL (a fresh database each iteration): fewer moments, as each costs
+/// a database.
+const PG_ITERATIONS: u32 = 6;
+
 fn fixture_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tmp");
     for f in ["spec.md", "specc.toml", "recording.jsonl"] {
@@ -25,7 +29,16 @@ fn fixture_copy() -> tempfile::TempDir {
 }
 
 fn build(bin: &Path, dir: &Path) -> std::process::Child {
-    Command::new(bin)
+    build_on(bin, dir, None)
+}
+
+/// `specc build` with the state in `.specc/`, or with a state URL, in PostgreSQL.
+fn build_on(bin: &Path, dir: &Path, state_url: Option<&str>) -> std::process::Child {
+    let mut command = Command::new(bin);
+    if let Some(url) = state_url {
+        command.env("SPECC_STATE_URL", url);
+    }
+    command
         .args(["build", "spec.md"])
         .current_dir(dir)
         .env("NO_COLOR", "1")
@@ -64,16 +77,19 @@ fn result(dir: &Path) -> (String, Vec<(String, usize)>) {
 
 /// `(ok model calls in the ledger, model responses in the journal)` for workers, over
 /// every run of the state directory.
-fn calls_and_responses(dir: &Path) -> (usize, usize) {
+fn calls_and_responses(dir: &Path, state_url: Option<&str>) -> (usize, usize) {
     let db = dir.join(".specc/state.db");
-    let ledger = specc_llm::Ledger::open_existing(&db).expect("ledger");
+    let ledger = crate::serve::ledger(&db, state_url);
     let calls = ledger
         .rows()
         .expect("rows")
         .iter()
         .filter(|r| r.role == "worker" && r.outcome == "ok")
         .count();
-    let journal = specc_runtime::journal::Journal::open(&db).expect("journal");
+    let journal = match state_url {
+        None => specc_runtime::journal::Journal::open(&db).expect("journal"),
+        Some(_) => specc_runtime::journal::Journal::on(ledger.state_db()).expect("journal"),
+    };
     let runs: std::collections::BTreeSet<String> = ledger
         .rows()
         .expect("rows")
@@ -90,10 +106,35 @@ fn calls_and_responses(dir: &Path) -> (usize, usize) {
 
 #[test]
 fn a_build_killed_at_any_moment_resumes_to_the_same_tree() {
+    killed_and_resumed(ITERATIONS, || None);
+}
+
+/// With the state in PostgreSQL (`SPECC_STATE_URL`): the journal, the ledger and the
+/// idempotency keys there hold as they do in `.specc/state.db`, which is never made.
+#[test]
+fn a_build_killed_at_any_moment_resumes_to_the_same_tree_on_postgres() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut dbs = Vec::new();
+    killed_and_resumed(PG_ITERATIONS, || {
+        let db = rt.block_on(crate::pg::database());
+        let url = db.url.clone();
+        dbs.push(db);
+        Some(url)
+    });
+}
+
+/// Builds the fixture once, then `iterations` times: a build killed with SIGKILL at a
+/// moment spread over the build's time, resumed, and compared with the first; each in a
+/// fresh directory and state (`state()`: none for `.specc/`, or a database's URL).
+fn killed_and_resumed(iterations: u32, mut state: impl FnMut() -> Option<String>) {
     let bin: PathBuf = specc_tests::specc_binary();
     let reference = fixture_copy();
+    let first = state();
     let started = Instant::now();
-    let status = build(&bin, reference.path())
+    let status = build_on(&bin, reference.path(), first.as_deref())
         .wait_with_output()
         .expect("build");
     let took = started.elapsed();
@@ -105,13 +146,16 @@ fn a_build_killed_at_any_moment_resumes_to_the_same_tree() {
     let (tree, per_task) = result(reference.path());
     assert_eq!(per_task.len(), 8, "eight tasks: {per_task:?}");
     assert!(per_task.iter().all(|(_, n)| *n == 1));
-    for i in 0..ITERATIONS {
+    for i in 0..iterations {
         let dir = fixture_copy();
-        let mut child = build(&bin, dir.path());
-        std::thread::sleep(took.mul_f64((f64::from(i) + 0.5) / f64::from(ITERATIONS)));
+        let url = state();
+        let mut child = build_on(&bin, dir.path(), url.as_deref());
+        std::thread::sleep(took.mul_f64((f64::from(i) + 0.5) / f64::from(iterations)));
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
-        let resumed = build(&bin, dir.path()).wait_with_output().expect("resume");
+        let resumed = build_on(&bin, dir.path(), url.as_deref())
+            .wait_with_output()
+            .expect("resume");
         assert!(
             resumed.status.success(),
             "iteration {i}: {}",
@@ -123,10 +167,15 @@ fn a_build_killed_at_any_moment_resumes_to_the_same_tree() {
             p.iter().all(|(_, n)| *n == 1),
             "iteration {i}: a task landed twice: {p:?}"
         );
-        let (calls, responses) = calls_and_responses(dir.path());
+        let (calls, responses) = calls_and_responses(dir.path(), url.as_deref());
         assert_eq!(
             calls, responses,
             "iteration {i}: a journaled response was asked for again"
+        );
+        assert_eq!(
+            dir.path().join(".specc/state.db").exists(),
+            url.is_none(),
+            "iteration {i}: the state is where the configuration put it"
         );
     }
     // Nothing is left running: the helpers die with their parent.
@@ -197,7 +246,7 @@ fn a_build_stopped_by_sigterm_ends_cleanly_and_resumes_to_the_same_tree() {
         let (t, p) = result(dir.path());
         assert_eq!(t, tree, "after {landings} landings: the tree differs");
         assert!(p.iter().all(|(_, n)| *n == 1), "a task landed twice: {p:?}");
-        let (calls, responses) = calls_and_responses(dir.path());
+        let (calls, responses) = calls_and_responses(dir.path(), None);
         assert_eq!(calls, responses, "a journaled answer was asked for again");
     }
 }

@@ -24,6 +24,8 @@ mod fixtures;
 mod hygiene;
 mod incremental;
 mod own_design_docs;
+#[path = "../../compiler/llm/tests/common/pg.rs"]
+mod pg;
 mod plan_cases;
 mod plan_tasks;
 mod sandbox;

@@ -18,8 +18,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::root;
 
-#[path = "../../compiler/llm/tests/common/pg.rs"]
-mod pg;
+use crate::pg;
 
 const TOKEN: &str = "serve-test-token-0123456789";
 const LEASE_SECONDS: &str = "1.5";
@@ -62,14 +61,21 @@ pub(crate) fn result(dir: &Path) -> (String, BTreeMap<String, usize>) {
     (git(&out, &["ls-tree", "-r", "HEAD"]), per_task)
 }
 
-/// Ok worker calls by task in the ledger at `db`.
-fn worker_calls(db: &Path) -> BTreeMap<String, usize> {
+/// The ledger at `db`, or with a state URL, in the PostgreSQL database it names.
+pub(crate) fn ledger(db: &Path, state_url: Option<&str>) -> specc_llm::Ledger {
+    match state_url {
+        None => specc_llm::Ledger::open_existing(db).expect("ledger"),
+        Some(url) => {
+            let state = specc_llm::StateDb::connect_postgres(url, None).expect("PostgreSQL");
+            specc_llm::Ledger::on_state(std::sync::Arc::new(state))
+        }
+    }
+}
+
+/// Ok worker calls by task in the ledger at `db` (or the state URL's).
+fn worker_calls(db: &Path, state_url: Option<&str>) -> BTreeMap<String, usize> {
     let mut by_task = BTreeMap::new();
-    for r in specc_llm::Ledger::open_existing(db)
-        .expect("ledger")
-        .rows()
-        .expect("rows")
-    {
+    for r in ledger(db, state_url).rows().expect("rows") {
         if r.role == "worker" && r.outcome == "ok" {
             *by_task.entry(r.task).or_default() += 1;
         }
@@ -221,7 +227,7 @@ fn scenario(state_url: Option<&str>) {
     );
     let (tree, landed_once) = result(single.path());
     assert_eq!(landed_once.len(), 8);
-    let full = worker_calls(&single.path().join(".specc/state.db"));
+    let full = worker_calls(&single.path().join(".specc/state.db"), None);
 
     let dir = fixture_copy();
     let d = dir.path();
@@ -296,6 +302,31 @@ fn scenario(state_url: Option<&str>) {
         shown.contains("leases: 0 ready, 0 leased, 8 done"),
         "specc status:\n{shown}"
     );
+    // ... and the journal and the spend from there too: with a state URL, serve keeps no
+    // state database of its own, so what status shows came from PostgreSQL.
+    assert!(
+        shown.contains("tasks: 8 landed") && shown.contains("spent: $0."),
+        "specc status:\n{shown}"
+    );
+    assert_eq!(
+        d.join(".specc/state.db").exists(),
+        state_url.is_none(),
+        "serve's state is in the backend the configuration chose"
+    );
+    if let Some(url) = state_url {
+        // `specc cost` reads the same ledger when named by its URL.
+        let cost = Command::new(&bin)
+            .args(["cost", "--state", url])
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("cost");
+        let table = String::from_utf8_lossy(&cost.stdout);
+        assert!(
+            cost.status.success() && table.contains("worker") && table.contains("planner"),
+            "specc cost --state URL:\n{table}{}",
+            String::from_utf8_lossy(&cost.stderr)
+        );
+    }
 
     // The ledger: every undisturbed task's calls once; a disturbed task's at most one full
     // set per claim (the killed worker's never reached the serve: they stay in its own).
@@ -306,7 +337,7 @@ fn scenario(state_url: Option<&str>) {
         8,
         "every task was offered as a lease: {claims:?}"
     );
-    let calls = worker_calls(&db);
+    let calls = worker_calls(&db, state_url);
     let mut disturbed = 0;
     for (task, n) in &full {
         let claimed = claims.get(task).copied().unwrap_or(0);

@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::Connection;
 use serde::Serialize;
 
-use crate::budget::{Leases, Reservation};
 use crate::args;
+use crate::budget::{Leases, Reservation};
 use crate::error::LlmError;
 use crate::sql::Sql;
 use crate::state_db::{StateDb, StateError};

@@ -9,9 +9,10 @@ use std::sync::Arc;
 use deadpool_postgres::{Manager, Pool};
 use tokio_postgres::GenericClient;
 
-use crate::schema::{Dialect, MIGRATION_LOCK, MIGRATIONS, VERSION_QUERY, VERSION_TABLE, newest, too_new};
+use crate::schema::{
+    Dialect, MIGRATION_LOCK, MIGRATIONS, VERSION_QUERY, VERSION_TABLE, newest, too_new,
+};
 use crate::state_db::StateError;
-
 
 impl From<tokio_postgres::Error> for StateError {
     fn from(e: tokio_postgres::Error) -> StateError {

@@ -207,7 +207,11 @@ fn row_of(r: &tokio_postgres::Row) -> Result<Row, StateError> {
 impl ToSql for Value {
     /// Spelled as the parameter's type asks: PostgreSQL infers each parameter's type from
     /// the statement, where SQLite takes any value anywhere.
-    fn to_sql(&self, ty: &Type, out: &mut BytesMut) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
         let wrong = || -> Box<dyn Error + Sync + Send> {
             format!("{self:?} given for a parameter of type {ty}").into()
         };

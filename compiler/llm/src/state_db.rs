@@ -147,6 +147,30 @@ impl StateDb {
         }
     }
 
+    /// A reader of the PostgreSQL state database at `url`: nothing is created or migrated,
+    /// and a server that does not answer within `timeout` fails the connection.
+    pub fn read_postgres(
+        url: &str,
+        password: Option<&str>,
+        timeout: std::time::Duration,
+    ) -> Result<StateDb, StateError> {
+        let conn = PgConn::connect(crate::pg::config_of(url, password, Some(timeout))?)?;
+        Ok(StateDb::with_backend(Backend::Postgres(conn)))
+    }
+
+    /// Takes the session-level advisory lock `key` on PostgreSQL, held as long as this
+    /// connection (so until the process ends, however it ends); `false` if another holds
+    /// it. SQLite has no such lock: its callers lock the state directory.
+    pub fn try_advisory_lock(&self, key: i64) -> Result<bool, StateError> {
+        match self.dialect {
+            Dialect::Sqlite => Ok(true),
+            Dialect::Postgres => self.now(|c| {
+                c.query_one("SELECT pg_try_advisory_lock(?1)", crate::args![key])?
+                    .flag(0)
+            }),
+        }
+    }
+
     /// Which backend this is.
     pub fn dialect(&self) -> Dialect {
         self.dialect
@@ -315,7 +339,10 @@ mod tests {
     }
 
     fn insert(x: i64) -> Write {
-        Box::new(move |c| c.execute("INSERT INTO t VALUES (?1)", crate::args![x]).map(drop))
+        Box::new(move |c| {
+            c.execute("INSERT INTO t VALUES (?1)", crate::args![x])
+                .map(drop)
+        })
     }
 
     fn count(db: &StateDb) -> i64 {
@@ -344,7 +371,7 @@ mod tests {
         let (_d, db) = db();
         db.defer(insert(1)).expect("queued");
         db.defer(Box::new(|c| c.batch("INSERT INTO missing VALUES (1)")))
-        .expect("queued");
+            .expect("queued");
         assert!(
             matches!(db.durable().await, Err(StateError::Lost(why)) if why.contains("missing")),
             "the call whose batch failed is told the batch was lost, and why"

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use rows::row;
 use specc_llm::LlmError;
-use specc_llm::{Ledger, StateDb};
 use specc_llm::pg::PgState;
+use specc_llm::{Ledger, StateDb};
 
 /// A column's type, in words both backends' names map to.
 fn kind(ty: &str) -> &'static str {
@@ -169,7 +169,11 @@ async fn workers_never_pass_the_cap_together_on_postgres() {
     // the workers together spent all but a few calls' worth of the cap.
     assert!(spent > cap - 10.0 * worst, "{spent}: {calls:?}");
     let recorded = workers[0].rows().expect("rows").len();
-    assert_eq!(recorded, calls.iter().sum::<usize>(), "every call recorded once");
+    assert_eq!(
+        recorded,
+        calls.iter().sum::<usize>(),
+        "every call recorded once"
+    );
     drop(workers); // each gives its lease back
     assert_eq!(state.reserved("run").await.expect("reserved"), 0.0);
 }

@@ -41,10 +41,13 @@ impl Journal {
         if known.as_ref().is_none_or(|a| a.run != run) {
             // After a commit, so that attempts this process queued are among them.
             let tasks = self.with(|c| {
-                c.query("SELECT DISTINCT task FROM attempts WHERE run = ?1", args![run])?
-                    .iter()
-                    .map(|r| r.text(0))
-                    .collect()
+                c.query(
+                    "SELECT DISTINCT task FROM attempts WHERE run = ?1",
+                    args![run],
+                )?
+                .iter()
+                .map(|r| r.text(0))
+                .collect()
             })?;
             *known = Some(Attempted {
                 run: run.to_owned(),

@@ -1,7 +1,9 @@
-//! `specc cost [--state FILE] [--run ID] [--format text|json]`: what the models cost, by role
-//! and by model, with each one's share, from the ledger.
+//! `specc cost [--state FILE|URL] [--run ID] [--format text|json]`: what the models cost, by
+//! role and by model, with each one's share, from the ledger (a state database's file, or a
+//! PostgreSQL state database's `postgres://` URL).
 
 use std::io::Write;
+use std::sync::Arc;
 
 use specc_ir::{Diagnostic, codes};
 use specc_llm::Ledger;
@@ -19,21 +21,31 @@ pub(crate) fn run(args: &CostArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
         reporter.report(&Files::default(), &d, err);
         exit::USAGE
     };
-    if !args.state.is_file() {
-        return fail(
-            &mut reporter,
-            err,
-            format!("no state database at `{}`", args.state.display()),
-            "run specc in the directory of the spec (state lives in .specc/), or name it with --state",
-        );
-    }
-    let rows = match Ledger::open_existing(&args.state).and_then(|l| l.rows()) {
+    let read = match super::state_url::of(&args.state) {
+        Some(url) => super::state_url::reader(url).and_then(|db| {
+            Ledger::on_state(Arc::new(db))
+                .rows()
+                .map_err(|e| e.to_string())
+        }),
+        None if !args.state.is_file() => {
+            return fail(
+                &mut reporter,
+                err,
+                format!("no state database at `{}`", args.state.display()),
+                "run specc in the directory of the spec (state lives in .specc/), or name it with --state (a file, or a postgres:// URL)",
+            );
+        }
+        None => Ledger::open_existing(&args.state)
+            .and_then(|l| l.rows())
+            .map_err(|e| format!("`{}`: {e}", args.state.display())),
+    };
+    let rows = match read {
         Ok(rows) => rows,
         Err(e) => {
             return fail(
                 &mut reporter,
                 err,
-                format!("`{}`: {e}", args.state.display()),
+                e,
                 "check that this is a specc state database",
             );
         }

@@ -14,6 +14,7 @@ mod report;
 mod runners;
 mod sandbox;
 mod serve;
+mod state_url;
 mod status;
 mod worker;
 

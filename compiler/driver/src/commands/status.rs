@@ -1,18 +1,19 @@
-//! `specc status [SPEC] [--format text|json|prometheus]`: the latest build, read from
-//! `.specc/` without writing it, so it works while the build runs. A `specc serve` build's
-//! task leases (who holds which leaf, for how long) come from the state backend the
-//! configuration chooses: the state database, or PostgreSQL with `[state] url` or
-//! `SPECC_STATE_URL` (design: state.backends).
+//! `specc status [SPEC] [--format text|json|prometheus]`: the latest build, read without
+//! writing anything, so it works while the build runs, from the state backend the
+//! configuration chooses: `.specc/state.db`, or PostgreSQL with `[state] url` or
+//! `SPECC_STATE_URL` (design: state.backends): its run, tasks, attempts, spend and, for a
+//! `specc serve` build, the task leases (who holds which leaf, for how long).
 //! design: driver.build
 //! design: runtime.metrics
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use specc_ir::{Diagnostic, codes};
 use specc_llm::pg::PgState;
-use specc_llm::{Ledger, LlmConfig};
+use specc_llm::{Ledger, LlmConfig, StateDb};
 use specc_runtime::journal_status::{self, Status};
 use specc_runtime::metrics;
 use specc_runtime::task_leases::{self, LeaseRow, LeaseStore};
@@ -32,15 +33,12 @@ pub(crate) fn run(args: &StatusArgs, env: &Env, out: &mut dyn Write, err: &mut d
         reporter.report(&Files::default(), &d, err);
         exit::USAGE
     };
-    if !db.is_file() {
-        return fail(
-            &mut reporter,
-            err,
-            format!("no build state at `{}`", db.display()),
-        );
-    }
-    let status = match journal_status::read(&db) {
-        Ok(Some(s)) => s,
+    let source = match source_of(&dir, &db) {
+        Ok(s) => s,
+        Err(e) => return fail(&mut reporter, err, e),
+    };
+    let (status, rows) = match read(&source) {
+        Ok(Some(read)) => read,
         Ok(None) => {
             // Metrics text has no series yet: an empty exposition, not prose.
             if args.format != StatusFormat::Prometheus {
@@ -48,21 +46,13 @@ pub(crate) fn run(args: &StatusArgs, env: &Env, out: &mut dyn Write, err: &mut d
             }
             return exit::OK;
         }
-        Err(e) => return fail(&mut reporter, err, format!("`{}`: {e}", db.display())),
+        Err(e) => return fail(&mut reporter, err, e),
     };
-    let rows: Vec<specc_llm::CallRow> = Ledger::open_existing(&db)
-        .and_then(|l| l.rows())
-        .map(|rows| {
-            rows.into_iter()
-                .filter(|r| r.run == status.run.run)
-                .collect()
-        })
-        .unwrap_or_default();
     let spent: f64 = rows.iter().map(|r| r.dollars).sum();
     // The leases are a section of the text and JSON views; without them the rest stands.
     let leases = match args.format {
         StatusFormat::Prometheus => Vec::new(),
-        _ => leases_of(&dir, &db, &status.run.run).unwrap_or_else(|e| {
+        _ => leases_of(&source, &status.run.run).unwrap_or_else(|e| {
             let _ = writeln!(err, "warning: the task leases could not be read: {e}");
             Vec::new()
         }),
@@ -153,24 +143,76 @@ fn write_text(
     Ok(())
 }
 
-/// The run's task leases: a `specc serve` run's (none for `specc build`'s), from PostgreSQL
-/// when a state URL is configured, else from the state database at `db`.
-fn leases_of(dir: &Path, db: &Path, run: &str) -> Result<Vec<LeaseRow>, String> {
+/// Where the build's state is: the state database beside the spec, or the PostgreSQL
+/// database a state URL names (`[state] url` in specc.toml, or `SPECC_STATE_URL`).
+enum Source {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+fn source_of(dir: &Path, db: &Path) -> Result<Source, String> {
     let from_file = std::fs::read_to_string(dir.join("specc.toml"))
         .ok()
         .and_then(|t| t.parse::<toml::Table>().ok())
         .and_then(|t| Some(t.get("state")?.get("url")?.as_str()?.to_owned()));
-    let Some(url) = super::build::config::state_url(from_file)? else {
-        return task_leases::read(db, run).map_err(|e| format!("`{}`: {e}", db.display()));
+    match super::build::config::state_url(from_file)? {
+        Some(url) => Ok(Source::Postgres(url)),
+        None if db.is_file() => Ok(Source::Sqlite(db.to_owned())),
+        None => Err(format!("no build state at `{}`", db.display())),
+    }
+}
+
+/// The latest run's status and its ledger rows, read without writing anything; `None` if
+/// no build has run.
+fn read(source: &Source) -> Result<Option<(Status, Vec<specc_llm::CallRow>)>, String> {
+    let (status, ledger) = match source {
+        Source::Sqlite(db) => {
+            let at = |e: &dyn std::fmt::Display| format!("`{}`: {e}", db.display());
+            let Some(status) = journal_status::read(db).map_err(|e| at(&e))? else {
+                return Ok(None);
+            };
+            (status, Ledger::open_existing(db).ok())
+        }
+        Source::Postgres(url) => {
+            let password = super::build::config::pg_password();
+            // Read only: nothing is migrated, and an unreachable server fails in seconds.
+            let db = StateDb::read_postgres(url, password.as_deref(), Duration::from_secs(5))
+                .map_err(|e| format!("the state database (PostgreSQL): {e}"))?;
+            let Some(status) = db
+                .read(journal_status::of)
+                .map_err(|e| format!("the state database (PostgreSQL): {e}"))?
+            else {
+                return Ok(None);
+            };
+            (status, Some(Ledger::on_state(Arc::new(db))))
+        }
+    };
+    let rows = ledger
+        .and_then(|l| l.rows().ok())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| r.run == status.run.run)
+        .collect();
+    Ok(Some((status, rows)))
+}
+
+/// The run's task leases: a `specc serve` run's (none for `specc build`'s), from PostgreSQL
+/// when a state URL is configured, else from the state database.
+fn leases_of(source: &Source, run: &str) -> Result<Vec<LeaseRow>, String> {
+    let url = match source {
+        Source::Sqlite(db) => {
+            return task_leases::read(db, run).map_err(|e| format!("`{}`: {e}", db.display()));
+        }
+        Source::Postgres(url) => url,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("no async runtime: {e}"))?;
     rt.block_on(async {
-        let password = std::env::var("PGPASSWORD").ok();
+        let password = super::build::config::pg_password();
         // Read only: nothing is migrated, and an unreachable server fails in seconds.
-        let pg = PgState::reader(&url, password.as_deref(), Duration::from_secs(5))
+        let pg = PgState::reader(url, password.as_deref(), Duration::from_secs(5))
             .map_err(|e| format!("PostgreSQL: {e}"))?;
         let store = LeaseStore::Postgres(pg);
         let read = store.leases(run);

@@ -223,6 +223,11 @@ pub(in crate::commands) fn state_url(from_file: Option<String>) -> Result<Option
     Ok(url)
 }
 
+/// The password for a state URL that has none: `PGPASSWORD`, as libpq reads it.
+pub(in crate::commands) fn pg_password() -> Option<String> {
+    std::env::var("PGPASSWORD").ok().filter(|p| !p.is_empty())
+}
+
 /// Whether a postgres:// URL carries a password (`user:password@`, or `password=`).
 fn has_password(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use specc_ir::{Diagnostic, codes};
 use specc_llm::config::ProviderKind;
-use specc_llm::{Client, Ledger, Provider};
+use specc_llm::{Client, Ledger, Provider, StateDb};
 use specc_runtime::journal::Journal;
 use specc_runtime::runner::{Confinement, ProcessRunner, Runner};
 use specc_runtime::sandbox::SandboxRunner;
@@ -95,10 +95,7 @@ impl Session {
             });
         }
         let lock = lock(&state)?;
-        let db = state.join("state.db");
-        let ledger = Ledger::open(&db)
-            .map(Arc::new)
-            .map_err(|e| Refused::setup(format!("the state database: {e}")))?;
+        let ledger = open_state(&cfg, &state)?;
         // One writer for the ledger and the journal: one commit takes both.
         let journal = Journal::on(ledger.state_db()).map_err(|e| Refused::setup(e.to_string()))?;
         let repo = std::fs::create_dir_all(state.join("vcs"))
@@ -153,6 +150,34 @@ impl Session {
         })
     }
 }
+
+/// The build's state database: `.specc/state.db`, or with a state URL (`[state] url`,
+/// `SPECC_STATE_URL`) the PostgreSQL database it names, whose ledger, journal, eval series
+/// and leases then live there (design: state.backends). A PostgreSQL database holds one
+/// build at a time, as `.specc/` does: its advisory lock is held by the state connection,
+/// and so ends with the process, however the process ends.
+fn open_state(cfg: &BuildConfig, state: &Path) -> Result<Arc<Ledger>, Refused> {
+    let Some(url) = &cfg.state_url else {
+        return Ledger::open(&state.join("state.db"))
+            .map(Arc::new)
+            .map_err(|e| Refused::setup(format!("the state database: {e}")));
+    };
+    let password = config::pg_password();
+    let db = StateDb::connect_postgres(url, password.as_deref())
+        .map_err(|e| Refused::setup(format!("the state database (PostgreSQL): {e}")))?;
+    let held = db
+        .try_advisory_lock(BUILD_LOCK)
+        .map_err(|e| Refused::setup(format!("the state database (PostgreSQL): {e}")))?;
+    if !held {
+        return Err(Refused::setup(
+            "another specc build or serve is using this PostgreSQL state database; wait for it to end".to_owned(),
+        ));
+    }
+    Ok(Arc::new(Ledger::on_state(Arc::new(db))))
+}
+
+/// The advisory lock a build holds on a PostgreSQL state database ("SPECCBLD").
+const BUILD_LOCK: i64 = 0x5350_4543_4342_4c44;
 
 /// Takes `.specc/lock`, or says that another build holds it. The lock is the operating
 /// system's: it ends with the process, however the process ends.

@@ -46,7 +46,8 @@ pub(crate) fn run(args: &ReportArgs, env: &Env, out: &mut dyn Write, err: &mut d
                 "{}\t{} points\t{}",
                 r.label,
                 r.points.len(),
-                r.db.display()
+                super::state_url::of(&r.db)
+                    .map_or_else(|| r.db.display().to_string(), super::state_url::label)
             );
         }
         return exit::OK;
@@ -87,10 +88,16 @@ fn load(args: &ReportArgs) -> Result<Vec<Run>, String> {
     };
     let mut runs = Vec::new();
     for db in &dbs {
-        if !db.is_file() {
-            return Err(format!("no state database at {}", db.display()));
-        }
-        for (run, points) in series::read(db)? {
+        let series = match super::state_url::of(db) {
+            Some(url) => super::state_url::reader(url)?
+                .read(series::all)
+                .map_err(|e| format!("{}: {e}", super::state_url::label(url)))?,
+            None if !db.is_file() => {
+                return Err(format!("no state database at {}", db.display()));
+            }
+            None => series::read(db)?,
+        };
+        for (run, points) in series {
             let label = if dbs.len() > 1 {
                 format!("{} {run}", place(db))
             } else {
@@ -125,8 +132,12 @@ fn load(args: &ReportArgs) -> Result<Vec<Run>, String> {
     Ok(runs)
 }
 
-/// A state database's project, for a legend: the directory that holds `.specc/`.
+/// A state database's project, for a legend: the directory that holds `.specc/` (or a
+/// PostgreSQL database's host and name).
 fn place(db: &Path) -> String {
+    if let Some(url) = super::state_url::of(db) {
+        return super::state_url::label(url);
+    }
     db.parent()
         .and_then(Path::parent)
         .and_then(Path::file_name)

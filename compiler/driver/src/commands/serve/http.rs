@@ -21,7 +21,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -42,8 +41,6 @@ const MAX_BODY: usize = 512 << 20;
 pub(in crate::commands) struct Shared {
     pub(super) dispatch: Arc<Dispatch>,
     pub(super) token: String,
-    /// The state database, for the metrics' tasks and spend.
-    pub(super) db: PathBuf,
     pub(super) budget: Option<f64>,
     /// The build's ledger: workers' model calls are recorded here.
     pub(super) ledger: Arc<specc_llm::Ledger>,
@@ -290,9 +287,12 @@ async fn submit(
 /// they were paid for. Only the build's own run is accepted.
 fn metrics(shared: &Shared) -> Response<Full<Bytes>> {
     let mut out = String::new();
-    if let Ok(Some(status)) = specc_runtime::journal_status::read(&shared.db) {
-        let rows: Vec<specc_llm::CallRow> = specc_llm::Ledger::open_existing(&shared.db)
-            .and_then(|l| l.rows())
+    // Read through the build's own state database, on whichever backend it is.
+    let db = shared.ledger.state_db();
+    if let Ok(Some(status)) = db.read(specc_runtime::journal_status::of) {
+        let rows: Vec<specc_llm::CallRow> = shared
+            .ledger
+            .rows()
             .map(|rows| {
                 rows.into_iter()
                     .filter(|r| r.run == status.run.run)

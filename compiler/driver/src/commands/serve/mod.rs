@@ -85,7 +85,7 @@ pub(super) fn start(
 ) -> Result<(Arc<Dispatch>, Arc<http::Shared>), String> {
     let store = match &s.cfg.state_url {
         Some(url) => {
-            let password = std::env::var("PGPASSWORD").ok();
+            let password = super::build::config::pg_password();
             let pg = s.rt.block_on(PgState::connect_as(url, password.as_deref()));
             LeaseStore::Postgres(pg.map_err(|e| format!("the state database (PostgreSQL): {e}"))?)
         }
@@ -95,7 +95,6 @@ pub(super) fn start(
     let shared = Arc::new(http::Shared {
         dispatch: dispatch.clone(),
         token: serving.token,
-        db: s.state.join("state.db"),
         budget: s.cfg.llm.budget.dollars,
         ledger: s.ledger.clone(),
         holds: Default::default(),
