@@ -44,9 +44,22 @@ impl Dialect {
     pub fn begin_immediate(self) -> &'static str {
         match self {
             Dialect::Sqlite => "BEGIN IMMEDIATE",
-            Dialect::Postgres => "BEGIN",
+            Dialect::Postgres => Dialect::PG_BEGIN,
         }
     }
+
+    /// The start of a batch's transaction. On PostgreSQL its isolation is stated, whatever
+    /// the server's default: the budget's growth reads other processes' leases after it
+    /// takes the run's row lock, which only READ COMMITTED sees (a snapshot taken earlier,
+    /// at REPEATABLE READ, would miss a lease grown meanwhile).
+    pub fn begin(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "BEGIN",
+            Dialect::Postgres => Dialect::PG_BEGIN,
+        }
+    }
+
+    const PG_BEGIN: &'static str = "BEGIN ISOLATION LEVEL READ COMMITTED";
 }
 
 /// The migrations, in order: (version, statements separated by `;`).

@@ -130,7 +130,11 @@ impl StateDb {
     /// Connects to the PostgreSQL state database at `url` (with `password` when the URL
     /// has none) and brings it to the newest schema.
     pub fn connect_postgres(url: &str, password: Option<&str>) -> Result<StateDb, StateError> {
-        StateDb::postgres(PgConn::connect(crate::pg::config_of(url, password, None)?)?)
+        // A server that does not answer fails the build's start in seconds, not minutes.
+        let timeout = Some(std::time::Duration::from_secs(10));
+        StateDb::postgres(PgConn::connect(crate::pg::config_of(
+            url, password, timeout,
+        )?)?)
     }
 
     fn with_backend(mut conn: Backend) -> StateDb {
@@ -232,6 +236,19 @@ impl StateDb {
         }
     }
 
+    /// Commits the queue, then runs `f` in a transaction of its own: `f` failing rolls
+    /// back only what `f` wrote, and later writes go on (a record the build can do without,
+    /// such as an eval point; the queue's failure poisons as always).
+    pub fn transaction<T>(
+        &self,
+        f: impl FnOnce(&mut dyn Sql) -> Result<T, StateError>,
+    ) -> Result<T, StateError> {
+        let mut g = self.lock()?;
+        g.commit()?;
+        let begin = self.dialect.begin_immediate();
+        transaction(g.conn.sql(), begin, f)
+    }
+
     /// Runs `f` on what is committed, leaving the queue alone (a read that needs no write of
     /// this process's queue: a progress figure, what an earlier process journaled).
     pub fn read<T>(
@@ -302,7 +319,9 @@ impl Inner {
             return Ok(());
         }
         let queue = std::mem::take(&mut self.queue);
-        let result = transaction(self.conn.sql(), "BEGIN", |sql| {
+        let sql = self.conn.sql();
+        let begin = sql.dialect().begin();
+        let result = transaction(sql, begin, |sql| {
             for w in queue {
                 w(sql)?;
             }

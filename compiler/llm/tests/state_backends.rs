@@ -177,3 +177,36 @@ async fn workers_never_pass_the_cap_together_on_postgres() {
     drop(workers); // each gives its lease back
     assert_eq!(state.reserved("run").await.expect("reserved"), 0.0);
 }
+
+/// One build per PostgreSQL state database: the advisory lock a build takes is refused to
+/// a second connection while the first holds it, and free again once that one is gone (as a
+/// process's connection goes when it dies).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_database_holds_one_build_at_a_time() {
+    let db = pg::database().await;
+    let url = db.url.clone();
+    tokio::task::spawn_blocking(move || {
+        const KEY: i64 = 42;
+        let first = StateDb::connect_postgres(&url, None).expect("first");
+        let second = StateDb::connect_postgres(&url, None).expect("second");
+        assert_eq!(first.try_advisory_lock(KEY), Ok(true));
+        assert_eq!(
+            second.try_advisory_lock(KEY),
+            Ok(false),
+            "held by the first"
+        );
+        drop(first);
+        // The server notices the closed connection at once, but let it.
+        let mut got = false;
+        for _ in 0..50 {
+            got = second.try_advisory_lock(KEY).expect("lock");
+            if got {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(got, "free once its holder's connection is gone");
+    })
+    .await
+    .expect("test");
+}

@@ -482,7 +482,8 @@ impl Journal {
                 "INSERT INTO followups (run, task, why, work_order, seq)
                  VALUES (?1, ?2, ?3, ?4,
                      (SELECT COALESCE(MAX(seq), 0) + 1 FROM followups WHERE run = ?1))
-                 ON CONFLICT (run, task) DO UPDATE SET why = ?3, work_order = ?4",
+                 ON CONFLICT (run, task) DO UPDATE SET why = ?3, work_order = ?4,
+                     seq = excluded.seq",
                 args![&run, &task, &why, &body],
             )
             .map(drop)

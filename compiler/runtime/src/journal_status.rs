@@ -129,6 +129,17 @@ pub fn of(c: &mut dyn Sql) -> Result<Option<Status>, StateError> {
         return Ok(None);
     };
     let id = run.run.as_str();
+    let landed_ms = match c.dialect() {
+        Dialect::Sqlite => {
+            c.query_one(
+                "SELECT COUNT(*) FROM pragma_table_info('tasks') WHERE name = 'landed_ms'",
+                &[],
+            )?
+            .int(0)?
+                > 0
+        }
+        Dialect::Postgres => true, // every writer migrates it on connecting
+    };
     let mut counts: Vec<(String, u64)> = c
         .query(
             "SELECT state, COUNT(*) FROM tasks WHERE run = ?1 GROUP BY state",
@@ -174,10 +185,14 @@ pub fn of(c: &mut dyn Sql) -> Result<Option<Status>, StateError> {
         "SELECT task, state, reason FROM tasks WHERE run = ?1 AND state = 'running'
          AND reason LIKE 'merging %' ORDER BY task",
     )?;
-    let landed = lines(
+    let landed = lines(if landed_ms {
         "SELECT task, state, commit_id FROM tasks WHERE run = ?1 AND state = 'landed'
-         AND commit_id IS NOT NULL ORDER BY landed_ms DESC, task DESC LIMIT 10",
-    )?;
+         AND commit_id IS NOT NULL ORDER BY landed_ms DESC, task DESC LIMIT 10"
+    } else {
+        // A SQLite database from before migration 3, read without migrating it.
+        "SELECT task, state, commit_id FROM tasks WHERE run = ?1 AND state = 'landed'
+         AND commit_id IS NOT NULL ORDER BY rowid DESC LIMIT 10"
+    })?;
     let failed = lines(
         "SELECT task, state, reason FROM tasks WHERE run = ?1
          AND state IN ('failed', 'skipped', 'stopped') ORDER BY task",

@@ -110,7 +110,9 @@ pub fn record(
     let commit = e.commit.hex();
     let score = e.score.clone();
     let m = e.metrics.clone();
-    db.now_with_queue(|tx| {
+    // Its own transaction: a point that cannot be written is reported, and the build's
+    // queued journal and ledger writes are not lost with it.
+    db.transaction(|tx| {
         let point = tx
             .query_one(
                 "SELECT COALESCE(MAX(point) + 1, 0) FROM eval_points WHERE run = ?1",

@@ -124,7 +124,8 @@ fn load(args: &ReportArgs) -> Result<Vec<Run>, String> {
         return Err(format!(
             "no run in {} has an eval series: a build records one when specc.toml has [eval]",
             dbs.iter()
-                .map(|d| d.display().to_string())
+                .map(|d| super::state_url::of(d)
+                    .map_or_else(|| d.display().to_string(), super::state_url::label))
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
