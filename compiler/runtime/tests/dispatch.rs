@@ -43,11 +43,15 @@ fn order(id: &str) -> Arc<WorkOrder> {
 }
 
 fn dispatch(dir: &std::path::Path) -> (Arc<Dispatch>, Arc<Ledger>) {
+    dispatch_with(dir, Duration::from_secs(30))
+}
+
+fn dispatch_with(dir: &std::path::Path, lease: Duration) -> (Arc<Dispatch>, Arc<Ledger>) {
     let ledger = Arc::new(Ledger::open(&dir.join("state.db")).expect("state"));
     std::fs::create_dir_all(dir.join("vcs")).expect("dir");
     let repo = Repo::open(&dir.join("vcs/log"), specc_vcs::Options::default()).expect("repo");
     let store = LeaseStore::Sqlite(ledger.state_db());
-    let d = Dispatch::new(store, "run", Duration::from_secs(30), repo);
+    let d = Dispatch::new(store, "run", lease, repo);
     (Arc::new(d), ledger)
 }
 
@@ -191,6 +195,73 @@ async fn a_landed_submission_wins_over_the_end_its_worker_reports() {
     d.finish(&c, failed).await.expect("the claim holds");
     match runs.await.expect("joined") {
         TaskEnd::Landed { commit, .. } => assert_eq!(commit, Some(id)),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A serve that died after a worker's submission landed and before the worker reported its
+/// end: the serve that resumes the run finds the landing on the branch, and the task's next
+/// claim ends it as landed with that commit instead of handing it out again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_serve_ends_a_landed_but_unreported_task_as_landed() {
+    let dir = tempfile::tempdir().expect("dir");
+    let lease = Duration::from_millis(300);
+    let landed = {
+        let (d, _ledger) = dispatch_with(dir.path(), lease);
+        let runs = {
+            let d = d.clone();
+            tokio::spawn(async move { d.run_task(order("a"), 1).await })
+        };
+        let claimed = tokio::time::timeout(WINDOW / 2, d.claim_within("w1", WINDOW))
+            .await
+            .expect("claimed")
+            .expect("store")
+            .expect("a leaf");
+        let submission = specc_vcs::Submission {
+            base: d.repo().head_now().expect("a head"),
+            changes: vec![specc_vcs::Change {
+                path: "a.txt".into(),
+                expected: None,
+                new: Some(b"a\n".to_vec()),
+                executable: false,
+            }],
+            message: "a".into(),
+            task: "a".into(),
+            idempotency_key: format!("run@{}/a/1", claimed.claim.attempt),
+        };
+        let outcome = d.submit(&claimed.claim, submission).await.expect("holds");
+        let specc_vcs::Outcome::Committed { id, .. } = outcome else {
+            panic!("{outcome:?}");
+        };
+        // Serve dies here: the worker's end is never reported.
+        runs.abort();
+        let _ = runs.await;
+        id
+    };
+    let (d, _ledger) = dispatch_with(dir.path(), lease);
+    let found = d.recover_landings(&Default::default()).await;
+    assert_eq!(found, 1, "the unreported landing is found on the branch");
+    let runs = {
+        let d = d.clone();
+        tokio::spawn(async move { d.run_task(order("a"), 1).await })
+    };
+    // Once the dead claim's lease runs out, the next claim finds the landing.
+    tokio::time::sleep(lease * 2).await;
+    let next = d
+        .claim_within("w2", Duration::from_secs(2))
+        .await
+        .expect("store");
+    assert!(
+        next.is_none(),
+        "the landed task is not handed out again: {:?}",
+        next.map(|c| c.claim)
+    );
+    let ended = tokio::time::timeout(WINDOW / 2, runs)
+        .await
+        .expect("the task ended")
+        .expect("joined");
+    match ended {
+        TaskEnd::Landed { commit, .. } => assert_eq!(commit, Some(landed)),
         other => panic!("{other:?}"),
     }
 }

@@ -433,6 +433,44 @@ impl Dispatch {
         }
     }
 
+    /// Finds the landings claims of this run made that no worker reported (serve died
+    /// between a submission's landing and its worker's end): each commit on the branch
+    /// whose idempotency key says a claim of this run made it (`RUN@N/…`) is remembered as
+    /// its task's landing, the oldest one if several, so the task's next claim ends it as
+    /// landed instead of running it again. Called once by a serve that resumes its run,
+    /// before any leaf is offered; `reported` are the tasks whose end the journal has (they
+    /// are not offered again, and are left alone). Returns how many tasks it found.
+    pub async fn recover_landings(&self, reported: &std::collections::HashSet<String>) -> usize {
+        let prefix = format!("{}@", self.run);
+        let mut found: HashMap<String, ObjectId> = HashMap::new();
+        let mut at = self.repo.head_now();
+        while let Some(id) = at {
+            let Some(c) = self.repo.commit(id).await else {
+                break;
+            };
+            if c.idempotency_key.starts_with(&prefix)
+                && !c.task.is_empty()
+                && !reported.contains(&c.task)
+                && !c.task.starts_with("coordinate:")
+            {
+                found.insert(c.task.clone(), id); // walking back: the oldest stays
+            }
+            at = c.parent;
+        }
+        let n = found.len();
+        for (task, commit) in found {
+            let lock = self.lock_of(&task);
+            let mut landed = lock.lock().await;
+            if landed.is_none() {
+                *landed = Some(Landing {
+                    commit,
+                    merged: Vec::new(),
+                });
+            }
+        }
+        n
+    }
+
     /// Leaves waiting: offered or claimed, not yet ended.
     pub fn waiting(&self) -> usize {
         self.waiting.lock().map_or(0, |w| w.len())

@@ -92,6 +92,21 @@ pub(super) fn start(
         None => LeaseStore::Sqlite(s.ledger.state_db()),
     };
     let dispatch = Arc::new(Dispatch::new(store, &s.run, serving.lease, s.repo.clone()));
+    if s.resumed {
+        // Landings of claims whose workers never reported before the last serve died.
+        let reported = s
+            .journal
+            .tasks(&s.run)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter(|t| t.state == "landed")
+            .map(|t| t.task)
+            .collect();
+        let found = s.rt.block_on(dispatch.recover_landings(&reported));
+        if found > 0 {
+            tracing::info!(tasks = found, "landings no worker reported were recovered");
+        }
+    }
     let shared = Arc::new(http::Shared {
         dispatch: dispatch.clone(),
         token: serving.token,
