@@ -3,7 +3,8 @@
 //! first worker is killed with SIGKILL mid-attempt; the second is paused with SIGSTOP past
 //! its lease and then resumed. The build completes; the tree equals a single-machine
 //! build's; no task lands twice; the paused worker's late writes are refused by the fencing
-//! token; and the ledger counts each claim's calls once: an undisturbed task's calls equal
+//! token; serve's journal holds the workers' responses (under their claims, fenced); and the
+//! ledger counts each claim's calls once: an undisturbed task's calls equal
 //! the single-machine build's, and a disturbed one's are at most one full set per claim.
 //! Once with serve's leases in its SQLite state database, once in PostgreSQL (a database of
 //! its own in `SPECC_TEST_PG_URL`'s cluster, or in a throwaway cluster; see
@@ -212,6 +213,40 @@ fn claims(db: &Path, state_url: Option<&str>) -> BTreeMap<String, i64> {
     })
 }
 
+/// The model responses serve's journal holds for each task, as its workers sent them
+/// (under their claims' runs, `RUN@N`).
+fn journaled_responses(db: &Path, state_url: Option<&str>) -> BTreeMap<String, i64> {
+    const SQL: &str = "SELECT task, COUNT(*) FROM steps WHERE run LIKE '%@%' AND kind = 'model'
+                       GROUP BY task";
+    let Some(url) = state_url else {
+        return rusqlite::Connection::open(db)
+            .expect("db")
+            .prepare(SQL)
+            .expect("query")
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("rows")
+            .map(|r| r.expect("row"))
+            .collect();
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .expect("connect");
+        tokio::spawn(conn);
+        client
+            .query(SQL, &[])
+            .await
+            .expect("query")
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect()
+    })
+}
+
 fn scenario(state_url: Option<&str>) {
     let bin: PathBuf = specc_tests::specc_binary();
     let single = fixture_copy();
@@ -338,10 +373,19 @@ fn scenario(state_url: Option<&str>) {
         "every task was offered as a lease: {claims:?}"
     );
     let calls = worker_calls(&db, state_url);
+    let journaled = journaled_responses(&db, state_url);
+
     let mut disturbed = 0;
     for (task, n) in &full {
         let claimed = claims.get(task).copied().unwrap_or(0);
         let got = calls.get(task).copied().unwrap_or(0);
+        // Serve's journal has the workers' responses, under their claims: each paid call
+        // at most once, and all of the claim that finished the task.
+        let kept = usize::try_from(journaled.get(task).copied().unwrap_or(0)).expect("count");
+        assert!(
+            kept >= *n && kept <= got,
+            "task {task}: {kept} journaled responses, {got} calls, {n} in a build"
+        );
         if claimed == 1 {
             assert_eq!(got, *n, "task {task}: one claim, its calls once");
         } else {

@@ -261,7 +261,7 @@ impl Sql for rusqlite::Connection {
 
 /// `sql` with its `?N` placeholders spelled `$N` (PostgreSQL's). No statement of specc's
 /// has a `?` in a literal.
-pub(crate) fn dollar_placeholders(sql: &str) -> String {
+pub fn dollar_placeholders(sql: &str) -> String {
     let bytes = sql.as_bytes();
     let mut out = String::with_capacity(sql.len());
     for (i, ch) in sql.char_indices() {

@@ -89,6 +89,23 @@ async fn pg_execute(
     Ok(pg.client().await?.execute(sql, params).await?)
 }
 
+/// A step a worker journaled for a claim, as serve's journal keeps it: under the claim's
+/// run (`RUN@N`, the worker's own), its attempt there and its number.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StepRecord {
+    pub run: String,
+    pub attempt: u32,
+    pub step: u32,
+    pub kind: String,
+    pub body: String,
+}
+
+/// A step's write, rewritten if it comes again (a worker sends what it has not seen
+/// acknowledged).
+const STEP_UPSERT: &str = "INSERT INTO steps (run, task, attempt, step, kind, body)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+     ON CONFLICT (run, task, attempt, step) DO UPDATE SET kind = ?5, body = ?6";
+
 /// Whether a write changed a row: none means the fencing token no longer holds.
 fn fenced(rows: u64) -> Result<(), LeaseError> {
     if rows == 0 {
@@ -231,45 +248,6 @@ impl LeaseStore {
         fenced(rows)
     }
 
-    /// Journals a step of the attempt, if its lease still holds (the check and the write
-    /// are one statement).
-    pub async fn step(
-        &self,
-        run: &str,
-        claim: &Claim,
-        step: i64,
-        kind: &str,
-        body: &str,
-    ) -> Result<(), LeaseError> {
-        let rows = match self {
-            LeaseStore::Sqlite(db) => db.now_with_queue(|tx| {
-                let now = local_now_ms();
-                tx.execute(
-                    "INSERT INTO steps (run, task, attempt, step, kind, body)
-                         SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (
-                             SELECT 1 FROM task_leases WHERE run = ?1 AND task = ?2
-                             AND attempt = ?3 AND state = 'leased' AND expires_ms > ?7)",
-                    args![run, &claim.task, claim.attempt, step, kind, body, now],
-                )
-            })?,
-            LeaseStore::Postgres(pg) => {
-                pg_execute(
-                    pg,
-                    &format!(
-                        "INSERT INTO steps (run, task, attempt, step, kind, body)
-                         SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (
-                             SELECT 1 FROM task_leases WHERE run = $1 AND task = $2
-                             AND attempt = $3 AND state = 'leased'
-                             AND expires_ms > {PG_NOW_MS} FOR SHARE)"
-                    ),
-                    &[&run, &claim.task, &claim.attempt, &step, &kind, &body],
-                )
-                .await?
-            }
-        };
-        fenced(rows)
-    }
-
     /// Ends the attempt: `done` (landed or given up for good) or back to `ready` (released:
     /// the worker is shutting down); refused once its lease is lost.
     pub async fn finish(&self, run: &str, claim: &Claim, done: bool) -> Result<(), LeaseError> {
@@ -302,6 +280,69 @@ impl LeaseStore {
 }
 
 /// One task's lease, as `specc status` shows it.
+impl LeaseStore {
+    /// Journals a worker's `steps` for `claim`, all of them or none, only while the claim's
+    /// lease holds: the check and the writes are one transaction, the lease row locked
+    /// `FOR SHARE` on PostgreSQL so no claim slips in between; refused with
+    /// [`LeaseError::Fenced`] once it is lost.
+    pub async fn journal(
+        &self,
+        run: &str,
+        claim: &Claim,
+        steps: &[StepRecord],
+    ) -> Result<(), LeaseError> {
+        let held = match self {
+            LeaseStore::Sqlite(db) => db.now_with_queue(|tx| {
+                let now = local_now_ms();
+                let held = tx
+                    .query_opt(
+                        "SELECT 1 FROM task_leases WHERE run = ?1 AND task = ?2
+                         AND attempt = ?3 AND state = 'leased' AND expires_ms > ?4",
+                        args![run, &claim.task, claim.attempt, now],
+                    )?
+                    .is_some();
+                if held {
+                    for s in steps {
+                        let a = args![&s.run, &claim.task, s.attempt, s.step, &s.kind, &s.body];
+                        tx.execute(STEP_UPSERT, a)?;
+                    }
+                }
+                Ok(u64::from(held))
+            })?,
+            LeaseStore::Postgres(pg) => {
+                let mut client = pg.client().await?;
+                let tx = client.transaction().await?;
+                let held = tx
+                    .query_opt(
+                        &format!(
+                            "SELECT 1 FROM task_leases WHERE run = $1 AND task = $2
+                             AND attempt = $3 AND state = 'leased'
+                             AND expires_ms > {PG_NOW_MS} FOR SHARE"
+                        ),
+                        &[&run, &claim.task, &claim.attempt],
+                    )
+                    .await?
+                    .is_some();
+                if held {
+                    let sql = specc_llm::sql::dollar_placeholders(STEP_UPSERT);
+                    let insert = tx.prepare(&sql).await?;
+                    for s in steps {
+                        let (attempt, step) = (i64::from(s.attempt), i64::from(s.step));
+                        tx.execute(
+                            &insert,
+                            &[&s.run, &claim.task, &attempt, &step, &s.kind, &s.body],
+                        )
+                        .await?;
+                    }
+                }
+                tx.commit().await?;
+                u64::from(held)
+            }
+        };
+        fenced(held)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct LeaseRow {
     pub task: String,

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use specc_llm::pg::PgState;
 use specc_llm::{Ledger, StateDb};
-use specc_runtime::task_leases::{Claim, LeaseError, LeaseStore};
+use specc_runtime::task_leases::{Claim, LeaseError, LeaseStore, StepRecord};
 
 type Connect = Box<dyn Fn() -> LeaseStore + Send + Sync>;
 
@@ -97,6 +97,17 @@ async fn concurrent_workers_claim_each_task_once_in_priority_order() {
     }
 }
 
+/// One step a worker journaled under claim `c`.
+fn step(c: &Claim, n: u32, kind: &str) -> Vec<StepRecord> {
+    vec![StepRecord {
+        run: format!("run@{}", c.attempt),
+        attempt: 1,
+        step: n,
+        kind: kind.into(),
+        body: "{}".into(),
+    }]
+}
+
 #[tokio::test]
 async fn a_worker_whose_lease_expired_is_fenced_out() {
     for (name, connect, _keep) in stores().await {
@@ -111,7 +122,7 @@ async fn a_worker_whose_lease_expired_is_fenced_out() {
             .expect("a task");
         assert_eq!(a.attempt, 1);
         store
-            .step("run", &a, 1, "model", "{}")
+            .journal("run", &a, &step(&a, 1, "model"))
             .await
             .expect("a journals");
         store
@@ -138,7 +149,7 @@ async fn a_worker_whose_lease_expired_is_fenced_out() {
             "{name}"
         );
         assert_eq!(
-            store.step("run", &a, 2, "model", "{}").await,
+            store.journal("run", &a, &step(&a, 2, "model")).await,
             Err(LeaseError::Fenced),
             "{name}"
         );
@@ -148,12 +159,12 @@ async fn a_worker_whose_lease_expired_is_fenced_out() {
             "{name}"
         );
         store
-            .step("run", &b, 1, "model", "{}")
+            .journal("run", &b, &step(&b, 1, "model"))
             .await
             .expect("b journals");
         store.finish("run", &b, true).await.expect("b lands");
         assert_eq!(
-            store.step("run", &b, 2, "tool", "{}").await,
+            store.journal("run", &b, &step(&b, 2, "tool")).await,
             Err(LeaseError::Fenced)
         );
         assert_eq!(
@@ -170,7 +181,7 @@ async fn a_worker_whose_lease_expired_is_fenced_out() {
             .expect("u");
         tokio::time::sleep(Duration::from_millis(1300)).await;
         assert_eq!(
-            store.step("run", &u, 1, "model", "{}").await,
+            store.journal("run", &u, &step(&u, 1, "model")).await,
             Err(LeaseError::Fenced)
         );
         // A released task is claimable again, as the next attempt.

@@ -399,6 +399,26 @@ impl Dispatch {
         Ok(())
     }
 
+    /// Journals the steps `claim`'s worker made in serve's state store, under the claim's
+    /// run (`RUN@N`); refused once the claim is lost, or for steps of another claim.
+    #[tracing::instrument(level = "info", skip_all, fields(task = %claim.task, claim = claim.attempt))]
+    pub async fn journal(
+        &self,
+        claim: &Claim,
+        steps: &[crate::task_leases::StepRecord],
+    ) -> Result<(), LeaseError> {
+        let mine = format!("{}@{}", self.run, claim.attempt);
+        if steps.iter().any(|s| s.run != mine) {
+            return self.note_fenced(
+                claim,
+                "journal write of another claim",
+                Err(LeaseError::Fenced),
+            );
+        }
+        let r = self.store.journal(&self.run, claim, steps).await;
+        self.note_fenced(claim, "journal write", r)
+    }
+
     /// Gives `claim` back (its worker is shutting down): another worker may claim it.
     #[tracing::instrument(level = "info", skip_all, fields(task = %claim.task, claim = claim.attempt))]
     pub async fn release(&self, claim: &Claim) -> Result<(), LeaseError> {

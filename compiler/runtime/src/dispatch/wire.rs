@@ -37,6 +37,13 @@ impl From<Token> for Claim {
     }
 }
 
+/// A worker's journaled steps under a claim, for serve's journal.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct JournalRequest {
+    pub token: Token,
+    pub steps: Vec<crate::task_leases::StepRecord>,
+}
+
 /// The answer to a claim.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "claim", rename_all = "snake_case")]

@@ -13,6 +13,7 @@
 //! | `POST /v1/submit` | a `SubmitRequest` | u32 length, the outcome's JSON, the bundle; or 409 |
 //! | `POST /v1/flag` | `{path}` | 200 |
 //! | `POST /v1/finish` | a `FinishRequest` | 200, or 409 |
+//! | `POST /v1/journal` | a `JournalRequest`: the claim's steps | 200 once durable, or 409 |
 //! | `POST /v1/release` | a token | 200, or 409 |
 //! | `POST /v1/budget/…` | holds, rows and releases of the workers' model calls: `budget.rs` | |
 //! | `GET /metrics` | | Prometheus text |
@@ -28,7 +29,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
-use specc_runtime::dispatch::wire::{ClaimAnswer, FinishRequest, SubmitRequest, Token};
+use specc_runtime::dispatch::wire::{
+    ClaimAnswer, FinishRequest, JournalRequest, SubmitRequest, Token,
+};
 use specc_runtime::dispatch::{Claimed, Dispatch};
 use specc_runtime::task_leases::LeaseError;
 use specc_vcs::object::ObjectId;
@@ -192,6 +195,13 @@ async fn answer(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
                     Err(e) => refused(&e),
                 })
             }
+            Err(r) => Err(r),
+        },
+        (Method::POST, "/v1/journal") => match body::<JournalRequest>(req).await {
+            Ok(j) => Ok(match d.journal(&j.token.into(), &j.steps).await {
+                Ok(()) => text(StatusCode::OK, ""),
+                Err(e) => refused(&e),
+            }),
             Err(r) => Err(r),
         },
         (Method::POST, "/v1/release") => match body::<Token>(req).await {

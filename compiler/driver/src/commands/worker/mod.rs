@@ -17,6 +17,7 @@
 //! their claims are released for other workers. A second signal exits at once.
 //! design: state.deployment
 
+mod forward;
 mod remote;
 
 use std::io::Write;
@@ -292,6 +293,7 @@ async fn one_claim(w: &Worker, token: Token, run: String, order: WorkOrder, leas
 
 async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease: Duration) {
     w.upstream.hold(&token);
+    let forward = forward::Forward::default();
     let end = async {
         w.replica
             .sync()
@@ -317,13 +319,24 @@ async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease:
             dispatch: None,
         };
         let attempt = attempt::run_task(&services, order);
-        tokio::select! {
-            end = attempt => Ok(Some(end)),
-            lost = heartbeats(w, &token, lease) => {
+        let end = tokio::select! {
+            end = attempt => Some(end),
+            lost = heartbeats(w, &token, lease, &forward, &run) => {
                 tracing::warn!(reason = %lost, "the claim is lost: the attempt is abandoned");
-                Ok(None)
+                None
+            }
+        };
+        // The rest of the claim's journal, before its end is reported.
+        if end.is_some() {
+            match forward.send(w, &token, &run).await {
+                Ok(Answered::Ok) => {}
+                Ok(Answered::Fenced) => {
+                    tracing::warn!("the journal was refused: the claim was lost")
+                }
+                Err(e) => tracing::warn!(error = %e, "the journal did not reach specc serve"),
             }
         }
+        Ok(end)
     }
     .await;
     let unheld = w.upstream.drop_claim(&token);
@@ -363,12 +376,24 @@ async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease:
     }
 }
 
-/// Heartbeats `token` every third of `lease`; returns why once it is lost.
-async fn heartbeats(w: &Worker, token: &Token, lease: Duration) -> String {
+/// Heartbeats `token` every third of `lease`, sending the claim's new journal steps first;
+/// returns why once the claim is lost.
+async fn heartbeats(
+    w: &Worker,
+    token: &Token,
+    lease: Duration,
+    forward: &forward::Forward,
+    run: &str,
+) -> String {
     let every = lease / 3;
     let mut last_ok = std::time::Instant::now();
     loop {
         tokio::time::sleep(every).await;
+        match forward.send(w, token, run).await {
+            Ok(Answered::Ok) => {}
+            Ok(Answered::Fenced) => return "the serve refused the journal".to_owned(),
+            Err(e) => tracing::warn!(error = %e, "the journal did not reach specc serve"),
+        }
         match w.remote.heartbeat(token).await {
             Ok(Answered::Ok) => last_ok = std::time::Instant::now(),
             Ok(Answered::Fenced) => return "the serve refused the heartbeat".to_owned(),

@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use specc_llm::{BoxFuture, BudgetGate, CallRow, LlmError};
-use specc_runtime::dispatch::wire::{ClaimAnswer, FinishRequest, SubmitRequest, Token};
+use specc_runtime::dispatch::wire::{
+    ClaimAnswer, FinishRequest, JournalRequest, SubmitRequest, Token,
+};
 use specc_vcs::object::ObjectId;
 use specc_vcs::{Boxed, Bundle, Outcome, Submission, Upstream, UpstreamError};
 
@@ -119,6 +121,11 @@ impl Remote {
 
     pub(super) async fn heartbeat(&self, t: &Token) -> Result<Answered, String> {
         self.write("/v1/heartbeat", t).await
+    }
+
+    /// Sends the claim's journaled steps to serve's journal.
+    pub(super) async fn journal(&self, j: &JournalRequest) -> Result<Answered, String> {
+        self.write("/v1/journal", j).await
     }
 
     pub(super) async fn finish(&self, f: &FinishRequest) -> Result<Answered, String> {
