@@ -184,44 +184,26 @@ fn serve_and_three_workers_survive_a_killed_and_a_paused_worker_on_postgres() {
 
 /// How many times each task was claimed: its lease's attempt number.
 fn claims(db: &Path, state_url: Option<&str>) -> BTreeMap<String, i64> {
-    let Some(url) = state_url else {
-        return rusqlite::Connection::open(db)
-            .expect("db")
-            .prepare("SELECT task, attempt FROM task_leases")
-            .expect("query")
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .expect("rows")
-            .map(|r| r.expect("row"))
-            .collect();
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    rt.block_on(async {
-        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .expect("connect");
-        tokio::spawn(conn);
-        client
-            .query("SELECT task, attempt FROM task_leases", &[])
-            .await
-            .expect("query")
-            .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect()
-    })
+    by_task(db, state_url, "SELECT task, attempt FROM task_leases")
 }
 
 /// The model responses serve's journal holds for each task, as its workers sent them
 /// (under their claims' runs, `RUN@N`).
 fn journaled_responses(db: &Path, state_url: Option<&str>) -> BTreeMap<String, i64> {
-    const SQL: &str = "SELECT task, COUNT(*) FROM steps WHERE run LIKE '%@%' AND kind = 'model'
-                       GROUP BY task";
+    by_task(
+        db,
+        state_url,
+        "SELECT task, COUNT(*) FROM steps WHERE run LIKE '%@%' AND kind = 'model'
+         GROUP BY task",
+    )
+}
+
+/// `sql`'s (task, number) rows, from the state database at `db` or the state URL's.
+fn by_task(db: &Path, state_url: Option<&str>, sql: &str) -> BTreeMap<String, i64> {
     let Some(url) = state_url else {
         return rusqlite::Connection::open(db)
             .expect("db")
-            .prepare(SQL)
+            .prepare(sql)
             .expect("query")
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
             .expect("rows")
@@ -238,7 +220,7 @@ fn journaled_responses(db: &Path, state_url: Option<&str>) -> BTreeMap<String, i
             .expect("connect");
         tokio::spawn(conn);
         client
-            .query(SQL, &[])
+            .query(sql, &[])
             .await
             .expect("query")
             .iter()
