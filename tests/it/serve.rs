@@ -73,11 +73,13 @@ pub(crate) fn ledger(db: &Path, state_url: Option<&str>) -> specc_llm::Ledger {
     }
 }
 
-/// Ok worker calls by task in the ledger at `db` (or the state URL's).
+/// Ok calls of attempts' agents by task in the ledger at `db` (or the state URL's).
 fn worker_calls(db: &Path, state_url: Option<&str>) -> BTreeMap<String, usize> {
     let mut by_task = BTreeMap::new();
     for r in ledger(db, state_url).rows().expect("rows") {
-        if r.role == "worker" && r.outcome == "ok" {
+        // An attempt's agent is the worker's model, or on the ladder's last rung the
+        // escalation's: both journal their responses as the attempt's steps.
+        if (r.role == "worker" || r.role == "escalation") && r.outcome == "ok" {
             *by_task.entry(r.task).or_default() += 1;
         }
     }

@@ -47,6 +47,16 @@ pub fn config_of(
     if let Some(t) = timeout {
         config.connect_timeout(t);
     }
+    // Every transaction of specc's, pooled or not, at READ COMMITTED whatever the server's
+    // default: a budget growth reads other processes' leases after its row lock, and a
+    // claim's `SKIP LOCKED` passes rows another claim holds, both of which a REPEATABLE
+    // READ default would turn into stale reads or serialisation failures.
+    let isolation = "-c default_transaction_isolation=read\\ committed";
+    let options = match config.get_options() {
+        Some(o) if !o.is_empty() => format!("{o} {isolation}"),
+        _ => isolation.to_owned(),
+    };
+    config.options(&options);
     Ok(config)
 }
 

@@ -210,3 +210,45 @@ async fn a_state_database_holds_one_build_at_a_time() {
     .await
     .expect("test");
 }
+
+/// specc's connections run at READ COMMITTED even on a server whose default is stricter
+/// (the budget's growth and the claims rely on it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_connection_reads_committed_whatever_the_servers_default() {
+    let db = pg::database().await;
+    let (admin, conn) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(conn);
+    let name: String = admin
+        .query_one("SELECT current_database()", &[])
+        .await
+        .expect("name")
+        .get(0);
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE {name} SET default_transaction_isolation = 'repeatable read'"
+        ))
+        .await
+        .expect("a stricter default");
+    let url = db.url.clone();
+    let seen = tokio::task::spawn_blocking(move || {
+        let state = StateDb::connect_postgres(&url, None).expect("connect");
+        state
+            .now(|c| c.query_one("SHOW transaction_isolation", &[])?.text(0))
+            .expect("show")
+    })
+    .await
+    .expect("joined");
+    assert_eq!(seen, "read committed");
+    let pooled = PgState::connect(&db.url).await.expect("pool");
+    let shown: String = pooled
+        .client()
+        .await
+        .expect("client")
+        .query_one("SHOW transaction_isolation", &[])
+        .await
+        .expect("show")
+        .get(0);
+    assert_eq!(shown, "read committed");
+}

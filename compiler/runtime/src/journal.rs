@@ -564,6 +564,28 @@ impl Journal {
         })
     }
 
+    /// The steps of `task` in `run` after `after` (its attempt and step), in order: what a
+    /// worker has not yet sent on to serve.
+    pub fn task_steps_after(
+        &self,
+        run: &str,
+        task: &str,
+        after: Option<(u32, u32)>,
+    ) -> Result<Vec<StepRow>, JournalError> {
+        let (attempt, step) = after.map_or((-1, -1), |(a, s)| (i64::from(a), i64::from(s)));
+        self.with(|c| {
+            c.query(
+                "SELECT task, attempt, step, kind, body FROM steps
+                 WHERE run = ?1 AND task = ?2 AND (attempt > ?3 OR (attempt = ?3 AND step > ?4))
+                 ORDER BY attempt, step",
+                args![run, task, attempt, step],
+            )?
+            .iter()
+            .map(step_row)
+            .collect()
+        })
+    }
+
     /// Every step of `run`, in order.
     pub fn steps(&self, run: &str) -> Result<Vec<StepRow>, JournalError> {
         self.with(|c| {

@@ -292,7 +292,8 @@ impl LeaseStore {
         steps: &[StepRecord],
     ) -> Result<(), LeaseError> {
         let held = match self {
-            LeaseStore::Sqlite(db) => db.now_with_queue(|tx| {
+            // A transaction of its own: a worker's bad batch fails only itself.
+            LeaseStore::Sqlite(db) => db.transaction(|tx| {
                 let now = local_now_ms();
                 let held = tx
                     .query_opt(

@@ -326,15 +326,10 @@ async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease:
                 None
             }
         };
-        // The rest of the claim's journal, before its end is reported.
+        // The rest of the claim's journal, before its end is reported (within a third of
+        // the lease, so the end still finds the lease held).
         if end.is_some() {
-            match forward.send(w, &token, &run).await {
-                Ok(Answered::Ok) => {}
-                Ok(Answered::Fenced) => {
-                    tracing::warn!("the journal was refused: the claim was lost")
-                }
-                Err(e) => tracing::warn!(error = %e, "the journal did not reach specc serve"),
-            }
+            send_journal(w, &token, &run, &forward, lease / 3).await;
         }
         Ok(end)
     }
@@ -376,8 +371,34 @@ async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease:
     }
 }
 
-/// Heartbeats `token` every third of `lease`, sending the claim's new journal steps first;
-/// returns why once the claim is lost.
+/// Sends the claim's new journal steps, giving up after `within` (they go with the next
+/// send); `false` if serve refused them: the claim is lost.
+async fn send_journal(
+    w: &Worker,
+    token: &Token,
+    run: &str,
+    forward: &forward::Forward,
+    within: Duration,
+) -> bool {
+    match tokio::time::timeout(within, forward.send(w, token, run)).await {
+        Ok(Ok(Answered::Ok)) => true,
+        Ok(Ok(Answered::Fenced)) => {
+            tracing::warn!("the journal was refused: the claim was lost");
+            false
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "the journal did not reach specc serve");
+            true
+        }
+        Err(_) => {
+            tracing::warn!("the journal took too long: it goes with the next send");
+            true
+        }
+    }
+}
+
+/// Heartbeats `token` every third of `lease`, sending the claim's new journal steps after
+/// each heartbeat (bounded, so the next one is on time); returns why once the claim is lost.
 async fn heartbeats(
     w: &Worker,
     token: &Token,
@@ -389,16 +410,14 @@ async fn heartbeats(
     let mut last_ok = std::time::Instant::now();
     loop {
         tokio::time::sleep(every).await;
-        match forward.send(w, token, run).await {
-            Ok(Answered::Ok) => {}
-            Ok(Answered::Fenced) => return "the serve refused the journal".to_owned(),
-            Err(e) => tracing::warn!(error = %e, "the journal did not reach specc serve"),
-        }
         match w.remote.heartbeat(token).await {
             Ok(Answered::Ok) => last_ok = std::time::Instant::now(),
             Ok(Answered::Fenced) => return "the serve refused the heartbeat".to_owned(),
             Err(e) if last_ok.elapsed() > lease => return e,
             Err(e) => tracing::warn!(error = %e, "a heartbeat failed"),
+        }
+        if !send_journal(w, token, run, forward, every).await {
+            return "the serve refused the journal".to_owned();
         }
     }
 }
