@@ -1,5 +1,6 @@
 //! Scale-out: `specc serve` with its leases in PostgreSQL and 1, 2 and 4 `specc worker`
-//! processes on loopback, against `specc build` on one machine with as many jobs in all.
+//! processes on loopback, against `specc build` on one machine with as many jobs in all, its
+//! state in `.specc/state.db` and, like for like, in PostgreSQL too.
 //! The tasks are the scheduler benchmark's synthetic leaves (groups of 100: a root, 49 that
 //! fan out from it, a chain of 50 after them), each writing one file and passing one
 //! sandboxed acceptance check (`test -f`). The answers are hand-written (an answer book made
@@ -221,11 +222,23 @@ struct Run {
     claims: Option<(f64, f64, f64, f64)>,
 }
 
-fn single(bin: &Path, root: &Path, project: &Path, n: usize, jobs: usize) -> Run {
+/// `specc build` with `jobs`, its state in `.specc/` or, with `state_url`, in PostgreSQL.
+fn single(
+    bin: &Path,
+    root: &Path,
+    project: &Path,
+    n: usize,
+    jobs: usize,
+    state_url: Option<&str>,
+) -> Run {
     let dir = copy(root, project);
     let cpu = children_cpu();
     let started = Instant::now();
-    let o = Command::new(bin)
+    let mut command = Command::new(bin);
+    if let Some(url) = state_url {
+        command.env("SPECC_STATE_URL", url);
+    }
+    let o = command
         .args(["build", "spec.md", "--jobs", &jobs.to_string()])
         .current_dir(dir.path())
         .env("NO_COLOR", "1")
@@ -427,8 +440,19 @@ fn main() {
         "serve ms"
     );
     for workers in [1, 2, 4] {
-        let r = single(&bin, &root, project.path(), n, workers * jobs);
+        let r = single(&bin, &root, project.path(), n, workers * jobs, None);
         report("specc build", 1, workers * jobs, n, &r);
+        // The same build with its whole state in PostgreSQL: like for like with serve's.
+        let db = rt.block_on(pg::database());
+        let r = single(
+            &bin,
+            &root,
+            project.path(),
+            n,
+            workers * jobs,
+            Some(&db.url),
+        );
+        report("specc build (pg)", 1, workers * jobs, n, &r);
         let db = rt.block_on(pg::database());
         let r = scaled(&bin, &root, project.path(), n, workers, jobs, &db.url);
         report("serve + workers (pg)", workers, jobs, n, &r);
