@@ -26,6 +26,7 @@ pub mod dispatch;
 pub mod eval;
 pub mod field_guide;
 pub mod journal;
+pub mod journal_read;
 pub mod journal_resume;
 pub mod journal_status;
 pub mod limits;
