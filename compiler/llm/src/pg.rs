@@ -1,17 +1,15 @@
-//! The state database on PostgreSQL: the same schema and migrations as the embedded
-//! SQLite store (schema.rs), through tokio-postgres with a deadpool pool. The budget's
-//! leases on it are `pg_budget.rs`; the runtime's task leases use its connections. Not on
-//! this backend yet: the build journal (design: state.backends).
+//! The state database on PostgreSQL as a pool of async connections (tokio-postgres with
+//! deadpool): what the runtime's task leases claim through, so that concurrent claims pass
+//! one another with `SKIP LOCKED`, and a few reads for the tests. The connection settings
+//! every PostgreSQL connection of specc's uses are here too (`config_of`). The state
+//! database's writer uses `pg_conn.rs`; both migrate with `schema::migrate`.
 //! design: state.backends
 
 use std::sync::Arc;
 
 use deadpool_postgres::{Manager, Pool};
-use tokio_postgres::GenericClient;
 
-use crate::schema::{
-    Dialect, MIGRATION_LOCK, MIGRATIONS, VERSION_QUERY, VERSION_TABLE, newest, too_new,
-};
+use crate::pg_conn::PgConn;
 use crate::state_db::StateError;
 
 impl From<tokio_postgres::Error> for StateError {
@@ -24,11 +22,6 @@ impl From<deadpool_postgres::PoolError> for StateError {
     fn from(e: deadpool_postgres::PoolError) -> StateError {
         StateError::Open(format!("no connection from the pool: {e}"))
     }
-}
-
-/// How far the database has migrated ([`VERSION_QUERY`]).
-async fn version_of(c: &impl GenericClient) -> Result<i64, StateError> {
-    Ok(c.query_one(VERSION_QUERY, &[]).await?.try_get(0)?)
 }
 
 /// The connection settings of `url` (a libpq URL or key=value string), with `password`
@@ -60,40 +53,6 @@ pub fn config_of(
     Ok(config)
 }
 
-/// Applies the migrations a database has not had, each in a transaction with its version
-/// row, under an advisory lock so that processes starting together migrate once.
-pub(crate) async fn migrate_client(client: &mut tokio_postgres::Client) -> Result<(), StateError> {
-    // The common case first, with no lock and nothing created: a current database.
-    let known: bool = client
-        .query_one("SELECT to_regclass('schema_version') IS NOT NULL", &[])
-        .await?
-        .try_get(0)?;
-    if known && version_of(client).await? == newest() {
-        return Ok(());
-    }
-    for (version, text) in MIGRATIONS {
-        let tx = client.transaction().await?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-            .await?;
-        tx.batch_execute(&Dialect::Postgres.spell(VERSION_TABLE))
-            .await?;
-        let at = version_of(&tx).await?;
-        if at > newest() {
-            return Err(StateError::Open(too_new(at)));
-        }
-        if at < *version {
-            tx.batch_execute(&Dialect::Postgres.spell(text)).await?;
-            tx.execute(
-                "INSERT INTO schema_version (version) VALUES ($1)",
-                &[version],
-            )
-            .await?;
-        }
-        tx.commit().await?;
-    }
-    Ok(())
-}
-
 /// A pool of connections to one PostgreSQL state database.
 #[derive(Clone)]
 pub struct PgState {
@@ -110,7 +69,12 @@ impl PgState {
     /// [`PgState::connect`], with `password` (PGPASSWORD, say) when the URL has none.
     pub async fn connect_as(url: &str, password: Option<&str>) -> Result<PgState, StateError> {
         let state = PgState::pool(url, password, None)?;
-        state.migrate().await?;
+        // The one migration code both backends run (`schema::migrate`), on a connection of
+        // its own, off the async threads.
+        let config = config_of(url, password, None)?;
+        tokio::task::spawn_blocking(move || crate::schema::migrate(&mut PgConn::connect(config)?))
+            .await
+            .map_err(|e| StateError::Open(format!("the migration's thread: {e}")))??;
         Ok(state)
     }
 
@@ -135,12 +99,6 @@ impl PgState {
             .build()
             .map_err(|e| StateError::Open(e.to_string()))?;
         Ok(PgState { pool })
-    }
-
-    /// Applies the migrations this database has not had ([`migrate_client`]).
-    pub async fn migrate(&self) -> Result<(), StateError> {
-        let mut client = self.pool.get().await?;
-        migrate_client(&mut client).await
     }
 
     /// A connection from the pool (for the runtime's operations on this backend).

@@ -4,8 +4,6 @@
 //! eval series all live in it, on SQLite (the embedded store) or PostgreSQL.
 //! design: state.backends
 
-use rusqlite::Connection;
-
 use crate::args;
 use crate::sql::Sql;
 use crate::state_db::StateError;
@@ -138,11 +136,6 @@ ALTER TABLE tasks ADD COLUMN landed_ms {int}";
 pub const VERSION_TABLE: &str =
     "CREATE TABLE IF NOT EXISTS schema_version (version {int} NOT NULL)";
 
-/// Brings a SQLite state database to the newest version ([`migrate`]).
-pub fn migrate_sqlite(conn: &mut Connection) -> Result<(), StateError> {
-    migrate(conn)
-}
-
 /// An advisory lock key on PostgreSQL: one migrator at a time.
 pub(crate) const MIGRATION_LOCK: i64 = 0x5350_4543_4353;
 
@@ -221,6 +214,7 @@ pub fn newest() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusqlite::Connection;
 
     #[test]
     fn a_database_migrates_once_and_an_old_one_is_recorded_at_version_1() {
@@ -231,8 +225,8 @@ mod tests {
              INSERT INTO llm_run_spent VALUES ('r', 1.5);",
         )
         .expect("old");
-        migrate_sqlite(&mut conn).expect("migrate");
-        migrate_sqlite(&mut conn).expect("again");
+        migrate(&mut conn).expect("migrate");
+        migrate(&mut conn).expect("again");
         let versions: Vec<i64> = conn
             .prepare("SELECT version FROM schema_version ORDER BY version")
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
@@ -256,7 +250,7 @@ mod tests {
             [newest() + 1],
         )
         .expect("newer");
-        let e = migrate_sqlite(&mut conn).expect_err("newer");
+        let e = migrate(&mut conn).expect_err("newer");
         assert!(e.to_string().contains("newer than this specc knows"), "{e}");
     }
 

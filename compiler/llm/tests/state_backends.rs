@@ -29,7 +29,7 @@ fn kind(ty: &str) -> &'static str {
 
 fn sqlite_columns(path: &std::path::Path) -> Vec<(String, String, &'static str)> {
     let mut conn = specc_llm::open_state_db(path).expect("open");
-    specc_llm::schema::migrate_sqlite(&mut conn).expect("migrate");
+    specc_llm::schema::migrate(&mut conn).expect("migrate");
     let mut tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())

@@ -1,7 +1,7 @@
-//! Naming a PostgreSQL state database where a command takes a state database's path
-//! (`specc cost --state`, `specc report --state`): a `postgres://` URL is read there, with
-//! no migration and a short connect timeout, as `specc status` reads it (design:
-//! state.backends).
+//! Reading a PostgreSQL state database: where a command takes a state database's path
+//! (`specc cost --state`, `specc report --state`) a `postgres://` URL names one, and
+//! `specc status` reads the configured one; with no migration and a short connect timeout
+//! (design: state.backends).
 
 use std::path::Path;
 use std::time::Duration;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use specc_ir::{Diagnostic, codes};
 use specc_llm::pg::PgState;
-use specc_llm::{Ledger, LlmConfig, StateDb};
+use specc_llm::{Ledger, LlmConfig};
 use specc_runtime::journal_status::{self, Status};
 use specc_runtime::metrics;
 use specc_runtime::task_leases::{self, LeaseRow, LeaseStore};
@@ -174,10 +174,8 @@ fn read(source: &Source) -> Result<Option<(Status, Vec<specc_llm::CallRow>)>, St
             (status, Ledger::open_existing(db).ok())
         }
         Source::Postgres(url) => {
-            let password = super::build::config::pg_password();
             // Read only: nothing is migrated, and an unreachable server fails in seconds.
-            let db = StateDb::read_postgres(url, password.as_deref(), Duration::from_secs(5))
-                .map_err(|e| format!("the state database (PostgreSQL): {e}"))?;
+            let db = super::state_url::reader(url)?;
             let Some(status) = db
                 .read(journal_status::of)
                 .map_err(|e| format!("the state database (PostgreSQL): {e}"))?
