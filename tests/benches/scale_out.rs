@@ -21,7 +21,7 @@
 //!
 //! `cargo bench -p specc-tests --bench scale_out [-- N [JOBS]]` (default 400 leaves, 2 jobs
 //! per worker process). PostgreSQL: a database of its own per run in `SPECC_TEST_PG_URL`'s
-//! cluster, or in a throwaway cluster this process starts (`compiler/llm/tests/common/pg.rs`).
+//! cluster, or in a throwaway cluster this process starts (`compiler/state/tests/pg/mod.rs`).
 //! design: state.deployment
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use specc_tests::answers::AnswerBook;
 
-#[path = "../../compiler/llm/tests/common/pg.rs"]
+#[path = "../../compiler/state/tests/pg/mod.rs"]
 mod pg;
 
 const TOKEN: &str = "scale-out-bench-token-0123456789";

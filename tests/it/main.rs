@@ -24,7 +24,7 @@ mod fixtures;
 mod hygiene;
 mod incremental;
 mod own_design_docs;
-#[path = "../../compiler/llm/tests/common/pg.rs"]
+#[path = "../../compiler/state/tests/pg/mod.rs"]
 mod pg;
 mod plan_cases;
 mod plan_tasks;

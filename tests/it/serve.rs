@@ -8,7 +8,7 @@
 //! the single-machine build's, and a disturbed one's are at most one full set per claim.
 //! Once with serve's leases in its SQLite state database, once in PostgreSQL (a database of
 //! its own in `SPECC_TEST_PG_URL`'s cluster, or in a throwaway cluster; see
-//! `compiler/llm/tests/common/pg.rs`).
+//! `compiler/state/tests/pg/mod.rs`).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader};

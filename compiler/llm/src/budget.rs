@@ -16,11 +16,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::args;
+use specc_state::{Dialect, Sql, StateDb, StateError, Write, args};
+
 use crate::error::LlmError;
-use crate::schema::Dialect;
-use crate::sql::Sql;
-use crate::state_db::{StateDb, StateError, Write};
 
 /// How many calls of the size that needed a top-up one top-up covers.
 const CALLS_PER_TOP_UP: f64 = 16.0;

@@ -322,7 +322,7 @@ impl Client {
                     Ok(()) => l.durable().await,
                     Err(e) => Err(e),
                 },
-                _ => Err(LlmError::Ledger(crate::StateError::Open(
+                _ => Err(LlmError::Ledger(specc_state::StateError::Open(
                     "no ledger to record the call".into(),
                 ))),
             };
@@ -391,7 +391,7 @@ impl Client {
 
 /// What writes an answer to the state database in the transaction that records its call
 /// ([`Client::call_journaled`]).
-pub type AnswerHook<'a> = dyn Fn(&Response) -> crate::state_db::Write + Sync + 'a;
+pub type AnswerHook<'a> = dyn Fn(&Response) -> specc_state::Write + Sync + 'a;
 
 /// A budget reservation, released when dropped unless it was released with its call's row.
 struct Reservation {

@@ -59,7 +59,7 @@ pub enum LlmError {
     /// The configuration names something that does not exist.
     Config(String),
     /// The state database failed.
-    Ledger(crate::StateError),
+    Ledger(specc_state::StateError),
 }
 
 impl LlmError {

@@ -6,14 +6,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::Connection;
 use serde::Serialize;
+use specc_state::schema::{Migration, Tables, migrate};
+use specc_state::{Sql, StateDb, StateError, args};
 
-use crate::args;
 use crate::budget::{Leases, Reservation};
 use crate::error::LlmError;
-use crate::sql::Sql;
-use crate::state_db::{StateDb, StateError};
 use crate::types::Usage;
 
 /// Prices in dollars per million tokens.
@@ -49,7 +47,7 @@ pub struct CallRow {
 }
 
 /// More to write in the transaction that records a call: see [`Ledger::record_with`].
-pub type Also = crate::state_db::Write;
+pub type Also = specc_state::Write;
 
 /// Reservations older than this belong to a process that died mid-call; they stop counting.
 pub(crate) const STALE_RESERVATION: Duration = Duration::from_secs(3600);
@@ -59,7 +57,7 @@ pub struct Ledger {
     leases: Leases,
 }
 
-fn db(e: impl Into<StateError>) -> LlmError {
+fn db_error(e: impl Into<StateError>) -> LlmError {
     LlmError::Ledger(e.into())
 }
 
@@ -70,26 +68,27 @@ pub(crate) fn now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-/// A connection to the state database at `path` (made, with its directory, if missing),
-/// set up as every writer of it must be: WAL, so readers never block the writer;
-/// synchronous=NORMAL, so a committed write survives `kill -9` (it is in the WAL, which the
-/// operating system holds) without an fsync per transaction — a power cut may roll back
-/// the last transactions, never corrupt the database; a busy timeout for the other
-/// connections of the process. The ledger and the build journal both open it so.
-/// design: llm.ledger
-pub fn open_state_db(path: &Path) -> std::io::Result<Connection> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    let setup = || -> rusqlite::Result<Connection> {
-        let conn = Connection::open(path)?;
-        conn.busy_timeout(Duration::from_secs(30))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        Ok(conn)
-    };
-    setup().map_err(std::io::Error::other)
-}
+/// The ledger's tables (design: state.owners): a row per attempt of a call, the budget
+/// leases' reservations, and each run's spent total.
+pub const LEDGER: Tables = Tables {
+    owner: "ledger",
+    migrations: &[Migration {
+        version: 1,
+        legacy: Some(1),
+        sql: "
+CREATE TABLE IF NOT EXISTS llm_calls (
+    id {id}, at_unix {int} NOT NULL,
+    run {text} NOT NULL, task {text} NOT NULL, role {text} NOT NULL,
+    provider {text} NOT NULL, model {text} NOT NULL,
+    input_tokens {int} NOT NULL, cached_input_tokens {int} NOT NULL,
+    output_tokens {int} NOT NULL, dollars {real} NOT NULL,
+    latency_ms {int} NOT NULL, attempt {int} NOT NULL, outcome {text} NOT NULL);
+CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls(run);
+CREATE TABLE IF NOT EXISTS llm_reservations (
+    id {id}, run {text} NOT NULL, dollars {real} NOT NULL, created_unix {int} NOT NULL);
+CREATE TABLE IF NOT EXISTS llm_run_spent (run {text} PRIMARY KEY, dollars {real} NOT NULL)",
+    }],
+};
 
 impl Ledger {
     fn on(db: Arc<StateDb>) -> Ledger {
@@ -99,24 +98,34 @@ impl Ledger {
         }
     }
 
-    /// Opens (creating) the state database (see [`open_state_db`]).
+    /// Opens (creating) the state database at `path` ([`specc_state::sqlite::open`]), its
+    /// ledger tables migrated.
     pub fn open(path: &Path) -> Result<Ledger, LlmError> {
-        let mut conn = open_state_db(path)
+        let db = StateDb::open(path)
             .map_err(|e| LlmError::Ledger(StateError::Open(format!("{}: {e}", path.display()))))?;
-        crate::schema::migrate(&mut conn).map_err(db)?;
-        // The run's kept total, for databases whose rows came before it was kept.
-        conn.execute_batch(
-            "BEGIN IMMEDIATE;
-             INSERT OR REPLACE INTO llm_run_spent (run, dollars)
-                 SELECT run, SUM(dollars) FROM llm_calls GROUP BY run;
-             COMMIT;",
-        )
-        .map_err(db)?;
-        Ok(Ledger::on(Arc::new(StateDb::on(conn))))
+        let db = Arc::new(db);
+        db.now(|c| {
+            migrate(c, &LEDGER)?;
+            // The run's kept total, for SQLite databases whose rows came before it was kept.
+            c.batch(
+                "BEGIN IMMEDIATE;
+                 INSERT OR REPLACE INTO llm_run_spent (run, dollars)
+                     SELECT run, SUM(dollars) FROM llm_calls GROUP BY run;
+                 COMMIT;",
+            )
+        })
+        .map_err(db_error)?;
+        Ok(Ledger::on(db))
     }
 
-    /// The ledger of a state database already open and migrated (PostgreSQL's, say: see
-    /// [`StateDb::connect_postgres`]).
+    /// The ledger of a state database another writer shares, its tables migrated (the
+    /// writer of a build's PostgreSQL state: see [`StateDb::connect_postgres`]).
+    pub fn writing_to(db: Arc<StateDb>) -> Result<Ledger, LlmError> {
+        db.now(|c| migrate(c, &LEDGER)).map_err(db_error)?;
+        Ok(Ledger::on(db))
+    }
+
+    /// The ledger of a state database opened to read it: nothing is made or migrated.
     pub fn on_state(db: Arc<StateDb>) -> Ledger {
         Ledger::on(db)
     }
@@ -135,25 +144,7 @@ impl Ledger {
     /// Opens an existing state database to read it, changing nothing: no tables are made and
     /// no journal mode is set. A file that is not a specc state database is an error.
     pub fn open_existing(path: &Path) -> Result<Ledger, LlmError> {
-        use rusqlite::OpenFlags;
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(db)?;
-        conn.busy_timeout(Duration::from_secs(30)).map_err(db)?;
-        let tables: i64 = conn
-            .query_row(
-                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'llm_calls'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(db)?;
-        if tables == 0 {
-            return Err(LlmError::Ledger(StateError::Open(
-                "not a specc state database (no llm_calls table)".into(),
-            )));
-        }
+        let conn = specc_state::sqlite::open_existing(path, "llm_calls").map_err(db_error)?;
         Ok(Ledger::on(Arc::new(StateDb::on(conn))))
     }
 
@@ -173,7 +164,7 @@ impl Ledger {
     ) -> Result<(), LlmError> {
         let dollars = row.dollars;
         let row = row.clone();
-        let write: crate::state_db::Write = Box::new(move |c: &mut dyn Sql| {
+        let write: specc_state::Write = Box::new(move |c: &mut dyn Sql| {
             c.execute(
                 "INSERT INTO llm_calls (at_unix, run, task, role, provider, model, input_tokens,
                  cached_input_tokens, output_tokens, dollars, latency_ms, attempt, outcome)

@@ -17,17 +17,13 @@ mod halt;
 mod http;
 mod ledger;
 mod openai;
-pub mod pg;
-mod pg_conn;
 mod provider;
 mod replay;
 mod retry;
-pub mod schema;
+#[cfg(feature = "testing")]
 mod scripted;
 mod secret;
-pub mod sql;
 pub mod sse;
-mod state_db;
 pub mod types;
 
 pub use anthropic::Anthropic;
@@ -38,13 +34,12 @@ pub use error::LlmError;
 pub use gate::BudgetGate;
 pub use halt::Halt;
 pub use http::{MAX_RETRY_AFTER, Timeouts, retry_after};
-pub use ledger::{CallRow, Ledger, Price, open_state_db};
+pub use ledger::{CallRow, LEDGER, Ledger, Price};
 pub use openai::OpenAiCompatible;
-pub use pg_conn::PgConn;
 pub use provider::{BoxFuture, Provider};
 pub use replay::{RecordFailures, Recorder, Recording, Replay, fingerprint};
 pub use retry::RetryPolicy;
+#[cfg(feature = "testing")]
 pub use scripted::Scripted;
 pub use secret::Secret;
-pub use state_db::{StateDb, StateError, Write};
 pub use types::{Message, Request, Response, Tool, ToolCall, ToolChoice, Usage};

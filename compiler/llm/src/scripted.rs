@@ -1,12 +1,13 @@
 //! A scripted fake for tests: answers with the outcomes it was given, in order, and keeps
-//! every request it saw.
+//! every request it saw. Compiled only with the `testing` feature, which only tests and
+//! benchmarks enable (design: llm.test-fakes).
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use crate::error::LlmError;
 use crate::provider::{BoxFuture, Provider};
-use crate::types::{FinishReason, Request, Response, Usage};
+use crate::types::{Request, Response, Usage};
 
 pub struct Scripted {
     name: String,
@@ -25,14 +26,7 @@ impl Scripted {
 
     /// A plain text answer with the given usage.
     pub fn text(text: &str, usage: Usage) -> Response {
-        Response {
-            text: text.to_owned(),
-            tool_calls: Vec::new(),
-            usage,
-            finish: FinishReason::Stop,
-            model: "scripted".to_owned(),
-            usage_estimated: false,
-        }
+        Response::text("scripted", text, usage)
     }
 
     /// The requests received so far.

@@ -169,3 +169,18 @@ pub struct Response {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub usage_estimated: bool,
 }
+
+impl Response {
+    /// A complete plain-text answer of `model` with the given usage (a provider that
+    /// answers itself, like the outline planner, adds its tool calls to it).
+    pub fn text(model: impl Into<String>, text: &str, usage: Usage) -> Response {
+        Response {
+            text: text.to_owned(),
+            tool_calls: Vec::new(),
+            usage,
+            finish: FinishReason::Stop,
+            model: model.into(),
+            usage_estimated: false,
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! The execution journal in the state database: runs, tasks, attempts and their steps,
+//! written by the build (`record.rs`) through one handle (`handle.rs`) and read back to
+//! resume a killed build (`resume.rs`), for the record (`read.rs`) and for `specc status`
+//! (`status.rs`). Its tables are its own (`tables.rs`).
+//! design: runtime.journal
+
+mod handle;
+mod kinds;
+mod read;
+mod record;
+mod resume;
+mod status;
+mod tables;
+
+pub use handle::{Journal, JournalError};
+pub use kinds::{StepAt, StepKind, TaskRef, TaskState, step_write};
+pub use read::{StepRow, TaskRow};
+pub use resume::LastAttempt;
+pub use status::{RunRow, RunningAttempt, Status, Submissions, TASK_STATES, TaskLine};
+pub use status::{of as status_of, read as read_status};
+pub use tables::JOURNAL;

@@ -1,0 +1,157 @@
+//! What resuming a killed build reads back from the journal: the run that did not finish,
+//! each task's last attempt (its number, role, base and state), the model responses it
+//! journaled (replayed instead of asked again), and the planner's new instructions for an
+//! attempt (step 0), so a re-plan made before the crash is not paid for twice.
+//! design: runtime.resume
+
+use super::handle::{Attempted, Journal, JournalError};
+use crate::args;
+use crate::error::StateError;
+
+/// A task's last attempt in a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LastAttempt {
+    pub attempt: u32,
+    pub role: String,
+    /// The commit it started from (hex).
+    pub base: String,
+    /// `running` if the build died during it.
+    pub state: String,
+    /// Why it ended, if it did and said.
+    pub reason: Option<String>,
+}
+
+impl Journal {
+    /// Whether `task` may have an attempt in `run` (`false`: certainly none).
+    fn may_have_attempt(&self, run: &str, task: &str) -> Result<bool, JournalError> {
+        let poisoned = || JournalError::State(StateError::Lost("a lock".into()));
+        let mut known = self.attempted.lock().map_err(|_| poisoned())?;
+        if known.as_ref().is_none_or(|a| a.run != run) {
+            // After a commit, so that attempts this process queued are among them.
+            let tasks = self.with(|c| {
+                c.query(
+                    "SELECT DISTINCT task FROM attempts WHERE run = ?1",
+                    args![run],
+                )?
+                .iter()
+                .map(|r| r.text(0))
+                .collect()
+            })?;
+            *known = Some(Attempted {
+                run: run.to_owned(),
+                tasks,
+            });
+        }
+        Ok(known.as_ref().is_some_and(|a| a.tasks.contains(task)))
+    }
+
+    /// This process starts an attempt of `task` in `run`.
+    pub(crate) fn note_attempt(&self, run: &str, task: &str) {
+        if let Ok(mut known) = self.attempted.lock()
+            && let Some(a) = known.as_mut().filter(|a| a.run == run)
+        {
+            a.tasks.insert(task.to_owned());
+        }
+    }
+
+    /// The latest run, if it did not finish: its process died (`running`; the caller holds
+    /// the state directory's lock, so no build is running it) or it stopped early
+    /// (`stopped`: the budget cap). That run is resumed.
+    pub fn unfinished_run(&self) -> Result<Option<String>, JournalError> {
+        let latest: Option<(String, String)> = self.with(|c| {
+            c.query_opt(
+                "SELECT run, status FROM runs ORDER BY started_unix DESC, run DESC LIMIT 1",
+                &[],
+            )?
+            .map(|r| Ok((r.text(0)?, r.text(1)?)))
+            .transpose()
+        })?;
+        Ok(latest
+            .filter(|(_, status)| status == "running" || status == "stopped")
+            .map(|(run, _)| run))
+    }
+
+    /// Marks a resumed run as running again.
+    pub fn reopen_run(&self, run: &str) -> Result<(), JournalError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE runs SET status = 'running', finished_unix = NULL WHERE run = ?1",
+                args![run],
+            )
+            .map(drop)
+        })
+    }
+
+    /// A task's last attempt in `run`, as committed: asked when the task starts, before this
+    /// process wrote anything for it (a parked task's attempt is committed when it parks).
+    /// A task with no attempt costs no query: the run's attempted tasks are read once.
+    pub fn last_attempt(&self, run: &str, task: &str) -> Result<Option<LastAttempt>, JournalError> {
+        if !self.may_have_attempt(run, task)? {
+            return Ok(None);
+        }
+        self.read(|c| {
+            c.query_opt(
+                "SELECT attempt, role, base, state, reason FROM attempts WHERE run = ?1 AND task = ?2
+                 ORDER BY attempt DESC LIMIT 1",
+                args![run, task],
+            )?
+            .map(|r| {
+                Ok(LastAttempt {
+                    attempt: r.u32(0)?,
+                    role: r.text(1)?,
+                    base: r.text(2)?,
+                    state: r.text(3)?,
+                    reason: r.opt_text(4)?,
+                })
+            })
+            .transpose()
+        })
+    }
+
+    /// The model responses an attempt journaled, in order.
+    pub fn model_responses<T: serde::de::DeserializeOwned>(
+        &self,
+        run: &str,
+        task: &str,
+        attempt: u32,
+    ) -> Result<Vec<T>, JournalError> {
+        let bodies: Vec<String> = self.with(|c| {
+            c.query(
+                "SELECT body FROM steps WHERE run = ?1 AND task = ?2 AND attempt = ?3
+                 AND kind = 'model' ORDER BY step",
+                args![run, task, attempt],
+            )?
+            .iter()
+            .map(|r| r.text(0))
+            .collect()
+        })?;
+        bodies
+            .iter()
+            .map(|b| {
+                serde_json::from_str(b)
+                    .map_err(|e| JournalError::Damaged(format!("a journaled response: {e}")))
+            })
+            .collect()
+    }
+
+    /// The instructions the planner gave for `attempt` (its step 0), if it was re-planned.
+    pub fn replanned(
+        &self,
+        run: &str,
+        task: &str,
+        attempt: u32,
+    ) -> Result<Option<String>, JournalError> {
+        let body: Option<String> = self.with(|c| {
+            c.query_opt(
+                "SELECT body FROM steps WHERE run = ?1 AND task = ?2 AND attempt = ?3
+                 AND step = 0 AND kind = 'replan'",
+                args![run, task, attempt],
+            )?
+            .map(|r| r.text(0))
+            .transpose()
+        })?;
+        Ok(body
+            .and_then(|b| serde_json::from_str::<serde_json::Value>(&b).ok())
+            .and_then(|v| v["replanned"].as_str().map(str::to_owned)))
+    }
+}
