@@ -1,55 +1,38 @@
-//! specc-runtime: driving models through the compiler's work.
+//! specc-runtime: carrying out a plan's work with models.
 //!
-//! Planning: the planner protocol (`planner`), planning a whole tree with answers cached by
-//! what their requests depend on (`plan_tree`, `plan_cache`), re-planning an edited task by
-//! amending its earlier answer (`amend`), the coordinator that merges two planners' decisions
-//! of one question, the field guide and the `[limits]` of specc.toml, and the outline
-//! planner that needs no model.
+//! Read top-down: [`build`] (`scheduling/`: seed the repository, run the work leaves over
+//! their DAG here or on remote workers through a [`Dispatch`]) → [`run_task`] (`attempt/`:
+//! one leaf up its escalation ladder; one attempt is checkout → agent loop → acceptance →
+//! submit) → `tools/` (read, list, search, edit, write, run, note, …) over a checkout slot
+//! (`checkouts/`) → `landing/` (the merge agent for a conflicted submission; reviews,
+//! revisits, contradictions and splits after a landing). What a build lends each task is
+//! [`Services`]; how a task ended is [`TaskEnd`]; what happened, for progress, an
+//! [`Event`]. `eval/` scores commits against a hidden test suite while a build runs.
 //!
-//! Execution, read top-down: `build` (seed, schedule the leaves over their DAG, report) →
-//! `attempt` (one leaf up its escalation ladder; one attempt: checkout → agent loop →
-//! acceptance → submit) → `agent` (the model/tool loop and its enforced limits, `stuck`) →
-//! `tools` (read, list, search, edit, write, run, note, flag_big_file, done, give_up) over a
-//! `workspace` checkout, within a write `scope`. Commands go through a `runner`; `journal`
-//! writes every step to the state database; `context` is what a worker is told and
-//! `orders` gathers it; `replan` asks the planner to rewrite a failed leaf.
+//! Planning is specc-plan's, state specc-state's, command confinement specc-sandbox's; this
+//! crate drives them.
 
-pub mod acceptance;
-pub mod agent;
-pub mod amend;
-pub mod attempt;
-pub mod build;
-pub mod context;
-pub mod contradiction;
-pub mod coordinator;
-pub mod dispatch;
+mod attempt;
+mod checkouts;
 pub mod eval;
-pub mod field_guide;
-pub mod journal;
-pub mod journal_read;
-pub mod journal_resume;
-pub mod journal_status;
-pub mod limits;
-pub mod merge;
-pub mod metrics;
-pub mod orders;
-pub mod outline;
-pub mod plan_cache;
-pub mod plan_tree;
-pub mod planner;
-pub mod replan;
-pub mod review;
-pub mod review_config;
-pub mod revisit;
-pub mod runner;
-pub mod runners;
-pub mod sandbox;
-pub mod scope;
-pub mod slots;
-pub mod split;
-pub mod stuck;
-pub mod task_leases;
-pub mod tools;
-pub mod workspace;
+mod events;
+mod landing;
+mod scheduling;
+mod services;
+mod task_end;
+mod tools;
 
-pub use build::Event;
+pub use attempt::{
+    AttemptLimits, Check, DecisionText, MAX_CONFLICT_RERUNS, RequirementText, Retry, Unrunnable,
+    WorkOrder, fingerprint, leaves, run_task, work_orders,
+};
+pub use checkouts::{Scope, Slots, apply as apply_changes};
+pub use events::Event;
+pub use landing::{
+    Intents, Lens, MERGE_TOOL, Pins, REVIEW_TOOL, ReviewConfig, Severity, StaleRef, added_lines,
+};
+pub use scheduling::dispatch::{Claimed, Counters, wire};
+pub use scheduling::{BuildReport, Dispatch, Plan, TaskReport, Workers, build};
+pub use services::{AttemptPolicy, Escalation, OnConflict, Services};
+pub use task_end::TaskEnd;
+pub use tools::{Base, Toolbox};

@@ -7,11 +7,12 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use specc_llm::StateDb;
+use specc_state::StateDb;
 use tokio::sync::watch;
 
+use super::error::EvalError;
+use super::evaluator::{Evaluation, Evaluator};
 use super::series::{self, Counts};
-use super::{EvalError, Evaluation, Evaluator};
 
 /// What the build tells the evaluations: landings so far, and that it has ended.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

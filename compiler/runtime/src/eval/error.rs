@@ -2,7 +2,7 @@
 //! design: eval.run
 //! design: runtime.errors
 
-use specc_llm::StateError;
+use specc_state::StateError;
 use specc_vcs::object::ObjectId;
 
 #[derive(Debug)]

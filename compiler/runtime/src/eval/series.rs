@@ -4,17 +4,42 @@
 //! `llm_calls`, read when the head was taken). `specc report` draws from it.
 //! design: eval.series
 
-use rusqlite::Connection;
-use specc_llm::args;
-use specc_llm::sql::{Row, Sql};
-use specc_llm::{StateDb, StateError};
+use specc_state::schema::{Migration, Tables, has_table, migrate};
+use specc_state::{Row, Sql, StateDb, StateError, args};
 
-use super::Evaluation;
+use super::evaluator::Evaluation;
 
-/// Makes the series' tables (the ledger's `llm_calls` must exist: the ledger opened first).
+/// The eval series' tables (design: state.owners): a run's start, its points, and each
+/// point's costs by role and model.
+pub const EVAL: Tables = Tables {
+    owner: "eval",
+    migrations: &[Migration {
+        version: 1,
+        legacy: Some(1),
+        sql: "
+CREATE TABLE IF NOT EXISTS eval_runs (
+    run {text} PRIMARY KEY, started_ms {int} NOT NULL, base_seq {int} NOT NULL);
+CREATE TABLE IF NOT EXISTS eval_points (
+    run {text} NOT NULL, point {int} NOT NULL, t_ms {int} NOT NULL,
+    commit_id {text} NOT NULL, score {real}, passed {int}, failed {int}, total {int},
+    commits {int} NOT NULL, conflicts {int} NOT NULL, lines {int} NOT NULL,
+    files {int} NOT NULL, packages {int} NOT NULL, hottest_path {text},
+    hottest_conflicts {int}, hottest_lines {int}, final {int} NOT NULL,
+    PRIMARY KEY (run, point));
+CREATE TABLE IF NOT EXISTS eval_costs (
+    run {text} NOT NULL, point {int} NOT NULL, role {text} NOT NULL, model {text} NOT NULL,
+    input_tokens {int} NOT NULL, output_tokens {int} NOT NULL, dollars {real} NOT NULL,
+    PRIMARY KEY (run, point, role, model))",
+    }],
+};
+
+/// Makes the series' tables, and the ledger's, whose `llm_calls` a point's costs are read
+/// from.
 pub fn create(db: &StateDb) -> Result<(), StateError> {
-    // The state database's one schema (design: state.backends).
-    db.now(specc_llm::schema::migrate)
+    db.now(|c| {
+        migrate(c, &specc_llm::LEDGER)?;
+        migrate(c, &EVAL)
+    })
 }
 
 /// One role and model's spending so far.
@@ -174,7 +199,7 @@ pub fn record(
 
 /// The runs that have a series, oldest first.
 pub fn runs(c: &mut dyn Sql) -> Result<Vec<String>, StateError> {
-    if !crate::journal_status::has_table(c, "eval_points")? {
+    if !has_table(c, "eval_points")? {
         return Ok(Vec::new());
     }
     c.query("SELECT run FROM eval_runs ORDER BY started_ms, run", &[])?
@@ -214,7 +239,7 @@ fn point_of(r: &Row) -> Result<Point, StateError> {
 
 /// `run`'s series, in order; empty if it has none.
 pub fn points(c: &mut dyn Sql, run: &str) -> Result<Vec<Point>, StateError> {
-    if !crate::journal_status::has_table(c, "eval_points")? {
+    if !has_table(c, "eval_points")? {
         return Ok(Vec::new());
     }
     let mut points: Vec<Point> = c
@@ -262,8 +287,7 @@ pub fn all(c: &mut dyn Sql) -> Result<Vec<(String, Vec<Point>)>, StateError> {
 /// Every run of the state database at `path` that has a series, oldest first, with its
 /// points; read-only (it works while a build writes).
 pub fn read(path: &std::path::Path) -> Result<Vec<(String, Vec<Point>)>, String> {
-    use rusqlite::OpenFlags;
-    let mut c = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+    let mut c = specc_state::sqlite::open_read_only(path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     all(&mut c).map_err(|e| format!("{}: {e}", path.display()))
 }

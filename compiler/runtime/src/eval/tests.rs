@@ -4,8 +4,9 @@
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use super::{copy_tree, prepare, stdout_of};
-use crate::runner::{Captured, CommandResult, Exit};
+use specc_sandbox::{Captured, CommandResult, Exit};
+
+use super::evaluator::{copy_tree, prepare, stdout_of};
 
 fn result(log: &Path, stderr_total: u64) -> CommandResult {
     CommandResult {

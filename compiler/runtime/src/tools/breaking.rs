@@ -5,8 +5,10 @@
 
 use serde::Deserialize;
 
-use super::{ToolOutcome, Toolbox};
-use crate::revisit::{BREAK_LINES, Break, update_decision};
+use super::outcome::ToolOutcome;
+use super::toolbox::Toolbox;
+use crate::checkouts::{normalise, walk_files};
+use crate::landing::{BREAK_LINES, Break, Contradiction, update_decision};
 
 #[derive(Deserialize)]
 pub(super) struct BreakArgs {
@@ -19,7 +21,7 @@ pub(super) struct BreakArgs {
 }
 
 pub(super) fn break_scope(t: &Toolbox, a: BreakArgs) -> ToolOutcome {
-    let Some(rel) = crate::scope::normalise(&a.path) else {
+    let Some(rel) = normalise(&a.path) else {
         return ToolOutcome::error(format!(
             "`{}` is not a relative path inside the checkout",
             a.path
@@ -59,7 +61,7 @@ pub(super) fn break_scope(t: &Toolbox, a: BreakArgs) -> ToolOutcome {
     }
     // The decision's entry, in whichever design document holds it.
     let mut docs = Vec::new();
-    super::walk_files(&t.root.join("design-docs"), &mut docs);
+    walk_files(&t.root.join("design-docs"), &mut docs);
     let found = docs.iter().find_map(|d| {
         let path = t.root.join("design-docs").join(d);
         let doc = std::fs::read_to_string(&path).ok()?;
@@ -136,7 +138,7 @@ pub(super) fn contradiction(t: &Toolbox, a: ContradictionArgs) -> ToolOutcome {
         return ToolOutcome::error("name two different decisions and say how they contradict");
     }
     if let Ok(mut c) = t.contradictions.lock() {
-        c.push(crate::contradiction::Contradiction {
+        c.push(Contradiction {
             a: x.to_owned(),
             b: y.to_owned(),
             explanation: a.explanation.trim().to_owned(),

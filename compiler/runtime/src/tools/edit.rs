@@ -4,7 +4,11 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde::Deserialize;
 
-use super::{ToolOutcome, Toolbox};
+use specc_plan::field_guide::PATH as GUIDE;
+
+use super::outcome::ToolOutcome;
+use super::toolbox::Toolbox;
+use crate::checkouts::{fill, mode_of, open_regular};
 
 #[derive(Deserialize)]
 pub(super) struct Edit {
@@ -69,7 +73,7 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
     // One open (design: perf.orchestration); a missing directory is made, and a file
     // without `executable` keeps its mode (a new one is not executable).
     let open =
-        || crate::slots::open_regular(&path, a.executable.map_or(0o644, crate::slots::mode_of));
+        || open_regular(&path, a.executable.map_or(0o644, mode_of));
     let opened = match open() {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => path
             .parent()
@@ -82,11 +86,11 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
             let executable = a
                 .executable
                 .unwrap_or(meta.permissions().mode() & 0o111 != 0);
-            let filled = crate::slots::fill(
+            let filled = fill(
                 f,
                 &meta,
                 a.content.as_bytes(),
-                crate::slots::mode_of(executable),
+                mode_of(executable),
             );
             if filled.is_ok() {
                 t.tracked
@@ -106,7 +110,7 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
 /// The field guide may not grow past its budget, however it is written.
 fn guide_budget(t: &Toolbox, rel: &str, content: &str) -> Option<ToolOutcome> {
     let lines = content.lines().count();
-    (rel == super::GUIDE && lines > t.guide_lines).then(|| {
+    (rel == GUIDE && lines > t.guide_lines).then(|| {
         ToolOutcome::error(format!(
             "the field guide would have {lines} lines, over its budget of {}: condense it first",
             t.guide_lines

@@ -4,10 +4,11 @@
 
 use serde::Deserialize;
 
-use super::{ToolOutcome, Toolbox};
+use super::outcome::{Control, ToolOutcome};
+use super::toolbox::Toolbox;
 
 /// The field guide, relative to the repository.
-pub const GUIDE: &str = crate::field_guide::PATH;
+const GUIDE: &str = specc_plan::field_guide::PATH;
 
 #[derive(Deserialize)]
 pub(super) struct Note {
@@ -114,7 +115,7 @@ pub(super) fn flag(t: &Toolbox, a: Flag) -> ToolOutcome {
             }
         ),
         failed: false,
-        control: super::Control::Continue,
+        control: Control::Continue,
         flagged: Some(rel),
     }
 }

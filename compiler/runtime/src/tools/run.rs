@@ -4,8 +4,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::{ToolOutcome, Toolbox};
-use crate::runner::CommandSpec;
+use specc_sandbox::CommandSpec;
+
+use super::outcome::{Control, ToolOutcome};
+use super::toolbox::Toolbox;
 
 #[derive(Deserialize)]
 pub(super) struct Run {
@@ -46,7 +48,7 @@ pub(super) async fn run(t: &Toolbox, a: Run, seq: u32, left: Duration) -> ToolOu
         ToolOutcome {
             text,
             failed: true,
-            control: super::Control::Continue,
+            control: Control::Continue,
             flagged: None,
         }
     }

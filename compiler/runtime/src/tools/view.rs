@@ -1,14 +1,12 @@
 //! `read`, `list`, `search`: the task's view of its checkout (its base commit plus its own
 //! pending edits). Build output (`target/`) and specc's state are not shown.
 
-use std::path::Path;
-
 use serde::Deserialize;
 
-use super::{ToolOutcome, Toolbox};
+use super::outcome::ToolOutcome;
+use super::toolbox::Toolbox;
+use crate::checkouts::walk;
 
-/// Top-level directories no listing, search or diff descends into.
-pub const SKIPPED: &[&str] = &[".git", ".specc", "target", "node_modules"];
 
 const MAX_READ: usize = 1000;
 const MAX_LIST: usize = 300;
@@ -87,30 +85,6 @@ pub(super) fn list(t: &Toolbox, a: List) -> ToolOutcome {
     ToolOutcome::ok(out.join("\n"))
 }
 
-/// Every regular file under `dir`, as paths relative to `root`, without following links or
-/// entering the top-level [`SKIPPED`] directories.
-pub(crate) fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Ok(ft) = e.file_type() else { continue };
-            let path = e.path();
-            if ft.is_dir() {
-                if !(d == root && SKIPPED.contains(&name.as_str())) {
-                    stack.push(path);
-                }
-            } else if ft.is_file()
-                && let Ok(rel) = path.strip_prefix(root)
-            {
-                out.push(rel.to_string_lossy().into_owned());
-            }
-        }
-    }
-}
 
 #[derive(Deserialize)]
 pub(super) struct Search {

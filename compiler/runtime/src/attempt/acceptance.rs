@@ -1,0 +1,128 @@
+//! Acceptance: after a worker's `done`, its task's acceptance commands and the spec's test
+//! blocks for the requirements it covers run on the checkout, through the runner. A check
+//! fails on a non-zero exit, a signal or its timeout.
+//! design: runtime.acceptance
+
+use std::time::{Duration, Instant};
+
+use specc_sandbox::{CommandResult, CommandSpec, Runners, block_script};
+
+use crate::tools::Toolbox;
+
+/// One check to run.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Check {
+    /// Where it comes from: `task acceptance #1`, or the spec node and line.
+    pub name: String,
+    /// A shell script.
+    pub script: String,
+}
+
+impl Check {
+    /// The shell script that runs a spec test block in `runner`'s language — a runner of
+    /// specc.toml's `[runners]` first, then the built-in ones — or `None` for a runner specc
+    /// cannot run.
+    pub fn from_block(
+        name: String,
+        runner: &str,
+        code: &str,
+        runners: &Runners,
+    ) -> Option<Check> {
+        // A declared runner first; a built-in one reads the block on standard input, as a
+        // template without `{file}` does.
+        let template = match (runners.get(runner), runner) {
+            (Some(template), _) => template.as_str(),
+            (None, "sh") => {
+                return Some(Check {
+                    name,
+                    script: code.to_owned(),
+                });
+            }
+            (None, "bash") => "bash -s",
+            (None, "python" | "python3") => "python3 -",
+            (None, "node" | "js" | "javascript") => "node -",
+            (None, _) => return None,
+        };
+        Some(Check {
+            name,
+            script: block_script(template, code),
+        })
+    }
+}
+
+/// One check's outcome.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CheckResult {
+    pub name: String,
+    pub result: CommandResult,
+}
+
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Report {
+    /// Paths outside the write scope that were restored to the base before the checks ran,
+    /// so they checked what would land.
+    pub restored: Vec<String>,
+    pub results: Vec<CheckResult>,
+}
+
+impl Report {
+    pub fn passed(&self) -> bool {
+        self.results.iter().all(|r| r.result.success())
+    }
+
+    /// The failed checks with their (capped) output, for the worker and the summary.
+    pub fn failures(&self) -> String {
+        self.results
+            .iter()
+            .filter(|r| !r.result.success())
+            .map(|r| format!("check `{}`: {}", r.name, r.result.report()))
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    }
+
+    /// One line: which checks failed and how.
+    pub fn summary(&self) -> String {
+        let failed: Vec<String> = self
+            .results
+            .iter()
+            .filter(|r| !r.result.success())
+            .map(|r| format!("`{}` ({:?})", r.name, r.result.exit))
+            .collect();
+        format!("acceptance failed: {}", failed.join(", "))
+    }
+}
+
+/// Runs every check in the checkout of `tools`, with its runner and limits, in order (all
+/// of them, so the worker sees every failure), within `left` of the attempt's wall clock.
+/// `round` numbers the logs.
+pub async fn run(tools: &Toolbox, checks: &[Check], round: u32, left: Duration) -> Report {
+    let deadline = Instant::now() + left;
+    let mut report = Report::default();
+    if !checks.is_empty() {
+        tools.tracked.ran_command();
+    }
+    for (i, c) in checks.iter().enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let result = tools
+            .runner
+            .run(CommandSpec {
+                script: c.script.clone(),
+                dir: tools.root.clone(),
+                read_only: Vec::new(),
+                timeout: tools
+                    .limits
+                    .timeout
+                    .min(left)
+                    .max(Duration::from_millis(100)),
+                output_cap: tools.limits.output_cap,
+                env: Vec::new(),
+                log: tools.logs.join(format!("acceptance-{round}-{}.log", i + 1)),
+            })
+            .await;
+        report.results.push(CheckResult {
+            name: c.name.clone(),
+            result,
+        });
+    }
+    report
+}

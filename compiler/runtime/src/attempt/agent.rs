@@ -1,0 +1,322 @@
+//! The worker's model/tool loop for one attempt. The orchestrator, not the prompt, enforces
+//! the limits: steps per attempt, tokens per attempt, the wall clock, and the stuck
+//! detector. Every model response and tool result is journaled before the next step. After
+//! `done` the acceptance checks run; a failure goes back to the worker once.
+//! design: runtime.limits-enforced
+//! design: runtime.worker-protocol
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use specc_llm::types::Author;
+use specc_llm::{Client, LlmError, Message, Request, Response, Role, ToolCall, ToolChoice};
+
+use specc_state::{Journal, JournalError, StepAt, StepKind, step_write};
+
+use super::acceptance::{self, Check};
+use super::stuck::StuckDetector;
+use crate::tools::{self, Control, ToolOutcome, Toolbox};
+
+/// What the orchestrator allows one attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttemptLimits {
+    /// Model calls.
+    pub max_steps: u32,
+    /// Input and output tokens over all calls.
+    pub max_tokens: u64,
+    pub wall: Duration,
+}
+
+/// Who makes the attempt and where it is journaled.
+pub struct AttemptId<'a> {
+    pub run: &'a str,
+    pub task: &'a str,
+    pub attempt: u32,
+    pub role: Role,
+}
+
+/// How an attempt's loop ended.
+#[derive(Debug)]
+pub enum LoopEnd {
+    /// `done`, and the acceptance checks passed.
+    Done {
+        summary: String,
+        flagged: Vec<String>,
+        /// The last step journaled.
+        steps: u32,
+    },
+    /// The attempt failed: gave up, a limit, stuck, or acceptance failed twice.
+    Failed {
+        reason: String,
+        flagged: Vec<String>,
+    },
+    /// The budget cap (or a halt) stops the build.
+    Budget,
+    /// The provider asked to wait longer than a retry waits: the task is queued again after
+    /// this long, and gives up its job slot meanwhile.
+    Parked(Duration),
+    /// The journal could not be written: nothing more may happen.
+    Journal(JournalError),
+}
+
+/// Everything one loop needs.
+pub struct AgentLoop<'a> {
+    pub client: &'a Client,
+    pub journal: &'a Journal,
+    pub id: AttemptId<'a>,
+    pub tools: &'a Toolbox,
+    pub checks: &'a [Check],
+    pub limits: AttemptLimits,
+    pub max_tokens_per_call: u32,
+}
+
+/// An attempt's running state.
+struct Turns {
+    started: Instant,
+    messages: Vec<Message>,
+    /// The last step journaled.
+    step: u32,
+    calls: u32,
+    tokens: u64,
+    stuck: StuckDetector,
+    flagged: Vec<String>,
+    /// Times the acceptance checks ran.
+    rounds: u32,
+    /// Responses journaled by this attempt before the build died: used, in order, instead
+    /// of asking the model again.
+    replay: std::collections::VecDeque<Response>,
+}
+
+impl Turns {
+    fn fail(&self, reason: String) -> LoopEnd {
+        LoopEnd::Failed {
+            reason,
+            flagged: self.flagged.clone(),
+        }
+    }
+
+    fn stuck(&mut self, action: &str, result: &str, failed: bool) -> Result<(), LoopEnd> {
+        match self.stuck.record(action, result, failed) {
+            Some(why) => Err(self.fail(format!("stuck: {why}"))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl AgentLoop<'_> {
+    /// Runs the attempt to its end: `done` with passing checks, a failure, or a stop.
+    pub async fn run(&self, messages: Vec<Message>, replay: Vec<Response>) -> LoopEnd {
+        let mut t = Turns {
+            started: Instant::now(),
+            messages,
+            step: 0,
+            calls: 0,
+            tokens: 0,
+            stuck: StuckDetector::default(),
+            flagged: Vec::new(),
+            rounds: 0,
+            replay: replay.into(),
+        };
+        loop {
+            if let Err(end) = self.turn(&mut t).await {
+                return end;
+            }
+        }
+    }
+
+    /// One model call and the tool calls it makes. `Err` ends the attempt.
+    async fn turn(&self, t: &mut Turns) -> Result<(), LoopEnd> {
+        let left = self.within_limits(t)?;
+        let Some(response) = self.ask(t, left).await? else {
+            return Ok(());
+        };
+        if response.tool_calls.is_empty() {
+            t.stuck("no tool call", &response.text, true)?;
+            t.messages.push(Message::user(
+                "Answer by calling a tool. When the task is complete, call `done`; if it cannot be done, call `give_up`.",
+            ));
+            return Ok(());
+        }
+        for call in &response.tool_calls {
+            self.carry_out(t, call).await?;
+        }
+        Ok(())
+    }
+
+    /// The wall clock left, if no limit is reached.
+    fn within_limits(&self, t: &Turns) -> Result<Duration, LoopEnd> {
+        let l = self.limits;
+        if t.calls >= l.max_steps {
+            return Err(t.fail(format!("step limit: {} model calls", l.max_steps)));
+        }
+        if t.tokens >= l.max_tokens {
+            let used = t.tokens;
+            return Err(t.fail(format!("token budget: {used} of {} tokens", l.max_tokens)));
+        }
+        l.wall
+            .checked_sub(t.started.elapsed())
+            .ok_or_else(|| t.fail(format!("wall clock: {} s", l.wall.as_secs())))
+    }
+
+    /// Asks the model, within `left`. `None`: the answer went back to the model as an error
+    /// (a malformed call), and the next turn asks again.
+    async fn ask(&self, t: &mut Turns, left: Duration) -> Result<Option<Response>, LoopEnd> {
+        t.calls += 1;
+        // The answer is journaled in the transaction that records its call: a crash cannot
+        // separate the two, so no answer is paid for and then asked for again.
+        let at = StepAt {
+            run: self.id.run,
+            task: self.id.task,
+            attempt: self.id.attempt,
+            step: t.step + 1,
+        };
+        let hook = move |r: &Response| step_write(at, StepKind::Model, &json!(r));
+        let answer = match t.replay.pop_front() {
+            Some(journaled) => Ok(Ok((journaled, false))),
+            None => {
+                let request = self.request(&t.messages);
+                let call =
+                    self.client
+                        .call_journaled(self.id.role, self.id.task, request, Some(&hook));
+                tokio::time::timeout(left, call).await
+            }
+        };
+        let (response, journaled) = match answer {
+            Err(_) => return Err(t.fail(format!("wall clock: {} s", self.limits.wall.as_secs()))),
+            Ok(Err(LlmError::Budget { .. })) => {
+                return Err(LoopEnd::Budget);
+            }
+            Ok(Err(LlmError::Halted(_))) => return Err(LoopEnd::Budget),
+            // The state database cannot be written: the build stops, as for the journal.
+            Ok(Err(LlmError::Ledger(e))) => return Err(LoopEnd::Journal(e.into())),
+            Ok(Err(LlmError::Parked { retry_after })) => {
+                return Err(LoopEnd::Parked(retry_after));
+            }
+            Ok(Err(LlmError::MalformedToolCall {
+                name,
+                arguments,
+                reason,
+            })) => {
+                // The model gets the parse error back, like any malformed call.
+                t.step += 1;
+                let body = json!({"error": "malformed_tool_call", "tool": name, "reason": reason});
+                self.log(t.step, StepKind::ModelError, &body)?;
+                t.stuck(&format!("malformed {name} {arguments}"), &reason, true)?;
+                t.messages.push(Message::user(format!(
+                    "Your last tool call `{name}` had arguments that are not valid JSON ({reason}). \
+                     Call the tool again with a JSON object that fits its schema."
+                )));
+                return Ok(None);
+            }
+            Ok(Err(e)) => {
+                t.step += 1;
+                self.log(
+                    t.step,
+                    StepKind::ModelError,
+                    &json!({"error": e.to_string()}),
+                )?;
+                return Err(t.fail(format!("the model call failed: {e}")));
+            }
+            Ok(Ok(r)) => r,
+        };
+        t.tokens += response.usage.input + response.usage.cached_input + response.usage.output;
+        t.step += 1;
+        if !journaled {
+            self.log(t.step, StepKind::Model, &json!(response))?;
+        }
+        let mut said = Message::new(Author::Assistant, response.text.clone());
+        said.tool_calls = response.tool_calls.clone();
+        t.messages.push(said);
+        Ok(Some(response))
+    }
+
+    /// Carries out one tool call, journals its result and hands it to the model.
+    async fn carry_out(&self, t: &mut Turns, call: &ToolCall) -> Result<(), LoopEnd> {
+        let left = self.limits.wall.saturating_sub(t.started.elapsed());
+        let mut outcome = self.tools.call(call, t.step, left).await;
+        if let Some(f) = outcome.flagged.take() {
+            t.flagged.push(f);
+        }
+        let end = match outcome.control.clone() {
+            Control::Continue => None,
+            Control::GiveUp(reason) => Some(t.fail(format!("gave up: {reason}"))),
+            Control::Done(summary) => self.accept(t, summary, &mut outcome).await?,
+        };
+        t.step += 1;
+        let body = json!({"call_id": call.id, "tool": call.name, "failed": outcome.failed, "text": outcome.text});
+        self.log(t.step, StepKind::Tool, &body)?;
+        if let Some(end) = end {
+            return Err(end);
+        }
+        t.stuck(&tools::action_key(call), &outcome.text, outcome.failed)?;
+        let mut m = Message::new(Author::Tool, outcome.text);
+        m.tool_call_id = Some(call.id.clone());
+        t.messages.push(m);
+        Ok(())
+    }
+
+    /// After `done`: the checks run on what would land. Passing ends the attempt; the first
+    /// failure goes back to the worker as `done`'s result; the second ends the attempt.
+    async fn accept(
+        &self,
+        t: &mut Turns,
+        summary: String,
+        outcome: &mut ToolOutcome,
+    ) -> Result<Option<LoopEnd>, LoopEnd> {
+        t.rounds += 1;
+        let restored = self
+            .tools
+            .restore_outside_scope()
+            .await
+            .map_err(|e| t.fail(format!("restoring the checkout: {e}")))?;
+        let left = self.limits.wall.saturating_sub(t.started.elapsed());
+        let mut report = acceptance::run(self.tools, self.checks, t.rounds, left).await;
+        report.restored = restored;
+        t.step += 1;
+        self.log(t.step, StepKind::Acceptance, &json!(report))?;
+        if report.passed() {
+            return Ok(Some(LoopEnd::Done {
+                summary,
+                flagged: t.flagged.clone(),
+                steps: t.step + 1,
+            }));
+        }
+        if t.rounds == 1 {
+            outcome.failed = true;
+            outcome.text = format!(
+                "The acceptance checks failed:\n{}\n{}Fix the problem, then call `done` again.",
+                report.failures(),
+                restored_note(&report.restored)
+            );
+            return Ok(None);
+        }
+        Ok(Some(LoopEnd::Failed {
+            reason: report.summary(),
+            flagged: t.flagged.clone(),
+        }))
+    }
+
+    fn request(&self, messages: &[Message]) -> Request {
+        let mut r = Request::new(String::new(), messages.to_vec(), self.max_tokens_per_call);
+        r.tools = tools::definitions();
+        r.tool_choice = ToolChoice::Required;
+        r
+    }
+
+    fn log(&self, step: u32, kind: StepKind, body: &serde_json::Value) -> Result<(), LoopEnd> {
+        self.journal
+            .step(self.id.run, self.id.task, self.id.attempt, step, kind, body)
+            .map_err(LoopEnd::Journal)
+    }
+}
+
+/// What the worker is told about changes outside its scope that were undone.
+fn restored_note(restored: &[String]) -> String {
+    if restored.is_empty() {
+        return String::new();
+    }
+    format!(
+        "Changes outside your write scope were undone before the checks ran: {}.\n",
+        restored.join(", ")
+    )
+}

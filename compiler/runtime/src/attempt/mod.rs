@@ -1,0 +1,32 @@
+//! One work task from start to landing: attempts (checkout → agent loop → acceptance →
+//! submit) up the escalation ladder. Acceptance fails → the worker sees it once (in the
+//! loop) → the planner re-plans the leaf with the failure → the `escalation` role's model,
+//! if configured → the task fails. A submission that conflicts with work landed meanwhile
+//! goes to the merge agent if a `merger` role is configured; otherwise, or if the merge
+//! agent sends it back, the task re-runs on the new head with the conflict shown (at most
+//! [`MAX_CONFLICT_RERUNS`] times).
+//!
+//! Read top-down: `ladder.rs` (the rungs, from a resumed attempt in `resume.rs`) →
+//! `one.rs` (one attempt) → `agent.rs` (the model/tool loop, its limits and `stuck.rs`)
+//! → `acceptance.rs`; `handoff.rs` gives a conflict to the merge agent, `ending.rs` is how
+//! an attempt ended. `context.rs` is what a worker is told, `orders.rs` gathers it from
+//! the Task IR, `replan.rs` asks the planner for new instructions.
+//! design: runtime.escalation
+
+mod acceptance;
+mod agent;
+mod context;
+mod ending;
+mod handoff;
+mod ladder;
+mod one;
+mod orders;
+mod replan;
+mod resume;
+mod stuck;
+
+pub use acceptance::{Check, run as run_checks};
+pub use agent::AttemptLimits;
+pub use context::{DecisionText, RequirementText, Retry, WorkOrder};
+pub use ladder::{MAX_CONFLICT_RERUNS, run_task};
+pub use orders::{Unrunnable, fingerprint, leaves, work_orders};

@@ -1,0 +1,210 @@
+//! One attempt: its start journaled, a checkout slot of its base leased, the tools bound to
+//! it, the agent loop run, the checkout's difference from the base submitted to the VCS,
+//! and its outcome (a conflict handed to the merge agent when one is configured).
+//! design: runtime.escalation
+//! design: runtime.merge-agent
+//! design: runtime.workspace
+
+use serde_json::json;
+use specc_llm::{Response, Role};
+use specc_state::StepKind;
+use specc_vcs::object::ObjectId;
+use specc_vcs::{Outcome, Submission};
+
+use super::agent::{AgentLoop, AttemptId, LoopEnd};
+use super::context::{self, Retry, WorkOrder};
+use super::ending::{Attempted, Notes, describe, end, flag, refused, theirs};
+use super::handoff::merged;
+use super::resume::Resumed;
+use crate::checkouts::{Diff, Lease, Scope, diff, diff_tracked, logs_for};
+use crate::events::Event;
+use crate::services::{OnConflict, Services};
+use crate::tools::{Base, Toolbox};
+
+/// Makes attempt `attempt` of `order` as `role`, told `retry`; `resumed` does a journaled
+/// attempt again. What its tools reported that outlives it goes into `notes`.
+pub(super) async fn one_attempt(
+    s: &Services<'_>,
+    order: &WorkOrder,
+    attempt: u32,
+    role: Role,
+    retry: Option<&Retry>,
+    resumed: Option<Resumed>,
+    notes: &mut Notes,
+) -> Attempted {
+    let task = order.task.id.as_str();
+    let (base, replay) = match start(s, task, attempt, role, resumed) {
+        Ok(started) => started,
+        Err(a) => return a,
+    };
+    let lease = match s.slots.lease(s.repo, base).await {
+        Ok(l) => l,
+        Err(e) => return end(s, task, attempt, Attempted::Broken(format!("checkout: {e}"))),
+    };
+    let tools = toolbox(s, order, &lease, base, attempt);
+    let guide = specc_plan::field_guide::load(&lease.dir, s.policy.guide_lines).text;
+    let agent = AgentLoop {
+        client: s.client,
+        journal: s.journal,
+        id: AttemptId {
+            run: s.run,
+            task,
+            attempt,
+            role,
+        },
+        tools: &tools,
+        checks: &order.checks,
+        limits: s.policy.attempt,
+        max_tokens_per_call: s.policy.worker_max_tokens,
+    };
+    let ended = agent
+        .run(context::messages(order, &guide, retry), replay)
+        .await;
+    let (summary, steps) = match ended {
+        LoopEnd::Done {
+            summary,
+            flagged,
+            steps,
+        } => {
+            flag(s.repo, &flagged);
+            notes.flagged = flagged;
+            (summary, steps)
+        }
+        LoopEnd::Failed {
+            reason, flagged, ..
+        } => {
+            flag(s.repo, &flagged);
+            return end(s, task, attempt, Attempted::Failed(reason));
+        }
+        LoopEnd::Budget => return end(s, task, attempt, Attempted::Budget),
+        LoopEnd::Parked(after) => return end(s, task, attempt, Attempted::Parked(after)),
+        LoopEnd::Journal(e) => return Attempted::Journal(e),
+    };
+    notes.breaks = tools.breaks();
+    notes.contradictions = tools
+        .contradictions
+        .lock()
+        .map(|c| c.clone())
+        .unwrap_or_default();
+    let diff = match landing_diff(s, &tools, base, &lease).await {
+        Ok(d) => d,
+        Err(e) => return end(s, task, attempt, Attempted::Broken(format!("diff: {e}"))),
+    };
+    if diff.changes.is_empty() {
+        let landed = Attempted::Landed {
+            commit: None,
+            merged: Vec::new(),
+        };
+        return end(s, task, attempt, landed);
+    }
+    let submission = Submission {
+        base,
+        message: format!("{}\n\n{}", order.task.title, summary.trim()),
+        task: task.to_owned(),
+        idempotency_key: format!("{}/{task}/{attempt}", s.run),
+        changes: diff.changes.clone(),
+    };
+    let submitted = submit(s, order, &submission, &diff, attempt, steps).await;
+    end(s, task, attempt, submitted)
+}
+
+/// Journals the attempt's start and says so: its base (a resumed attempt's, or the head)
+/// and the responses to replay.
+fn start(
+    s: &Services<'_>,
+    task: &str,
+    attempt: u32,
+    role: Role,
+    resumed: Option<Resumed>,
+) -> Result<(ObjectId, Vec<Response>), Attempted> {
+    let (base, replay) = match resumed {
+        Some(r) => (r.base, r.replay),
+        None => match s.repo.head_now() {
+            Some(head) => (head, Vec::new()),
+            None => return Err(Attempted::Broken("the VCS is unavailable".to_owned())),
+        },
+    };
+    s.journal
+        .start_attempt(s.run, task, attempt, role.as_str(), &base.hex())
+        .map_err(Attempted::Journal)?;
+    (s.events)(Event::AttemptStarted {
+        task: task.to_owned(),
+        attempt,
+        role: role.as_str().to_owned(),
+    });
+    Ok((base, replay))
+}
+
+/// The attempt's tools, bound to its leased checkout of `base`.
+fn toolbox(
+    s: &Services<'_>,
+    order: &WorkOrder,
+    lease: &Lease<'_>,
+    base: ObjectId,
+    attempt: u32,
+) -> Toolbox {
+    Toolbox {
+        root: lease.dir.clone(),
+        scope: Scope::new(&order.task.write_scope),
+        runner: s.runner.clone(),
+        limits: s.policy.commands.clone(),
+        logs: logs_for(&s.work, &order.task.id, attempt),
+        guide_lines: s.policy.guide_lines,
+        base: Base::new(s.repo.clone(), base),
+        tracked: lease.tracked.clone(),
+        pins: s.pins.clone(),
+        breaks: std::sync::Mutex::new(Vec::new()),
+        contradictions: std::sync::Mutex::new(Vec::new()),
+    }
+}
+
+/// What would land: the checkout's difference from `base` within the write scope and the
+/// files deliberate breaks patched (only the paths the tools wrote while no command ran).
+async fn landing_diff(
+    s: &Services<'_>,
+    tools: &Toolbox,
+    base: ObjectId,
+    lease: &Lease<'_>,
+) -> std::io::Result<Diff> {
+    let scope = tools.landing_scope();
+    match tools.tracked.known() {
+        Some(paths) => diff_tracked(s.repo, base, &lease.dir, &paths, &scope).await,
+        None => diff(&lease.dir, tools.base.files().await?, &scope),
+    }
+}
+
+/// Submits the attempt's change, journals the outcome (the step after the loop's last), and
+/// hands a conflict to the merge agent when one is configured.
+async fn submit(
+    s: &Services<'_>,
+    order: &WorkOrder,
+    submission: &Submission,
+    diff: &Diff,
+    attempt: u32,
+    steps: u32,
+) -> Attempted {
+    let task = order.task.id.as_str();
+    let outcome = s.repo.submit(submission.clone()).await;
+    let record =
+        json!({"paths": diff.paths(), "left_out": diff.left_out, "outcome": describe(&outcome)});
+    if let Err(e) = s
+        .journal
+        .step(s.run, task, attempt, steps + 1, StepKind::Submit, &record)
+    {
+        return Attempted::Journal(e);
+    }
+    match outcome {
+        Outcome::Conflict(c) if s.policy.on_conflict == OnConflict::MergeAgent => {
+            merged(s, order, submission, &c, attempt, steps + 2).await
+        }
+        Outcome::Committed { id, merged, .. } => Attempted::Landed {
+            commit: Some(id),
+            merged,
+        },
+        Outcome::Conflict(c) => Attempted::Conflict {
+            path: c.path,
+            theirs: theirs(c.head_intent),
+        },
+        Outcome::Refused(r) => refused(s, r).await,
+    }
+}

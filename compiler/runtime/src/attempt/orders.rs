@@ -1,0 +1,144 @@
+//! Work orders: each work leaf of the Task IR with the texts it needs — the decisions it
+//! reads (the spec's and the planners'), the requirements it covers, and its checks (its
+//! own acceptance commands, then the spec's test blocks of the sections that hold the
+//! requirements it covers).
+//! design: runtime.worker-protocol
+
+use std::collections::HashMap;
+
+use specc_ir::plan::{ChildKind, PlannedDecision, TaskNode};
+use specc_ir::{IntentNode, IntentTree};
+
+use specc_sandbox::Runners;
+
+use super::acceptance::Check;
+use super::context::{DecisionText, RequirementText, WorkOrder};
+
+/// The fingerprint of an order: its task's, and every text it carries, so an edit of a
+/// decision it reads, a requirement it covers or a check it must pass changes it.
+pub fn fingerprint(o: &WorkOrder) -> String {
+    let mut h = blake3::Hasher::new();
+    let mut field = |s: &str| {
+        h.update(&(s.len() as u64).to_le_bytes());
+        h.update(s.as_bytes());
+    };
+    field(&o.task.fingerprint);
+    for d in &o.decisions {
+        field(&d.id);
+        field(&d.text);
+    }
+    for r in &o.requirements {
+        field(&r.id);
+        field(&r.level);
+        field(&r.text);
+    }
+    for c in &o.checks {
+        field(&c.name);
+        field(&c.script);
+    }
+    h.finalize().to_hex()[..16].to_owned()
+}
+
+/// A spec test block specc cannot run yet (its runner), left out of a task's checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unrunnable {
+    pub task: String,
+    pub node: String,
+    pub runner: String,
+}
+
+/// The work orders of `tasks`' leaves, and the spec checks left out.
+pub fn work_orders(
+    tree: &IntentTree,
+    tasks: &[TaskNode],
+    planned: &[PlannedDecision],
+    runners: &Runners,
+) -> (Vec<WorkOrder>, Vec<Unrunnable>) {
+    let mut texts: HashMap<&str, &str> = HashMap::new();
+    for d in planned {
+        texts.entry(d.id.as_str()).or_insert(d.decision.as_str());
+    }
+    for n in tree.nodes() {
+        for d in &n.decisions {
+            if let Some(id) = &d.id {
+                // The spec's own text binds over any planner's.
+                texts.insert(id.as_str(), d.text.as_str());
+            }
+        }
+    }
+    let mut owner: HashMap<&str, &IntentNode> = HashMap::new();
+    for n in tree.nodes() {
+        for r in &n.requirements {
+            owner.insert(r.id.as_str(), n);
+        }
+    }
+    let mut orders = Vec::new();
+    let mut unrunnable = Vec::new();
+    for t in leaves(tasks) {
+        let decisions = t
+            .decisions_to_read
+            .iter()
+            .filter_map(|id| {
+                Some(DecisionText {
+                    id: id.clone(),
+                    text: (*texts.get(id.as_str())?).to_owned(),
+                })
+            })
+            .collect();
+        let mut requirements = Vec::new();
+        let mut nodes: Vec<&IntentNode> = Vec::new();
+        for rid in &t.covers_requirements {
+            let Some(n) = owner.get(rid.as_str()) else {
+                continue;
+            };
+            if let Some(r) = n.requirements.iter().find(|r| r.id.as_str() == rid) {
+                requirements.push(RequirementText {
+                    id: rid.clone(),
+                    level: r.level.to_string(),
+                    text: r.text.clone(),
+                });
+            }
+            if !nodes.iter().any(|m| m.id == n.id) {
+                nodes.push(n);
+            }
+        }
+        let mut checks: Vec<Check> = t
+            .acceptance
+            .iter()
+            .enumerate()
+            .map(|(i, a)| Check {
+                name: format!("acceptance #{}", i + 1),
+                script: a.clone(),
+            })
+            .collect();
+        for n in nodes {
+            for (i, c) in n.checks.iter().enumerate() {
+                let name = format!("spec {} check {}", n.id.as_str(), i + 1);
+                match Check::from_block(name, &c.runner, &c.code, runners) {
+                    Some(check) => checks.push(check),
+                    None => unrunnable.push(Unrunnable {
+                        task: t.id.clone(),
+                        node: n.id.as_str().to_owned(),
+                        runner: c.runner.clone(),
+                    }),
+                }
+            }
+        }
+        let mut order = WorkOrder {
+            origin: None,
+            task: t.clone(),
+            fingerprint: String::new(),
+            decisions,
+            requirements,
+            checks,
+        };
+        order.fingerprint = fingerprint(&order);
+        orders.push(order);
+    }
+    (orders, unrunnable)
+}
+
+/// The work leaves of `tasks`.
+pub fn leaves(tasks: &[TaskNode]) -> impl Iterator<Item = &TaskNode> {
+    tasks.iter().filter(|t| t.kind == ChildKind::Work)
+}

@@ -1,0 +1,16 @@
+//! The attempts' checkouts: pooled slots moved between commits by the VCS's tree diff
+//! (`slots.rs`), what a checkout's tree holds for specc (`tree.rs`), the diff of an
+//! attempt against its base (`diff.rs`) and the write scope it may land (`scope.rs`).
+//! design: runtime.workspace
+
+mod diff;
+mod scope;
+mod slots;
+mod tree;
+
+pub use diff::{Diff, diff, diff_tracked, logs_for, restore_outside};
+pub use scope::{Denied, Scope, normalise, reserved};
+pub use slots::{Lease, Slots, Tracked, apply};
+pub(crate) use slots::{fill, mode_of, open_regular};
+pub use tree::{KEPT, walk_files};
+pub(crate) use tree::walk;

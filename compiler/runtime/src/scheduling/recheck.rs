@@ -1,0 +1,48 @@
+//! Re-checking landed work: when a task lands again, the leaves that depend on it and were
+//! up to date run their acceptance checks on the new head, in the sandbox, with no model
+//! call. A leaf whose checks still pass stays up to date (a change behind a stable
+//! interface costs nothing downstream); one whose checks now fail runs again.
+//! design: runtime.incremental-build
+
+use crate::attempt::{WorkOrder, run_checks};
+use crate::checkouts::{Scope, logs_for};
+use crate::services::Services;
+use crate::tools::{Base, Toolbox};
+
+/// Whether `order`'s checks pass on the current head; `Err` says why they could not run
+/// or what failed.
+pub async fn recheck(s: &Services<'_>, order: &WorkOrder) -> Result<(), String> {
+    if order.checks.is_empty() {
+        return Ok(()); // nothing to check: it stays as it landed
+    }
+    let Some((head, _)) = s.repo.read_head("").await else {
+        return Err("the VCS is unavailable".to_owned());
+    };
+    let lease = s
+        .slots
+        .lease(s.repo, head)
+        .await
+        .map_err(|e| format!("checkout: {e}"))?;
+    let tools = Toolbox {
+        root: lease.dir.clone(),
+        scope: Scope::new(&order.task.write_scope),
+        runner: s.runner.clone(),
+        limits: s.policy.commands.clone(),
+        logs: logs_for(&s.work, &order.task.id, 0),
+        guide_lines: s.policy.guide_lines,
+        base: Base::new(s.repo.clone(), head),
+        tracked: lease.tracked.clone(),
+        pins: s.pins.clone(),
+        breaks: std::sync::Mutex::new(Vec::new()),
+        contradictions: std::sync::Mutex::new(Vec::new()),
+    };
+    let report = run_checks(&tools, &order.checks, 0, s.policy.attempt.wall).await;
+    if report.passed() {
+        Ok(())
+    } else {
+        Err(format!(
+            "its checks fail on the new head: {}",
+            report.summary()
+        ))
+    }
+}

@@ -1,0 +1,115 @@
+//! The seed commit: the files the repository must hold before any leaf runs (the planned
+//! design documents, the field guide's first text).
+//! design: runtime.scheduler
+
+use std::collections::BTreeMap;
+
+use specc_vcs::object::ObjectId;
+use specc_vcs::{Change, Outcome, Submission};
+
+use specc_plan::field_guide::PATH as GUIDE;
+
+use crate::services::Services;
+
+/// Commits the seed files the head does not already hold. Returns the new commit, if any.
+/// The field guide belongs to the agents once it exists: seeded, never overwritten. A
+/// document an agent changed since the last seed (a deliberate break's new decision text)
+/// keeps its change: the plan's own changes to it are merged in three ways against the
+/// text the last seed wrote, and if they cannot be, the head's text stays.
+/// design: runtime.deliberate-breaking
+pub async fn seed(
+    s: &Services<'_>,
+    files: &BTreeMap<String, String>,
+) -> Result<Option<ObjectId>, String> {
+    let mut changes = Vec::new();
+    let mut base = None;
+    let mut unmerged: Vec<String> = Vec::new();
+    for (path, text) in files {
+        let (head, current) = s
+            .repo
+            .read_head(path)
+            .await
+            .ok_or("the VCS is unavailable")?;
+        base.get_or_insert(head);
+        if path == GUIDE && current.is_some() {
+            continue;
+        }
+        let head_text = current
+            .as_ref()
+            .map(|f| String::from_utf8_lossy(&f.bytes).into_owned());
+        let last_seed = s.journal.seeded(path).ok().flatten();
+        let wanted = match (&head_text, &last_seed) {
+            // Changed by an agent since the last seed: keep its change.
+            (Some(head), Some(last)) if head != last => {
+                if text == last {
+                    continue; // the plan did not change it either
+                }
+                match specc_vcs::merge::merge3(last, text, head) {
+                    Some(merged) => merged,
+                    None => {
+                        // The plan's change to it waits: not recorded as seeded, so the
+                        // next seed tries again.
+                        tracing::warn!(
+                            path,
+                            "the plan's change to a document an agent changed does not merge; the document keeps the agent's text"
+                        );
+                        unmerged.push(path.clone());
+                        continue;
+                    }
+                }
+            }
+            _ => text.clone(),
+        };
+        if current
+            .as_ref()
+            .is_some_and(|f| f.bytes.as_slice() == wanted.as_bytes() && !f.executable)
+        {
+            continue;
+        }
+        changes.push(Change {
+            path: path.clone(),
+            expected: current.map(|f| f.blob),
+            new: Some(wanted.into_bytes()),
+            executable: false,
+        });
+    }
+    let Some(base) = base.filter(|_| !changes.is_empty()) else {
+        record_seeded(s, files, &unmerged);
+        return Ok(None);
+    };
+    // The key names the base and the content: the same seed on another base is another
+    // commit, and a retried seed on the same base lands once.
+    let mut h = blake3::Hasher::new();
+    h.update(&base.0);
+    for (path, text) in files {
+        h.update(path.as_bytes());
+        h.update(&[0]);
+        h.update(text.as_bytes());
+        h.update(&[0]);
+    }
+    let submission = Submission {
+        base,
+        changes,
+        message: "plan: design decisions and field guide".to_owned(),
+        task: "plan".to_owned(),
+        idempotency_key: format!("seed/{}", &h.finalize().to_hex()[..16]),
+    };
+    match s.repo.submit(submission).await {
+        Outcome::Committed { id, .. } => {
+            record_seeded(s, files, &unmerged);
+            Ok(Some(id))
+        }
+        other => Err(format!(
+            "the plan's documents could not be committed: {other:?}"
+        )),
+    }
+}
+
+/// Remembers what the plan seeded, the base of the next seed's merge.
+fn record_seeded(s: &Services<'_>, files: &BTreeMap<String, String>, unmerged: &[String]) {
+    for (path, text) in files.iter().filter(|(p, _)| !unmerged.contains(p)) {
+        if let Err(e) = s.journal.set_seeded(path, text) {
+            tracing::warn!(path, error = %e, "the seed's text was not recorded");
+        }
+    }
+}

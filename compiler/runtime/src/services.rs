@@ -1,0 +1,72 @@
+//! What a build lends each of its tasks: the model client, the journal, the repository,
+//! the runner every command goes through, the checkout slots, what each task intends, the
+//! pins of `specc check`, the policy of its attempts and where its events go.
+//! design: runtime.escalation
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use specc_llm::Client;
+use specc_sandbox::{CommandLimits, Runner};
+use specc_state::Journal;
+use specc_vcs::Repo;
+
+use crate::attempt::AttemptLimits;
+use crate::checkouts::Slots;
+use crate::events::Event;
+use crate::landing::{Intents, Pins, ReviewConfig};
+
+/// What the build lends a task.
+pub struct Services<'a> {
+    pub client: &'a Client,
+    pub journal: &'a Journal,
+    pub repo: &'a Repo,
+    pub runner: Arc<dyn Runner>,
+    pub run: &'a str,
+    /// `.specc/work/`: the checkout slots, and the commands' logs.
+    pub work: PathBuf,
+    /// The checkout slots under `work`.
+    pub slots: &'a Slots,
+    /// What each task intends: what the merge agent is told of both sides.
+    pub intents: &'a Intents,
+    /// `specc check` and `specc pin` on a checkout (the driver's), for deliberate breaks'
+    /// revisits and the `pin` tool; `None`: no revisits.
+    pub pins: Option<Arc<dyn Pins>>,
+    pub policy: &'a AttemptPolicy,
+    pub events: &'a dyn Fn(Event),
+}
+
+/// The limits and the ladder of a build's attempts.
+#[derive(Clone, Debug)]
+pub struct AttemptPolicy {
+    pub attempt: AttemptLimits,
+    /// For `run` commands and acceptance checks.
+    pub commands: CommandLimits,
+    pub guide_lines: usize,
+    /// The last rung of a failing task's ladder, after its re-plan.
+    pub escalation: Escalation,
+    /// What becomes of a submission that conflicts with work landed meanwhile.
+    pub on_conflict: OnConflict,
+    /// How landed tasks are reviewed (`[review]`; no lenses, no review).
+    pub review: ReviewConfig,
+    pub worker_max_tokens: u32,
+}
+
+/// The last rung of the escalation ladder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Escalation {
+    /// None: after its re-plan, a task that still fails has failed.
+    None,
+    /// The `escalation` role's model (specc.toml names one) tries once more.
+    StrongerModel,
+}
+
+/// What becomes of a conflicted submission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnConflict {
+    /// The task runs again on the new head, shown the conflict.
+    Rerun,
+    /// The merge agent (the `merger` role, which specc.toml names) reconciles both sides;
+    /// what it sends back runs again.
+    MergeAgent,
+}

@@ -1,0 +1,52 @@
+//! Carrying out one tool call: its arguments read against the tool's schema, then the
+//! tool of its family (`view`, `edit`, `run`, `notes`, `breaking`), or the end of the
+//! attempt (`done`, `give_up`).
+//! design: runtime.tools
+
+use std::time::Duration;
+
+use specc_llm::ToolCall;
+
+use super::outcome::{Control, ToolOutcome};
+use super::schema::{Finish, parse};
+use super::toolbox::Toolbox;
+use super::{breaking, edit, notes, run, view};
+
+impl Toolbox {
+    /// Carries out one call; a command it runs gets at most `left` of the attempt's wall
+    /// clock.
+    pub async fn call(&self, call: &ToolCall, seq: u32, left: Duration) -> ToolOutcome {
+        let outcome = match call.name.as_str() {
+            "read" => parse(call).map(|a| view::read(self, a)),
+            "list" => parse(call).map(|a| view::list(self, a)),
+            "search" => parse(call).map(|a| view::search(self, a)),
+            "edit" => parse(call).map(|a| edit::edit(self, a)),
+            "write" => parse(call).map(|a| edit::write(self, a)),
+            "run" => match parse(call) {
+                Ok(a) => Ok(run::run(self, a, seq, left).await),
+                Err(e) => Err(e),
+            },
+            "note" => parse(call).map(|a| notes::note(self, a)),
+            "flag_big_file" => parse(call).map(|a| notes::flag(self, a)),
+            "break_scope" => parse(call).map(|a| breaking::break_scope(self, a)),
+            "pin" => parse(call).map(|a| breaking::pin(self, a)),
+            "report_contradiction" => parse(call).map(|a| breaking::contradiction(self, a)),
+            "done" => parse::<Finish>(call).map(|a| ToolOutcome {
+                text: "finished; the acceptance checks run now".to_owned(),
+                failed: false,
+                control: Control::Done(a.summary),
+                flagged: None,
+            }),
+            "give_up" => parse::<Finish>(call).map(|a| ToolOutcome {
+                text: "stopped".to_owned(),
+                failed: false,
+                control: Control::GiveUp(a.summary),
+                flagged: None,
+            }),
+            other => Err(ToolOutcome::error(format!(
+                "there is no tool `{other}`; the tools are read, list, search, edit, write, run, note, flag_big_file, break_scope, pin, report_contradiction, done and give_up"
+            ))),
+        };
+        outcome.unwrap_or_else(|e| e)
+    }
+}
