@@ -9,8 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use specc_ir::FileId;
 use specc_llm::{BoxFuture, Client, LlmConfig, LlmError, Provider, Request, Response};
-use specc_runtime::outline::OutlinePlanner;
-use specc_runtime::plan_tree::{Cache, Limits, plan_tree};
+use specc_plan::{Cache, Limits, OutlinePlanner, plan_tree};
 
 /// The outline planner, summing the input tokens it reports.
 struct Summing {

@@ -5,8 +5,7 @@
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use specc_runtime::runner::{CommandSpec, ProcessRunner, Runner};
-use specc_runtime::sandbox::{Rlimits, SandboxRunner};
+use specc_sandbox::{CommandSpec, ProcessRunner, Rlimits, Runner, SandboxRunner};
 
 fn spec(dir: &std::path::Path) -> CommandSpec {
     CommandSpec {

@@ -25,11 +25,9 @@ use specc_llm::{
     BoxFuture, Client, Ledger, LlmConfig, LlmError, Provider, Request, Response, Scripted,
     ToolCall, Usage,
 };
-use specc_runtime::attempt::Services;
-use specc_runtime::build::{Plan, build};
-use specc_runtime::context::WorkOrder;
-use specc_runtime::journal::{Journal, TaskState};
-use specc_runtime::runner::ProcessRunner;
+use specc_runtime::{Plan, Services, WorkOrder, Workers, build};
+use specc_sandbox::ProcessRunner;
+use specc_state::{Journal, TaskState};
 use specc_vcs::{Change, Outcome, Repo, Submission};
 
 #[path = "common/settings.rs"]
@@ -146,7 +144,7 @@ fn plan(n: usize) -> Plan {
                 requirements: Vec::new(),
                 checks: Vec::new(),
             };
-            o.fingerprint = specc_runtime::orders::fingerprint(&o);
+            o.fingerprint = specc_runtime::fingerprint(&o);
             o
         })
         .collect();
@@ -177,8 +175,8 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
         .with_ledger(ledger, "bench");
     let settings = common::settings(false, 1000);
     let events = |_: specc_runtime::Event| {};
-    let slots = specc_runtime::slots::Slots::new(dir.join("work"));
-    let intents = specc_runtime::merge::Intents::default();
+    let slots = specc_runtime::Slots::new(dir.join("work"));
+    let intents = specc_runtime::Intents::default();
     let services = Services {
         client: &client,
         journal: &journal,
@@ -189,14 +187,13 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
         slots: &slots,
         intents: &intents,
         pins: None,
-        settings: &settings,
+        policy: &settings,
         events: &events,
-        dispatch: None,
     };
     journal.start_run("bench", "synthetic").expect("run");
     let plan = plan(n);
     let started = Instant::now();
-    let report = rt.block_on(build(&services, plan, JOBS));
+    let report = rt.block_on(build(&services, plan, Workers::Local { jobs: JOBS }));
     let wall = started.elapsed();
     assert_eq!(report.count(TaskState::Landed), n, "{:?}", report.stopped);
     wall

@@ -20,11 +20,9 @@ use specc_llm::{
     BoxFuture, Client, Ledger, LlmConfig, LlmError, Provider, Request, Response, Scripted,
     ToolCall, Usage,
 };
-use specc_runtime::attempt::Services;
-use specc_runtime::context::WorkOrder;
-use specc_runtime::journal::Journal;
-use specc_runtime::merge::{Intents, Merged, merge};
-use specc_runtime::runner::ProcessRunner;
+use specc_runtime::{Intents, Merged, Services, WorkOrder, reconcile as merge};
+use specc_sandbox::ProcessRunner;
+use specc_state::Journal;
 use specc_vcs::object::{Kind, ObjectId};
 use specc_vcs::{Change, Options, Outcome, Refusal, Repo, Submission};
 
@@ -60,7 +58,7 @@ impl Provider for Union {
         let mut r = Scripted::text("", Usage::default());
         r.tool_calls = vec![ToolCall {
             id: "m".into(),
-            name: specc_runtime::merge::TOOL.into(),
+            name: specc_runtime::MERGE_TOOL.into(),
             arguments: json!({"content": out, "explanation": "both sides' lines"}),
         }];
         Box::pin(async move { Ok(r) })
@@ -244,7 +242,7 @@ async fn run(mode: Mode, name: &str) {
         .with_ledger(ledger, "swarm");
     let settings = common::settings(mode.merger, 4096);
     let events = |_: specc_runtime::Event| {};
-    let slots = specc_runtime::slots::Slots::new(dir.path().join("work"));
+    let slots = specc_runtime::Slots::new(dir.path().join("work"));
     let intents = Intents::default();
     let s = Services {
         client: &client,
@@ -256,9 +254,8 @@ async fn run(mode: Mode, name: &str) {
         slots: &slots,
         intents: &intents,
         pins: None,
-        settings: &settings,
+        policy: &settings,
         events: &events,
-        dispatch: None,
     };
     let orders: Vec<WorkOrder> = (0..WRITERS).map(order).collect();
     intents.add(&orders);

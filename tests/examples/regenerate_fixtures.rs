@@ -21,8 +21,7 @@ use std::sync::{Arc, Mutex};
 use specc_llm::{
     BoxFuture, LlmError, Provider, Recorder, Request, Response, Scripted, ToolCall, Usage,
 };
-use specc_runtime::plan_tree::{Cache, Limits, plan_tree};
-use specc_runtime::{coordinator, planner};
+use specc_plan::{Cache, Limits, coordinator, plan_tree, planner};
 use specc_tests::recorded_run::{CALLS, request};
 use specc_tests::root;
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use specc_runtime::runner::{CommandSpec, Exit, ProcessRunner, Runner};
+use specc_sandbox::{CommandSpec, Exit, ProcessRunner, Runner};
 
 use crate::build::{TOML, build_in, build_with, child, done, git, project, two_leaves, write};
 
@@ -152,7 +152,7 @@ fn a_command_gets_the_allow_list_and_no_key_variable() {
     let names: Vec<&str> = text.lines().filter_map(|l| l.split('=').next()).collect();
     // The allow-list, what the runner sets, and what the shell adds itself.
     let own = ["HOME", "TMPDIR", "PWD", "SHLVL", "_", "OLDPWD"];
-    let allowed: Vec<&str> = specc_runtime::runner::ALLOWED_VARS
+    let allowed: Vec<&str> = specc_sandbox::ALLOWED_VARS
         .iter()
         .chain(own.iter())
         .filter(|v| **v != "PATH")

@@ -129,9 +129,9 @@ fn specc_status_shows_the_merge_queue() {
     // A journal as a build leaves it while the merge agent works on b's conflict.
     let dir = project(&with_merger());
     let db = dir.path().join(".specc/state.db");
-    let journal = specc_runtime::journal::Journal::open(&db).expect("journal");
+    let journal = specc_state::Journal::open(&db).expect("journal");
     journal.start_run("build-1", "spec.md").expect("run");
-    let b = specc_runtime::journal::TaskRef {
+    let b = specc_state::TaskRef {
         id: "b",
         title: "make b",
         fingerprint: "f",
@@ -140,7 +140,7 @@ fn specc_status_shows_the_merge_queue() {
         .set_task(
             "build-1",
             b,
-            specc_runtime::journal::TaskState::Running,
+            specc_state::TaskState::Running,
             Some("merging field-guide/index.md"),
             None,
         )

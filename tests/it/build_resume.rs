@@ -87,8 +87,8 @@ fn calls_and_responses(dir: &Path, state_url: Option<&str>) -> (usize, usize) {
         .filter(|r| r.role == "worker" && r.outcome == "ok")
         .count();
     let journal = match state_url {
-        None => specc_runtime::journal::Journal::open(&db).expect("journal"),
-        Some(_) => specc_runtime::journal::Journal::on(ledger.state_db()).expect("journal"),
+        None => specc_state::Journal::open(&db).expect("journal"),
+        Some(_) => specc_state::Journal::on(ledger.state_db()).expect("journal"),
     };
     let runs: std::collections::BTreeSet<String> = ledger
         .rows()

@@ -67,7 +67,7 @@ pub(crate) fn ledger(db: &Path, state_url: Option<&str>) -> specc_llm::Ledger {
     match state_url {
         None => specc_llm::Ledger::open_existing(db).expect("ledger"),
         Some(url) => {
-            let state = specc_llm::StateDb::connect_postgres(url, None).expect("PostgreSQL");
+            let state = specc_state::StateDb::connect_postgres(url, None).expect("PostgreSQL");
             specc_llm::Ledger::on_state(std::sync::Arc::new(state))
         }
     }

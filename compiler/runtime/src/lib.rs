@@ -29,6 +29,7 @@ pub use attempt::{
 pub use checkouts::{Scope, Slots, apply as apply_changes};
 pub use events::Event;
 pub use landing::{
+    Merged, reconcile,
     Intents, Lens, MERGE_TOOL, Pins, REVIEW_TOOL, ReviewConfig, Severity, StaleRef, added_lines,
 };
 pub use scheduling::dispatch::{Claimed, Counters, wire};

@@ -6,10 +6,8 @@ use std::time::Duration;
 
 use specc_ir::plan::{ChildKind, TaskNode};
 use specc_llm::Ledger;
-use specc_runtime::attempt::TaskEnd;
-use specc_runtime::context::WorkOrder;
-use specc_runtime::dispatch::Dispatch;
-use specc_runtime::task_leases::LeaseStore;
+use specc_runtime::{Dispatch, TaskEnd, WorkOrder};
+use specc_state::LeaseStore;
 use specc_vcs::Repo;
 
 /// Longer than any test waits: a claim that returns within it was woken, not timed out.
@@ -50,7 +48,7 @@ fn dispatch_with(dir: &std::path::Path, lease: Duration) -> (Arc<Dispatch>, Arc<
     let ledger = Arc::new(Ledger::open(&dir.join("state.db")).expect("state"));
     std::fs::create_dir_all(dir.join("vcs")).expect("dir");
     let repo = Repo::open(&dir.join("vcs/log"), specc_vcs::Options::default()).expect("repo");
-    let store = LeaseStore::Sqlite(ledger.state_db());
+    let store = LeaseStore::sqlite(ledger.state_db()).expect("leases");
     let d = Dispatch::new(store, "run", lease, repo);
     (Arc::new(d), ledger)
 }
@@ -179,7 +177,7 @@ async fn a_landed_submission_wins_over_the_end_its_worker_reports() {
     let head = d.repo().stats().await.head.expect("a head");
     // A submission under another claim's key is refused, whatever its token.
     let other = d.submit(&c, submission(head, "run@7/a/7")).await;
-    assert_eq!(other, Err(specc_runtime::task_leases::LeaseError::Fenced));
+    assert_eq!(other, Err(specc_state::LeaseError::Fenced));
     let landed = d
         .submit(&c, submission(head, "run@1/a/1"))
         .await

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use specc_runtime::slots::Slots;
+use specc_runtime::Slots;
 use specc_vcs::object::{Kind, ObjectId};
 use specc_vcs::{Change, Options, Outcome, Repo, Submission};
 
@@ -199,7 +199,7 @@ fn apply_replaces_what_is_in_the_way_and_sets_modes() {
         ("exe.sh".to_owned(), file("#!/bin/sh\n", true)),
         ("new/deep/n.txt".to_owned(), file("n\n", false)),
     ];
-    specc_runtime::slots::apply(&dir, &changes).expect("apply");
+    specc_runtime::apply_changes(&dir, &changes).expect("apply");
     assert_eq!(std::fs::read_to_string(&outside).expect("read"), "keep\n");
     for (path, mode) in [("link.txt", 0o644), ("pipe", 0o755), ("exe.sh", 0o755)] {
         let m = std::fs::symlink_metadata(dir.join(path)).expect("meta");

@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use specc_llm::ToolCall;
-use specc_runtime::runner::{CommandLimits, ProcessRunner};
-use specc_runtime::scope::Scope;
-use specc_runtime::tools::{Base, Toolbox};
+use specc_runtime::{Base, Scope, Toolbox};
+use specc_sandbox::{CommandLimits, ProcessRunner};
 use specc_vcs::{Options, Repo};
 
 async fn write(t: &Toolbox, args: serde_json::Value) -> (String, bool) {

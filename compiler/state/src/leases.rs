@@ -70,6 +70,14 @@ impl LeaseStore {
         })
     }
 
+    /// The leases of a PostgreSQL state database, to read them (`specc status`): nothing is
+    /// made or migrated, and a database without their table has none.
+    pub fn reader(pg: PgState) -> LeaseStore {
+        LeaseStore {
+            backend: Backend::Postgres(pg),
+        }
+    }
+
     /// The leases in the PostgreSQL state database of `pg`, their tables (and the
     /// journal's) migrated.
     pub async fn postgres(pg: PgState) -> Result<LeaseStore, StateError> {

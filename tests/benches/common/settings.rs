@@ -2,13 +2,12 @@
 
 use std::time::Duration;
 
-use specc_runtime::agent::AttemptLimits;
-use specc_runtime::attempt::Settings;
-use specc_runtime::runner::CommandLimits;
+use specc_runtime::{AttemptLimits, AttemptPolicy, Escalation, OnConflict};
+use specc_sandbox::CommandLimits;
 
 /// Settings for scripted attempts: limits no bench reaches, no escalation, no review.
-pub fn settings(merger: bool, worker_max_tokens: u32) -> Settings {
-    Settings {
+pub fn settings(merger: bool, worker_max_tokens: u32) -> AttemptPolicy {
+    AttemptPolicy {
         attempt: AttemptLimits {
             max_steps: 10,
             max_tokens: 100_000,
@@ -19,9 +18,13 @@ pub fn settings(merger: bool, worker_max_tokens: u32) -> Settings {
             output_cap: 1 << 14,
         },
         guide_lines: 200,
-        escalation: false,
-        merger,
-        review: specc_runtime::review::ReviewConfig::default(),
+        escalation: Escalation::None,
+        on_conflict: if merger {
+            OnConflict::MergeAgent
+        } else {
+            OnConflict::Rerun
+        },
+        review: specc_runtime::ReviewConfig::default(),
         worker_max_tokens,
     }
 }

@@ -11,7 +11,7 @@ use std::io::Write;
 use specc_ir::{Diagnostic, codes};
 use specc_passes::eval::Outcome;
 use specc_runtime::eval::{EvalError, Evaluation, Evaluator};
-use specc_runtime::runner::Confinement;
+use specc_sandbox::Confinement;
 use specc_vcs::object::ObjectId;
 
 use super::Reporter;

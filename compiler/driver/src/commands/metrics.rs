@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::journal_status::Status;
+use specc_state::Status;
 
 /// Model calls of one role with one outcome, and their tokens.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -72,7 +72,7 @@ pub fn prometheus(status: &Status, spend: &Spend) -> String {
         "Work tasks of the build by state.",
     );
     // Every state, so that a state with no task still has its series (at 0).
-    for state in crate::journal_status::TASK_STATES {
+    for state in specc_state::TASK_STATES {
         let n = status
             .counts
             .iter()
@@ -169,7 +169,7 @@ pub fn prometheus(status: &Status, spend: &Spend) -> String {
 
 /// `specc serve`'s counts of remote work: claims, submissions, commits, conflicts, and
 /// writes refused because their fencing token no longer held.
-pub fn dispatch_counters(c: &crate::dispatch::Counters) -> String {
+pub fn dispatch_counters(c: &specc_runtime::Counters) -> String {
     use std::sync::atomic::Ordering::Relaxed;
     let mut out = String::new();
     for (name, help, value) in [
@@ -251,7 +251,7 @@ fn escape(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal_status::{RunRow, Submissions};
+    use specc_state::{RunRow, Submissions};
 
     fn status() -> Status {
         Status {

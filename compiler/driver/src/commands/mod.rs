@@ -5,6 +5,7 @@ mod check;
 mod cost;
 mod eval;
 mod explain;
+mod metrics;
 pub use explain::explanation;
 mod pin;
 mod plan;
@@ -64,7 +65,7 @@ fn run_command(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn Write) ->
         Command::Report(args) => report::run(&args, env, out, err),
         Command::Explain(args) => explain::run(&args, out, err),
         Command::Sandbox(args) => sandbox::run(&args, env, out, err),
-        Command::SandboxHelper { args } => specc_runtime::sandbox::helper::main(&args),
+        Command::SandboxHelper { args } => specc_sandbox::helper::main(&args),
     }
 }
 

@@ -16,9 +16,7 @@ use specc_ir::{Diagnostic, IntentTree, codes};
 use specc_llm::config::{ProviderConfig, ProviderKind, RoleConfig};
 use specc_llm::{Client, Ledger, LlmConfig};
 use specc_passes::plan::{design_docs, uncovered};
-use specc_runtime::field_guide;
-use specc_runtime::outline::OutlinePlanner;
-use specc_runtime::plan_tree::Limits;
+use specc_plan::{Limits, OutlinePlanner, field_guide};
 
 use super::{Reporter, planning};
 use crate::cli::{Format, PlanArgs, ProviderChoice};

@@ -10,8 +10,7 @@ use specc_ir::plan::{PlannedDecision, TaskNode};
 use specc_ir::{Diagnostic, IntentTree, codes};
 use specc_llm::{Client, LlmConfig, Role};
 use specc_passes::plan::{LowerOptions, lower};
-use specc_runtime::plan_tree::{Cache, Limits, PlannedTree, plan_tree};
-use specc_runtime::planner::PlanError;
+use specc_plan::{Cache, Limits, PlanError, PlannedTree, plan_tree};
 
 /// A planned and lowered spec.
 pub(crate) struct Planned {

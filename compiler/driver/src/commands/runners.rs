@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use specc_ir::{Diagnostic, IntentTree, codes};
-use specc_runtime::runners::Runners;
+use specc_sandbox::Runners;
 
 /// The `[runners]` of specc.toml beside the spec (or `config`), if it has them. A file that
 /// cannot be read or parsed gives none: the commands that use the configuration report it.
@@ -14,7 +14,7 @@ pub(crate) fn beside(spec: &Path, config: Option<&Path>) -> Runners {
     let path = config.map_or_else(|| dir.join("specc.toml"), Path::to_path_buf);
     std::fs::read_to_string(path)
         .ok()
-        .and_then(|text| specc_runtime::runners::parse(&text).ok())
+        .and_then(|text| specc_sandbox::parse_runners(&text).ok())
         .unwrap_or_default()
 }
 

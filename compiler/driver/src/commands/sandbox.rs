@@ -6,8 +6,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use specc_ir::{Diagnostic, codes};
-use specc_runtime::runner::{CommandSpec, Exit, ProcessRunner, Runner};
-use specc_runtime::sandbox::{Probe, Rlimits, SandboxRunner};
+use specc_sandbox::{CommandSpec, Exit, Probe, ProcessRunner, Rlimits, Runner, SandboxRunner};
 
 use super::Reporter;
 use crate::cli::{MessageFormat, SandboxArgs};

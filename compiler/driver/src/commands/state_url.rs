@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use specc_llm::StateDb;
+use specc_state::StateDb;
 
 /// The URL `state` is, if it names PostgreSQL rather than a file.
 pub(in crate::commands) fn of(state: &Path) -> Option<&str> {

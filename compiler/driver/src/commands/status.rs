@@ -12,11 +12,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use specc_ir::{Diagnostic, codes};
-use specc_llm::pg::PgState;
+use specc_state::PgState;
 use specc_llm::{Ledger, LlmConfig};
-use specc_runtime::journal_status::{self, Status};
-use specc_runtime::metrics;
-use specc_runtime::task_leases::{self, LeaseRow, LeaseStore};
+use specc_state::Status;
+use crate::commands::metrics;
+use specc_state::{LeaseRow, LeaseStore};
 
 use super::Reporter;
 use crate::cli::{MessageFormat, StatusArgs, StatusFormat};
@@ -168,7 +168,7 @@ fn read(source: &Source) -> Result<Option<(Status, Vec<specc_llm::CallRow>)>, St
     let (status, ledger) = match source {
         Source::Sqlite(db) => {
             let at = |e: &dyn std::fmt::Display| format!("`{}`: {e}", db.display());
-            let Some(status) = journal_status::read(db).map_err(|e| at(&e))? else {
+            let Some(status) = specc_state::read_status(db).map_err(|e| at(&e))? else {
                 return Ok(None);
             };
             (status, Ledger::open_existing(db).ok())
@@ -177,7 +177,7 @@ fn read(source: &Source) -> Result<Option<(Status, Vec<specc_llm::CallRow>)>, St
             // Read only: nothing is migrated, and an unreachable server fails in seconds.
             let db = super::state_url::reader(url)?;
             let Some(status) = db
-                .read(journal_status::of)
+                .read(specc_state::status_of)
                 .map_err(|e| format!("the state database (PostgreSQL): {e}"))?
             else {
                 return Ok(None);
@@ -199,7 +199,7 @@ fn read(source: &Source) -> Result<Option<(Status, Vec<specc_llm::CallRow>)>, St
 fn leases_of(source: &Source, run: &str) -> Result<Vec<LeaseRow>, String> {
     let url = match source {
         Source::Sqlite(db) => {
-            return task_leases::read(db, run).map_err(|e| format!("`{}`: {e}", db.display()));
+            return specc_state::read_leases(db, run).map_err(|e| format!("`{}`: {e}", db.display()));
         }
         Source::Postgres(url) => url,
     };
@@ -212,7 +212,7 @@ fn leases_of(source: &Source, run: &str) -> Result<Vec<LeaseRow>, String> {
         // Read only: nothing is migrated, and an unreachable server fails in seconds.
         let pg = PgState::reader(url, password.as_deref(), Duration::from_secs(5))
             .map_err(|e| format!("PostgreSQL: {e}"))?;
-        let store = LeaseStore::Postgres(pg);
+        let store = LeaseStore::reader(pg);
         let read = store.leases(run);
         match tokio::time::timeout(Duration::from_secs(10), read).await {
             Ok(leases) => leases.map_err(|e| format!("PostgreSQL: {e}")),

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use specc_llm::LlmConfig;
 use specc_llm::config::{ProviderConfig, ProviderKind};
-use specc_runtime::limits::Limits;
+use specc_plan::Limits;
 
 use crate::cli::{BuildArgs, BuildProvider};
 
@@ -19,18 +19,18 @@ pub(in crate::commands) struct BuildConfig {
     pub(in crate::commands) llm: LlmConfig,
     pub(in crate::commands) limits: Limits,
     /// `[review]`: how landed tasks are reviewed.
-    pub(in crate::commands) review: specc_runtime::review::ReviewConfig,
+    pub(in crate::commands) review: specc_runtime::ReviewConfig,
     pub(in crate::commands) out: Option<PathBuf>,
     pub(in crate::commands) jobs: Option<usize>,
     pub(in crate::commands) allow_weaker: bool,
     /// `[sandbox] read`: more directories a command may read (toolchains).
     pub(in crate::commands) sandbox_read: Vec<PathBuf>,
     /// `[sandbox]` limits over the defaults.
-    pub(in crate::commands) sandbox_limits: specc_runtime::sandbox::Rlimits,
+    pub(in crate::commands) sandbox_limits: specc_sandbox::Rlimits,
     /// The environment variables that hold keys: never given to a command.
     pub(in crate::commands) key_vars: Vec<String>,
     /// `[runners]`: more languages for the spec's test blocks.
-    pub(in crate::commands) runners: specc_runtime::runners::Runners,
+    pub(in crate::commands) runners: specc_sandbox::Runners,
     /// `[eval]`: the hidden test suite, if any.
     pub(in crate::commands) eval: Option<specc_runtime::eval::EvalConfig>,
     /// `SPECC_STATE_URL`, else `[state] url`: the PostgreSQL database of `specc serve`'s
@@ -116,12 +116,12 @@ pub(in crate::commands) fn load_file(
     let text = crate::config_check::read(&path)?;
     let at = |e: String| crate::config_check::at(&path, &e);
     let limits = Limits::from_toml(&text).map_err(at)?;
-    let review = specc_runtime::review::ReviewConfig::parse(&text).map_err(at)?;
+    let review = specc_runtime::ReviewConfig::parse(&text).map_err(at)?;
     let llm = LlmConfig::parse_at(&text, &path).map_err(|e| at(e.to_string()))?;
     let file: File = toml::from_str(&text).map_err(|e| at(e.to_string()))?;
     let config_dir = path.parent().unwrap_or(dir);
     let eval = specc_runtime::eval::EvalConfig::parse(&text, config_dir).map_err(at)?;
-    let runners = specc_runtime::runners::parse(&text).map_err(at)?;
+    let runners = specc_sandbox::parse_runners(&text).map_err(at)?;
     let key_vars = llm
         .providers
         .values()
@@ -159,11 +159,11 @@ pub(in crate::commands) fn load_file(
         }
         // Everything a sandboxed command may read: the system's directories, the toolchains,
         // and `[sandbox] read`.
-        let system = specc_runtime::sandbox::SYSTEM_READABLE
+        let system = specc_sandbox::SYSTEM_READABLE
             .iter()
             .map(PathBuf::from);
         let mut readable: Vec<PathBuf> = system
-            .chain(specc_runtime::sandbox::toolchain_dirs())
+            .chain(specc_sandbox::toolchain_dirs())
             .collect();
         readable.extend(sandbox_read.iter().cloned());
         if let Some(why) = readable.iter().find_map(|r| e.exposed_by(r)) {
@@ -183,8 +183,8 @@ pub(in crate::commands) fn load_file(
         allow_weaker: sandbox.allow_weaker.unwrap_or(false),
         sandbox_read,
         sandbox_limits: {
-            let d = specc_runtime::sandbox::Rlimits::default();
-            specc_runtime::sandbox::Rlimits {
+            let d = specc_sandbox::Rlimits::default();
+            specc_sandbox::Rlimits {
                 address_space: d.address_space,
                 memory: sandbox.memory_mb.map_or(d.memory, |m| m << 20),
                 file_size: sandbox.file_mb.map_or(d.file_size, |m| m << 20),

@@ -70,8 +70,8 @@ pub(in crate::commands) fn score_words(e: &Evaluation) -> String {
     }
 }
 
-fn exit_words(exit: &specc_runtime::runner::Exit) -> String {
-    use specc_runtime::runner::Exit;
+fn exit_words(exit: &specc_sandbox::Exit) -> String {
+    use specc_sandbox::Exit;
     match exit {
         Exit::Code(c) => format!("exit status {c}"),
         Exit::Signal(s) => format!("killed by signal {s}"),

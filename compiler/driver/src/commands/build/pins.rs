@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use specc_ir::codes;
-use specc_runtime::revisit::{Pins, StaleRef};
+use specc_runtime::{Pins, StaleRef};
 
 use crate::check::{CheckOptions, Session};
 use crate::db::Database;

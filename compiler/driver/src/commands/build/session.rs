@@ -8,10 +8,9 @@ use std::sync::Arc;
 
 use specc_ir::{Diagnostic, codes};
 use specc_llm::config::ProviderKind;
-use specc_llm::{Client, Ledger, Provider, StateDb};
-use specc_runtime::journal::Journal;
-use specc_runtime::runner::{Confinement, ProcessRunner, Runner};
-use specc_runtime::sandbox::SandboxRunner;
+use specc_llm::{Client, Ledger, Provider};
+use specc_sandbox::{Confinement, ProcessRunner, Runner, SandboxRunner};
+use specc_state::{Journal, StateDb};
 
 use super::config::{self, BuildConfig};
 use super::out_dir;
@@ -173,7 +172,9 @@ fn open_state(cfg: &BuildConfig, state: &Path) -> Result<Arc<Ledger>, Refused> {
             "another specc build or serve is using this PostgreSQL state database; wait for it to end".to_owned(),
         ));
     }
-    Ok(Arc::new(Ledger::on_state(Arc::new(db))))
+    Ledger::writing_to(Arc::new(db))
+        .map(Arc::new)
+        .map_err(|e| Refused::setup(format!("the state database (PostgreSQL): {e}")))
 }
 
 /// The advisory lock a build holds on a PostgreSQL state database ("SPECCBLD").

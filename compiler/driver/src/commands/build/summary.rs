@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use specc_llm::CallRow;
 use specc_llm::cost::summarize;
-use specc_runtime::build::BuildReport;
-use specc_runtime::journal::TaskState;
+use specc_runtime::BuildReport;
+use specc_state::TaskState;
 
 /// `specc check` on the built tree.
 pub(super) struct CheckOutcome {

@@ -23,8 +23,8 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{Response, StatusCode};
 use specc_llm::{CallRow, LlmError, Reservation};
-use specc_runtime::dispatch::wire::Token;
-use specc_runtime::task_leases::Claim;
+use specc_runtime::wire::Token;
+use specc_state::Claim;
 
 use super::http::{Shared, json, refused, text};
 

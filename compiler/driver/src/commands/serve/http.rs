@@ -29,11 +29,11 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
-use specc_runtime::dispatch::wire::{
+use specc_runtime::wire::{
     ClaimAnswer, FinishRequest, JournalRequest, SubmitRequest, Token,
 };
-use specc_runtime::dispatch::{Claimed, Dispatch};
-use specc_runtime::task_leases::LeaseError;
+use specc_runtime::{Claimed, Dispatch};
+use specc_state::LeaseError;
 use specc_vcs::object::ObjectId;
 
 use super::budget;
@@ -186,7 +186,7 @@ async fn answer(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
         (Method::POST, "/v1/finish") => match body::<FinishRequest>(req).await {
             Ok(f) => {
                 let end = f.end.into_task_end();
-                let claim: specc_runtime::task_leases::Claim = f.token.into();
+                let claim: specc_state::Claim = f.token.into();
                 Ok(match d.finish(&claim, end).await {
                     Ok(()) => {
                         budget::sweep(shared, &claim.task, claim.attempt);
@@ -206,7 +206,7 @@ async fn answer(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
         },
         (Method::POST, "/v1/release") => match body::<Token>(req).await {
             Ok(t) => {
-                let claim: specc_runtime::task_leases::Claim = t.into();
+                let claim: specc_state::Claim = t.into();
                 Ok(match d.release(&claim).await {
                     Ok(()) => {
                         budget::sweep(shared, &claim.task, claim.attempt);
@@ -299,7 +299,7 @@ fn metrics(shared: &Shared) -> Response<Full<Bytes>> {
     let mut out = String::new();
     // Read through the build's own state database, on whichever backend it is.
     let db = shared.ledger.state_db();
-    if let Ok(Some(status)) = db.read(specc_runtime::journal_status::of) {
+    if let Ok(Some(status)) = db.read(specc_state::status_of) {
         let rows: Vec<specc_llm::CallRow> = shared
             .ledger
             .rows()
@@ -309,10 +309,10 @@ fn metrics(shared: &Shared) -> Response<Full<Bytes>> {
                     .collect()
             })
             .unwrap_or_default();
-        let spend = specc_runtime::metrics::Spend::of(&rows, shared.budget);
-        out.push_str(&specc_runtime::metrics::prometheus(&status, &spend));
+        let spend = crate::commands::metrics::Spend::of(&rows, shared.budget);
+        out.push_str(&crate::commands::metrics::prometheus(&status, &spend));
     }
-    out.push_str(&specc_runtime::metrics::dispatch_counters(
+    out.push_str(&crate::commands::metrics::dispatch_counters(
         &shared.dispatch.counters,
     ));
     let mut r = text(StatusCode::OK, out);

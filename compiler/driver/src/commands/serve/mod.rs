@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use specc_ir::{Diagnostic, codes};
-use specc_llm::pg::PgState;
-use specc_runtime::dispatch::Dispatch;
-use specc_runtime::task_leases::LeaseStore;
+use specc_state::PgState;
+use specc_runtime::Dispatch;
+use specc_state::LeaseStore;
 
 use super::build::session::Session;
 use super::{Reporter, build};
@@ -86,10 +86,13 @@ pub(super) fn start(
     let store = match &s.cfg.state_url {
         Some(url) => {
             let password = super::build::config::pg_password();
-            let pg = s.rt.block_on(PgState::connect_as(url, password.as_deref()));
-            LeaseStore::Postgres(pg.map_err(|e| format!("the state database (PostgreSQL): {e}"))?)
+            let pg = PgState::connect_as(url, password.as_deref())
+                .map_err(|e| format!("the state database (PostgreSQL): {e}"))?;
+            s.rt.block_on(LeaseStore::postgres(pg))
+                .map_err(|e| format!("the state database (PostgreSQL): {e}"))?
         }
-        None => LeaseStore::Sqlite(s.ledger.state_db()),
+        None => LeaseStore::sqlite(s.ledger.state_db())
+            .map_err(|e| format!("the state database: {e}"))?,
     };
     let dispatch = Arc::new(Dispatch::new(store, &s.run, serving.lease, s.repo.clone()));
     if s.resumed {

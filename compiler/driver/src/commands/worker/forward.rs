@@ -9,8 +9,8 @@
 
 use std::sync::Mutex;
 
-use specc_runtime::dispatch::wire::{JournalRequest, Token};
-use specc_runtime::task_leases::StepRecord;
+use specc_runtime::wire::{JournalRequest, Token};
+use specc_state::StepRecord;
 
 use super::Worker;
 use super::remote::Answered;

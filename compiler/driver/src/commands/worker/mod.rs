@@ -29,11 +29,11 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use specc_ir::{Diagnostic, codes};
 use specc_llm::{Client, Ledger};
-use specc_runtime::attempt::{self, Services, Settings};
-use specc_runtime::context::WorkOrder;
-use specc_runtime::dispatch::wire::{ClaimAnswer, End, FinishRequest, Token};
-use specc_runtime::journal::Journal;
-use specc_runtime::runner::Runner;
+use specc_runtime::{AttemptPolicy, Services, run_task};
+use specc_runtime::WorkOrder;
+use specc_runtime::wire::{ClaimAnswer, End, FinishRequest, Token};
+use specc_state::Journal;
+use specc_sandbox::Runner;
 use specc_vcs::Repo;
 use tracing::Instrument as _;
 
@@ -63,9 +63,9 @@ struct Worker {
     client: Client,
     runner: Arc<dyn Runner>,
     work: PathBuf,
-    slots: specc_runtime::slots::Slots,
-    intents: specc_runtime::merge::Intents,
-    settings: Settings,
+    slots: specc_runtime::Slots,
+    intents: specc_runtime::Intents,
+    policy: AttemptPolicy,
 }
 
 pub(crate) fn run(args: &WorkerArgs, env: &Env, _out: &mut dyn Write, err: &mut dyn Write) -> i32 {
@@ -162,7 +162,7 @@ fn open(
         .map_err(|e| format!("no async runtime: {e}"))?;
     let (runner, missing) = session::runner(&cfg, env, &rt);
     drop(rt);
-    if runner.confinement() == specc_runtime::runner::Confinement::Weaker
+    if runner.confinement() == specc_sandbox::Confinement::Weaker
         && session::live(&cfg, env)
         && !cfg.allow_weaker
     {
@@ -195,9 +195,9 @@ fn open(
         client,
         runner,
         work: state.join("work"),
-        slots: specc_runtime::slots::Slots::new(state.join("work")),
-        intents: specc_runtime::merge::Intents::default(),
-        settings: super::build::settings(&cfg),
+        slots: specc_runtime::Slots::new(state.join("work")),
+        intents: specc_runtime::Intents::default(),
+        policy: super::build::policy(&cfg),
     })
 }
 
@@ -314,11 +314,10 @@ async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease:
             slots: &w.slots,
             intents: &w.intents,
             pins: Some(Arc::new(super::build::DriverPins)),
-            settings: &w.settings,
+            policy: &w.policy,
             events: &events,
-            dispatch: None,
         };
-        let attempt = attempt::run_task(&services, order);
+        let attempt = run_task(&services, order);
         let end = tokio::select! {
             end = attempt => Some(end),
             lost = heartbeats(w, &token, lease, &forward, &run) => {

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use specc_llm::{BoxFuture, BudgetGate, CallRow, LlmError};
-use specc_runtime::dispatch::wire::{
+use specc_runtime::wire::{
     ClaimAnswer, FinishRequest, JournalRequest, SubmitRequest, Token,
 };
 use specc_vcs::object::ObjectId;

@@ -1,0 +1,174 @@
+//! Running a planned build's work leaves, here or (for `specc serve`) on remote workers,
+//! with its progress shown and its evaluations beside it; the run's start and end
+//! journaled.
+//! design: driver.build
+
+use std::io::Write;
+use std::time::Duration;
+
+use specc_llm::Role;
+use specc_runtime::eval::{Progress as Landings, Seen};
+use specc_runtime::{
+    AttemptLimits, AttemptPolicy, BuildReport, Escalation, Event, Intents, OnConflict, Plan,
+    Services, Slots, Workers,
+};
+use specc_sandbox::CommandLimits;
+
+use super::session::Session;
+use super::{config, evals, pins, progress, signals};
+use crate::cli::{BuildArgs, MessageFormat};
+use crate::commands::{planning, serve};
+use crate::Env;
+
+/// The limits and the ladder of a build's attempts, from specc.toml.
+pub(in crate::commands) fn policy(cfg: &config::BuildConfig) -> AttemptPolicy {
+    let limits = cfg.limits;
+    AttemptPolicy {
+        attempt: AttemptLimits {
+            max_steps: limits.steps,
+            max_tokens: limits.attempt_tokens,
+            wall: Duration::from_secs(limits.attempt_seconds),
+        },
+        commands: CommandLimits {
+            timeout: Duration::from_secs(limits.command_seconds),
+            output_cap: limits.output_bytes,
+        },
+        guide_lines: limits.field_guide_lines,
+        escalation: match cfg.llm.role(Role::Escalation) {
+            Some(_) => Escalation::StrongerModel,
+            None => Escalation::None,
+        },
+        on_conflict: match cfg.llm.role(Role::Merger) {
+            Some(_) => OnConflict::MergeAgent,
+            None => OnConflict::Rerun,
+        },
+        review: cfg.review.clone(),
+        worker_max_tokens: planning::worker_max_tokens(&cfg.llm),
+    }
+}
+
+/// Runs the plan's work leaves (here, or with `serving` on remote workers), showing
+/// progress on `sink`.
+pub(super) fn execute(
+    s: &Session,
+    args: &BuildArgs,
+    env: &Env,
+    plan: Plan,
+    serving: Option<serve::Serving>,
+    sink: &mut dyn Write,
+) -> BuildReport {
+    let policy = policy(&s.cfg);
+    let mode = match args.messages.message_format {
+        MessageFormat::Json => progress::Mode::Json,
+        MessageFormat::Human if env.stderr_is_terminal => progress::Mode::Bar,
+        MessageFormat::Human => progress::Mode::Plain,
+    };
+    let progress = progress::Progress::new(mode, plan.orders.len(), sink);
+    let (sender, receiver) = tokio::sync::watch::channel(Landings::default());
+    let watch = LandingWatch { sender, receiver };
+    let on_event = |e: Event| {
+        if matches!(e, Event::Landed { .. }) {
+            watch.sender.send_modify(|p| p.landings += 1);
+        }
+        progress.event(&e);
+        progress.spent(
+            || s.ledger.spent(&s.run).unwrap_or(0.0),
+            s.cfg.llm.budget.dollars,
+        );
+    };
+    let slots = Slots::new(s.state.join("work"));
+    let intents = Intents::default();
+    let services = Services {
+        client: &s.client,
+        journal: &s.journal,
+        repo: &s.repo,
+        runner: s.runner.clone(),
+        run: &s.run,
+        work: s.state.join("work"),
+        slots: &slots,
+        intents: &intents,
+        pins: Some(std::sync::Arc::new(pins::DriverPins)),
+        policy: &policy,
+        events: &on_event,
+    };
+    let served = match serving.map(|serving| serve::start(s, serving)) {
+        Some(Err(e)) => {
+            return BuildReport {
+                stopped: Some(e),
+                ..BuildReport::default()
+            };
+        }
+        served => served.and_then(Result::ok),
+    };
+    let _ = s
+        .journal
+        .start_run(&s.run, &args.spec.display().to_string());
+    let workers = match &served {
+        // Leaves offered at once: the workers' claims, not this process, limit the work.
+        Some((dispatch, _)) => Workers::Remote {
+            dispatch,
+            offered: args.jobs.unwrap_or(serve::OFFERED),
+        },
+        None => Workers::Local {
+            jobs: args.jobs.or(s.cfg.jobs).unwrap_or(4),
+        },
+    };
+    let report = run_leaves(s, env, &services, plan, workers, &watch, &progress);
+    if let Some((_, shared)) = &served {
+        serve::drain(s, shared);
+    }
+    progress.finish();
+    let status = if report.stopped.is_some() {
+        "stopped"
+    } else {
+        "finished"
+    };
+    if let Err(e) = s.journal.finish_run(&s.run, status) {
+        tracing::error!(run = %s.run, error = %e, "the journal could not record the run's end");
+    }
+    report
+}
+
+/// The landings the evaluations follow, and the build's end.
+struct LandingWatch {
+    sender: tokio::sync::watch::Sender<Landings>,
+    receiver: tokio::sync::watch::Receiver<Landings>,
+}
+
+/// The build on the session's runtime, stopped cleanly by SIGTERM or SIGINT when the binary
+/// listens for them, with `[eval]`'s evaluations beside it when configured.
+fn run_leaves(
+    s: &Session,
+    env: &Env,
+    services: &Services<'_>,
+    plan: Plan,
+    workers: Workers<'_>,
+    watch: &LandingWatch,
+    progress: &progress::Progress<'_>,
+) -> BuildReport {
+    let halt = env.signals.then(|| s.client.halt_switch());
+    let build = async {
+        let build = specc_runtime::build(services, plan, workers);
+        // The handlers are installed (on the first poll) before the work begins.
+        let report = match halt {
+            Some(halt) => tokio::select! {
+                biased;
+                never = signals::stop_on_signals(halt) => match never {},
+                report = build => report,
+            },
+            None => build.await,
+        };
+        watch.sender.send_modify(|p| p.ended = true);
+        report
+    };
+    match evals::evaluator(s) {
+        Some(ev) => {
+            let seen = |p: Seen<'_>| evals::show(progress, p);
+            let db = s.ledger.state_db();
+            let receiver = watch.receiver.clone();
+            let during = specc_runtime::eval::during_build(&ev, &db, &s.run, receiver, &seen);
+            s.rt.block_on(async { tokio::join!(build, during).0 })
+        }
+        None => s.rt.block_on(build),
+    }
+}
