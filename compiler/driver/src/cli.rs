@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+/// The default `--error-limit`.
+pub(crate) const ERROR_LIMIT: usize = 20;
+
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser, Debug)]
@@ -294,7 +297,7 @@ impl MessageArgs {
     /// `--error-limit`, or its default: machine output is never cut.
     pub(crate) fn error_limit(&self) -> usize {
         self.error_limit.unwrap_or(match self.message_format {
-            MessageFormat::Human => crate::commands::ERROR_LIMIT,
+            MessageFormat::Human => ERROR_LIMIT,
             MessageFormat::Json => 0,
         })
     }

@@ -14,11 +14,14 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use specc_state::{Dialect, Sql, StateDb, StateError, Write, args};
 
 use crate::error::LlmError;
+
+/// Reservations older than this belong to a process that died mid-call; they stop counting.
+pub(crate) const STALE_RESERVATION: Duration = Duration::from_secs(3600);
 
 /// How many calls of the size that needed a top-up one top-up covers.
 const CALLS_PER_TOP_UP: f64 = 16.0;
@@ -92,7 +95,7 @@ impl Book {
     pub(crate) fn take(&mut self, run: &str, dollars: f64) -> Option<Reservation> {
         let l = self.by_run.get_mut(run)?;
         if l.held - l.in_use() < dollars
-            || l.written.elapsed() > crate::ledger::STALE_RESERVATION / 2
+            || l.written.elapsed() > STALE_RESERVATION / 2
         {
             return None;
         }
@@ -166,8 +169,11 @@ pub(crate) struct Leases {
     book: Mutex<Book>,
 }
 
-fn now() -> i64 {
-    crate::ledger::now()
+/// Seconds since the epoch, by this machine's clock.
+pub(crate) fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 impl Leases {
@@ -334,7 +340,7 @@ fn committed_elsewhere(tx: &mut dyn Sql, run: &str, mine: Option<i64>) -> Result
              WHERE run = ?1 AND created_unix > ?2 AND id IS DISTINCT FROM ?3",
             args![
                 run,
-                now() - crate::ledger::STALE_RESERVATION.as_secs() as i64,
+                now() - STALE_RESERVATION.as_secs() as i64,
                 mine
             ],
         )?

@@ -4,13 +4,13 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::Serialize;
 use specc_state::schema::{Migration, Tables, migrate};
 use specc_state::{Sql, StateDb, StateError, args};
 
-use crate::budget::{Leases, Reservation};
+use crate::budget::{Leases, Reservation, now};
 use crate::error::LlmError;
 use crate::types::Usage;
 
@@ -49,8 +49,6 @@ pub struct CallRow {
 /// More to write in the transaction that records a call: see [`Ledger::record_with`].
 pub type Also = specc_state::Write;
 
-/// Reservations older than this belong to a process that died mid-call; they stop counting.
-pub(crate) const STALE_RESERVATION: Duration = Duration::from_secs(3600);
 
 pub struct Ledger {
     db: Arc<StateDb>,
@@ -61,12 +59,6 @@ fn db_error(e: impl Into<StateError>) -> LlmError {
     LlmError::Ledger(e.into())
 }
 
-/// Seconds since the epoch, by this machine's clock.
-pub(crate) fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
-}
 
 /// The ledger's tables (design: state.owners): a row per attempt of a call, the budget
 /// leases' reservations, and each run's spent total.

@@ -23,7 +23,7 @@ use std::io::Write;
 
 use specc_ir::Diagnostic;
 
-use crate::cli::{Cli, Command, MessageFormat};
+use crate::cli::{Cli, Command, ERROR_LIMIT, MessageFormat};
 use crate::render::{DiagnosticFormat, Renderer};
 use crate::source::Files;
 use crate::{Env, exit};
@@ -107,8 +107,6 @@ pub(crate) struct Reporter {
     suppressed: std::collections::BTreeMap<&'static str, usize>,
 }
 
-/// The default `--error-limit`.
-pub(crate) const ERROR_LIMIT: usize = 20;
 
 impl Reporter {
     pub(crate) fn new(format: MessageFormat, env: &Env) -> Reporter {

@@ -7,17 +7,20 @@
 //! earlier build is up to date. The leaves run here ([`attempt::run_task`]) or, for `specc
 //! serve`, on remote workers through a [`Dispatch`].
 //!
-//! The scheduler's state is `ready.rs`, the DAG `dag.rs`, the seed commit `seed.rs`, the
+//! The scheduler's state is `ready.rs` (made in `start.rs`, leaves taken in as they end in
+//! `ended.rs`), the DAG `dag.rs`, the seed commit `seed.rs`, the
 //! re-checks of dependents `recheck.rs`, what a build runs and reports `plan.rs`, and
 //! serve's side of remote work `dispatch/`.
 //! design: runtime.scheduler
 
 mod dag;
 pub(crate) mod dispatch;
+mod ended;
 mod plan;
 mod ready;
 mod recheck;
 mod seed;
+mod start;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -17,7 +17,8 @@ use specc_sandbox::CommandLimits;
 use super::session::Session;
 use super::{config, evals, pins, progress, signals};
 use crate::cli::{BuildArgs, MessageFormat};
-use crate::commands::{planning, serve};
+use crate::commands::planning;
+use crate::commands::serve::{OFFERED, Serving, drain as drain_workers, start as start_serving};
 use crate::Env;
 
 /// The limits and the ladder of a build's attempts, from specc.toml.
@@ -54,7 +55,7 @@ pub(super) fn execute(
     args: &BuildArgs,
     env: &Env,
     plan: Plan,
-    serving: Option<serve::Serving>,
+    serving: Option<Serving>,
     sink: &mut dyn Write,
 ) -> BuildReport {
     let policy = policy(&s.cfg);
@@ -91,7 +92,7 @@ pub(super) fn execute(
         policy: &policy,
         events: &on_event,
     };
-    let served = match serving.map(|serving| serve::start(s, serving)) {
+    let served = match serving.map(|serving| start_serving(s, serving)) {
         Some(Err(e)) => {
             return BuildReport {
                 stopped: Some(e),
@@ -107,7 +108,7 @@ pub(super) fn execute(
         // Leaves offered at once: the workers' claims, not this process, limit the work.
         Some((dispatch, _)) => Workers::Remote {
             dispatch,
-            offered: args.jobs.unwrap_or(serve::OFFERED),
+            offered: args.jobs.unwrap_or(OFFERED),
         },
         None => Workers::Local {
             jobs: args.jobs.or(s.cfg.jobs).unwrap_or(4),
@@ -115,7 +116,7 @@ pub(super) fn execute(
     };
     let report = run_leaves(s, env, &services, plan, workers, &watch, &progress);
     if let Some((_, shared)) = &served {
-        serve::drain(s, shared);
+        drain_workers(s, shared);
     }
     progress.finish();
     let status = if report.stopped.is_some() {

@@ -31,6 +31,7 @@ use self::planned::{Planned, plan};
 use self::session::Session;
 pub(in crate::commands) use self::signals::stop_on_signals;
 use super::Reporter;
+use super::serve::Serving;
 use crate::cli::{BuildArgs, MessageFormat};
 use crate::source::Files;
 use crate::{Env, exit};
@@ -42,7 +43,7 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
 /// `specc build`, or with `serving`, `specc serve`: the leaves go to remote workers.
 pub(in crate::commands) fn run_with(
     args: &BuildArgs,
-    serving: Option<super::serve::Serving>,
+    serving: Option<Serving>,
     env: &Env,
     out: &mut dyn Write,
     err: &mut dyn Write,

@@ -26,29 +26,8 @@ use specc_llm::{CallRow, LlmError, Reservation};
 use specc_runtime::wire::Token;
 use specc_state::Claim;
 
-use super::http::{Shared, json, refused, text};
-
-/// How long the holds of a claim that was taken over stay: a worker paused or cut off past
-/// its lease may still be in a call that will be paid for; its row settles the hold if it
-/// comes back in time (design: state.leases).
-const GRACE: Duration = Duration::from_secs(600);
-
-/// The holds of the workers' calls in flight.
-#[derive(Default)]
-pub(super) struct Holds {
-    next: AtomicU64,
-    open: Mutex<HashMap<u64, Open>>,
-    /// The ids of the rows recorded, so that a row sent again is recorded once.
-    recorded: Mutex<HashSet<String>>,
-}
-
-struct Open {
-    task: String,
-    attempt: i64,
-    reservation: Reservation,
-    /// Set once its claim was taken over: given back then.
-    until: Option<Instant>,
-}
+use super::holds::{GRACE, Open};
+use super::shared::{Shared, json, refused, text};
 
 #[derive(serde::Deserialize)]
 pub(super) struct HoldRequest {

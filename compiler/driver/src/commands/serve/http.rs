@@ -37,30 +37,10 @@ use specc_state::LeaseError;
 use specc_vcs::object::ObjectId;
 
 use super::budget;
+use super::shared::{Shared, json, refused, text};
 
 /// The largest request body: a submission with its files.
 const MAX_BODY: usize = 512 << 20;
-
-pub(in crate::commands) struct Shared {
-    pub(super) dispatch: Arc<Dispatch>,
-    pub(super) token: String,
-    pub(super) budget: Option<f64>,
-    /// The build's ledger: workers' model calls are recorded here.
-    pub(super) ledger: Arc<specc_llm::Ledger>,
-    /// The budget's holds for the workers' calls in flight.
-    pub(super) holds: super::budget::Holds,
-    /// Workers heard from: when, and whether they were told the build is over.
-    pub(super) seen: Mutex<HashMap<String, (Instant, bool)>>,
-}
-
-impl Shared {
-    /// Whether every worker heard from within `window` has been told the build is over.
-    pub(super) fn all_told(&self, window: Duration) -> bool {
-        self.seen.lock().map_or(true, |s| {
-            s.values().all(|(at, told)| *told || at.elapsed() > window)
-        })
-    }
-}
 
 /// Serves `listener` until the process ends.
 pub(super) async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
@@ -83,19 +63,6 @@ pub(super) async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>
                 tracing::debug!(error = %e, "a worker's connection ended");
             }
         });
-    }
-}
-
-pub(super) fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(body.into()));
-    *r.status_mut() = status;
-    r
-}
-
-pub(super) fn json<T: serde::Serialize>(v: &T) -> Response<Full<Bytes>> {
-    match serde_json::to_vec(v) {
-        Ok(b) => text(StatusCode::OK, b),
-        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }
 
@@ -122,13 +89,6 @@ async fn body<T: serde::de::DeserializeOwned>(
         .to_bytes();
     serde_json::from_slice(&bytes)
         .map_err(|e| text(StatusCode::BAD_REQUEST, format!("the body: {e}")))
-}
-
-pub(super) fn refused(e: &LeaseError) -> Response<Full<Bytes>> {
-    match e {
-        LeaseError::Fenced => text(StatusCode::CONFLICT, e.to_string()),
-        LeaseError::State(_) => text(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
-    }
 }
 
 #[derive(serde::Deserialize)]
