@@ -8,16 +8,19 @@
 
 mod anthropic;
 mod budget;
+mod call;
 mod client;
 pub mod config;
 pub mod cost;
 mod error;
+mod estimate;
 mod gate;
 mod halt;
 mod http;
 mod ledger;
 mod openai;
 mod provider;
+mod providers;
 mod replay;
 mod retry;
 #[cfg(feature = "testing")]

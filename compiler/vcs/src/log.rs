@@ -40,6 +40,67 @@ pub struct Recovered {
     pub flags: Vec<String>,
 }
 
+/// What a scan of the log found: the objects of every batch that ended in a head record,
+/// the heads, the flags as of the last head, and where the committed data ends.
+#[derive(Default)]
+struct Replayed {
+    index: HashMap<ObjectId, Location>,
+    heads: Vec<(ObjectId, u64)>,
+    flags: Vec<String>,
+    /// Where the last complete head record ends: everything after it is uncommitted.
+    committed_end: usize,
+    /// The objects of the batch being read, committed by its head record.
+    batch: Vec<(ObjectId, Location)>,
+    batch_flags: Option<Vec<String>>,
+}
+
+impl Replayed {
+    /// Takes in one record whose payload starts at `payload_at`; `false` if it is a head
+    /// record that does not decode (the scan stops there).
+    fn take(&mut self, kind: Kind, id: ObjectId, payload_at: usize, payload: &[u8]) -> bool {
+        let len = payload.len();
+        match kind {
+            Kind::Flags => {
+                let text = String::from_utf8_lossy(payload);
+                self.batch_flags = Some(
+                    text.lines()
+                        .filter(|l| !l.is_empty())
+                        .map(str::to_owned)
+                        .collect(),
+                );
+            }
+            Kind::Head => {
+                let (Some(commit), Some(seq)) = (
+                    payload
+                        .get(..32)
+                        .and_then(|b| b.try_into().ok())
+                        .map(ObjectId),
+                    payload
+                        .get(32..40)
+                        .and_then(|b| b.try_into().ok())
+                        .map(u64::from_le_bytes),
+                ) else {
+                    return false;
+                };
+                self.heads.push((commit, seq));
+                self.index.extend(self.batch.drain(..));
+                if let Some(f) = self.batch_flags.take() {
+                    self.flags = f;
+                }
+                self.committed_end = payload_at + len;
+            }
+            _ => self.batch.push((
+                id,
+                Location {
+                    offset: payload_at as u64,
+                    len: len as u32,
+                },
+            )),
+        }
+        true
+    }
+}
+
 impl Log {
     pub fn open(path: &Path) -> std::io::Result<Recovered> {
         let mut file = OpenOptions::new()
@@ -52,92 +113,13 @@ impl Log {
         file.try_lock().map_err(|_| {
             std::io::Error::other(format!("{} is open in another process", path.display()))
         })?;
-        // The log is read one record at a time: memory holds the index, never the log.
         let file_len = file.metadata()?.len() as usize;
-        let mut scan = Scanner {
-            reader: std::io::BufReader::with_capacity(1 << 20, &file),
-            pos: 0,
-        };
-        let mut index = HashMap::new();
-        let mut heads = Vec::new();
-        let mut committed_end = 0usize;
-        let mut batch: Vec<(ObjectId, Location)> = Vec::new();
-        let mut flags: Vec<String> = Vec::new();
-        let mut batch_flags: Option<Vec<String>> = None;
-        let mut stopped = None;
-        while let Some((kind, id, payload_at, payload)) = scan.next_record() {
-            let len = payload.len();
-            if kind == Kind::Flags {
-                let text = String::from_utf8_lossy(&payload);
-                batch_flags = Some(
-                    text.lines()
-                        .filter(|l| !l.is_empty())
-                        .map(str::to_owned)
-                        .collect(),
-                );
-            } else if kind == Kind::Head {
-                let (Some(commit), Some(seq)) = (
-                    payload
-                        .get(..32)
-                        .and_then(|b| b.try_into().ok())
-                        .map(ObjectId),
-                    payload
-                        .get(32..40)
-                        .and_then(|b| b.try_into().ok())
-                        .map(u64::from_le_bytes),
-                ) else {
-                    stopped = Some(payload_at - HEADER);
-                    break;
-                };
-                heads.push((commit, seq));
-                index.extend(batch.drain(..));
-                if let Some(f) = batch_flags.take() {
-                    flags = f;
-                }
-                committed_end = payload_at + len;
-            } else {
-                let loc = Location {
-                    offset: payload_at as u64,
-                    len: len as u32,
-                };
-                batch.push((id, loc));
-            }
-        }
-        let pos = stopped.unwrap_or(scan.pos);
-        drop(scan);
-        // What stops the scan must be a torn tail: the unsynced end of a batch. If a valid
-        // head record follows the damage, acknowledged commits lie beyond it; if the damage
-        // does not look like a write that stopped (a whole record whose hash fails, bytes
-        // that are neither a record nor zeros), data was changed after it was written. Either
-        // is corruption: the store refuses to open rather than drop or trust it. Only here is
-        // the rest of the file read whole.
+        let (replayed, pos) = replay(&file);
         if pos < file_len {
-            let mut tail = Vec::with_capacity(file_len - pos);
-            file.seek(SeekFrom::Start(pos as u64))?;
-            file.read_to_end(&mut tail)?;
-            let heads = heads_after(&tail, 1);
-            let why = match heads.as_slice() {
-                // Damage in the last batch, before its head, with a hole a power loss left:
-                // that batch's fsync never returned. Anything more is committed data.
-                [head] if unwritten_block(&tail[..*head], pos) => None,
-                [] if torn(&tail, pos) => None,
-                [] => Some("is whole but does not verify (changed after it was written)"),
-                _ => Some("is followed by committed data"),
-            };
-            if let Some(why) = why {
-                return Err(std::io::Error::other(format!(
-                    "{}: the record at byte {pos} {why}; the store will not open a log whose \
-                     committed data is damaged. Restore it from a backup, or, if the machine \
-                     lost power mid-write, keep the commits before the damage with \
-                     `truncate -s {committed_end} {}` (the last {} bytes are lost)",
-                    path.display(),
-                    path.display(),
-                    file_len - committed_end
-                )));
-            }
+            check_tail(&mut file, path, pos, file_len, replayed.committed_end)?;
         }
-        let truncated = (file_len - committed_end) as u64;
-        if truncated > 0 {
+        let committed_end = replayed.committed_end;
+        if file_len > committed_end {
             file.set_len(committed_end as u64)?;
             file.sync_all()?;
         }
@@ -148,9 +130,9 @@ impl Log {
                 len: committed_end as u64,
                 pending: Vec::new(),
             },
-            index,
-            heads,
-            flags,
+            index: replayed.index,
+            heads: replayed.heads,
+            flags: replayed.flags,
         })
     }
 
@@ -207,6 +189,62 @@ impl Log {
             self.file.read_exact_at(&mut buf, loc.offset)?;
         }
         Ok(buf)
+    }
+}
+
+/// Reads the log one record at a time (memory holds the index, never the log): what its
+/// committed batches hold, and where the scan stopped.
+fn replay(file: &File) -> (Replayed, usize) {
+    let mut scan = Scanner {
+        reader: std::io::BufReader::with_capacity(1 << 20, file),
+        pos: 0,
+    };
+    let mut replayed = Replayed::default();
+    while let Some((kind, id, payload_at, payload)) = scan.next_record() {
+        if !replayed.take(kind, id, payload_at, &payload) {
+            return (replayed, payload_at - HEADER);
+        }
+    }
+    let pos = scan.pos;
+    (replayed, pos)
+}
+
+/// What stops the scan at `pos` must be a torn tail: the unsynced end of a batch. If a
+/// valid head record follows the damage, acknowledged commits lie beyond it; if the damage
+/// does not look like a write that stopped (a whole record whose hash fails, bytes that are
+/// neither a record nor zeros), data was changed after it was written. Either is
+/// corruption: the store refuses to open rather than drop or trust it. Only here is the
+/// rest of the file read whole.
+fn check_tail(
+    file: &mut File,
+    path: &Path,
+    pos: usize,
+    file_len: usize,
+    committed_end: usize,
+) -> std::io::Result<()> {
+    let mut tail = Vec::with_capacity(file_len - pos);
+    file.seek(SeekFrom::Start(pos as u64))?;
+    file.read_to_end(&mut tail)?;
+    let heads = heads_after(&tail, 1);
+    let why = match heads.as_slice() {
+        // Damage in the last batch, before its head, with a hole a power loss left: that
+        // batch's fsync never returned. Anything more is committed data.
+        [head] if unwritten_block(&tail[..*head], pos) => None,
+        [] if torn(&tail, pos) => None,
+        [] => Some("is whole but does not verify (changed after it was written)"),
+        _ => Some("is followed by committed data"),
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => Err(std::io::Error::other(format!(
+            "{}: the record at byte {pos} {why}; the store will not open a log whose \
+             committed data is damaged. Restore it from a backup, or, if the machine \
+             lost power mid-write, keep the commits before the damage with \
+             `truncate -s {committed_end} {}` (the last {} bytes are lost)",
+            path.display(),
+            path.display(),
+            file_len - committed_end
+        ))),
     }
 }
 
