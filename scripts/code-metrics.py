@@ -105,7 +105,27 @@ def production_files(crate):
 FN = re.compile(r"^\s*(pub(\([^)]*\))?\s+)?(const\s+)?(async\s+)?(unsafe\s+)?fn\s+([A-Za-z_0-9]+)")
 PUB = re.compile(r"^\s*pub\s+(async\s+)?(fn|struct|enum|trait|type|const|static|mod|use|macro)\b")
 RESTRICTED = re.compile(r"^\s*pub\((crate|super|in [^)]*)\)\s")
-RESULT_STRING = re.compile(r"Result<[^;{}]*?,\s*String\s*>")
+def result_strings(line):
+    """How many `Result<_, String>` the line spells (the error type at the Result's own level)."""
+    n = 0
+    for m in re.finditer(r"\bResult<", line):
+        depth, args, cur = 1, [], ""
+        for ch in line[m.end():]:
+            if ch == "<":
+                depth += 1
+            elif ch == ">":
+                depth -= 1
+                if depth == 0:
+                    args.append(cur)
+                    break
+            if ch == "," and depth == 1:
+                args.append(cur)
+                cur = ""
+            else:
+                cur += ch
+        if len(args) == 2 and args[1].strip() == "String":
+            n += 1
+    return n
 
 
 def main():
@@ -133,7 +153,7 @@ def main():
                     pub_n += 1
                 if RESTRICTED.match(line):
                     restricted_n += 1
-                rs_n += len(RESULT_STRING.findall(line))
+                rs_n += result_strings(line)
                 m = FN.match(line)
                 if m and "{" in "".join(lines[i:i + 40]):
                     end = block_end(lines, i)

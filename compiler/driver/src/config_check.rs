@@ -4,6 +4,8 @@
 //! otherwise drop the spending cap without a word — and the did-you-mean.
 //! design: driver.config-check
 
+use crate::config_error::{ConfigError, TableError};
+
 /// The tables of specc.toml, with what reads them.
 const TABLES: &[&str] = &[
     "providers", // specc_llm::config
@@ -11,46 +13,48 @@ const TABLES: &[&str] = &[
     "prices",    // specc_llm::config
     "budget",    // specc_llm::config
     "retry",     // specc_llm::config
-    "limits",    // specc_runtime::limits
-    "review",    // specc_runtime::review_config
-    "eval",      // specc_runtime::eval::config
-    "runners",   // specc_runtime::runners
+    "limits",    // specc_plan::Limits
+    "review",    // specc_runtime::ReviewConfig
+    "eval",      // specc_runtime::eval::EvalConfig
+    "runners",   // specc_sandbox::parse_runners
     "build",     // commands/build/config.rs
     "sandbox",   // commands/build/config.rs
     "state",     // commands/build/config.rs
 ];
 
-/// specc.toml at `path`, read whole, with every table one specc reads; errors name the file.
-pub(crate) fn read(path: &std::path::Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    known_tables(&text).map_err(|e| at(path, &e))?;
+/// specc.toml at `path`, read whole, with every table one specc reads.
+pub(crate) fn read(path: &std::path::Path) -> Result<String, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Unreadable {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    known_tables(&text).map_err(|error| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        error,
+    })?;
     Ok(text)
 }
 
-/// An error of specc.toml at `path`, as the user reads it: the file, then the message with
-/// its did-you-mean.
-pub(crate) fn at(path: &std::path::Path, error: &str) -> String {
-    format!("{}: {}", path.display(), did_you_mean(error))
-}
-
 /// Refuses a top-level table or key of `text` that specc does not read.
-pub(crate) fn known_tables(text: &str) -> Result<(), String> {
-    let table: toml::Table = toml::from_str(text).map_err(|e| did_you_mean(&e.to_string()))?;
+pub(crate) fn known_tables(text: &str) -> Result<(), TableError> {
+    let table: toml::Table =
+        toml::from_str(text).map_err(|e| TableError::Toml(did_you_mean(&e.to_string())))?;
     for (key, value) in &table {
         if TABLES.contains(&key.as_str()) {
             continue;
         }
-        let what = if value.is_table() {
-            format!("unknown table `[{key}]`")
-        } else {
-            format!("unknown key `{key}` outside any table")
-        };
-        return Err(match nearest(key, TABLES) {
-            Some(near) => format!("{what}: did you mean `[{near}]`?"),
-            None => format!("{what}; specc.toml's tables are {}", list(TABLES)),
+        return Err(TableError::Unknown {
+            key: key.clone(),
+            table: value.is_table(),
+            near: nearest(key, TABLES),
         });
     }
     Ok(())
+}
+
+/// specc.toml's tables, as a list for a message.
+pub(crate) fn table_list() -> String {
+    list(TABLES)
 }
 
 /// A parser's message with a did-you-mean added where it names an unknown field or variant
@@ -135,19 +139,22 @@ mod tests {
 
     #[test]
     fn a_misspelt_table_is_refused_with_the_one_it_means() {
-        let e = known_tables("[budjet]\ndollars = 5\n").expect_err("typo");
+        let e = known_tables("[budjet]\ndollars = 5\n")
+            .expect_err("typo")
+            .to_string();
         assert_eq!(e, "unknown table `[budjet]`: did you mean `[budget]`?");
-        let e = known_tables("[whatever]\nx = 1\n").expect_err("unknown");
+        let e = known_tables("[whatever]\nx = 1\n")
+            .expect_err("unknown")
+            .to_string();
         assert!(e.starts_with("unknown table `[whatever]`; specc.toml's tables are [providers]"));
-        let e = known_tables("dollars = 5\n").expect_err("top-level key");
+        let e = known_tables("dollars = 5\n")
+            .expect_err("top-level key")
+            .to_string();
         assert!(
             e.starts_with("unknown key `dollars` outside any table"),
             "{e}"
         );
-        assert_eq!(
-            known_tables("[budget]\ndollars = 5\n[limits]\ndepth = 2\n"),
-            Ok(())
-        );
+        assert!(known_tables("[budget]\ndollars = 5\n[limits]\ndepth = 2\n").is_ok());
     }
 
     #[test]

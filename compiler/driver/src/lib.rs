@@ -9,6 +9,7 @@ pub mod check;
 mod cli;
 mod commands;
 mod config_check;
+mod config_error;
 mod json_streams;
 pub use commands::explanation;
 pub mod db;

@@ -151,7 +151,7 @@ impl<'a, T: DeserializeOwned> ForcedCall<'a, T> {
                     errors
                 }
                 Err(e) => vec![
-                    Diagnostic::new(specc_ir::codes::PLANNING_FAILED, e).with_help(format!(
+                    Diagnostic::new(specc_ir::codes::PLANNING_FAILED, e.to_string()).with_help(format!(
                         "answer by calling {} with arguments in its schema",
                         self.tool
                     )),
@@ -207,12 +207,35 @@ impl<'a, T: DeserializeOwned> ForcedCall<'a, T> {
     }
 }
 
+/// Why an answer could not be read: told to the model, which repairs it.
+#[derive(Debug)]
+enum Unreadable<'a> {
+    /// No call of the tool, and the text is not JSON either.
+    NoCall {
+        tool: &'a str,
+        error: serde_json::Error,
+    },
+    /// The arguments do not have the answer's shape.
+    Schema(serde_json::Error),
+}
+
+impl std::fmt::Display for Unreadable<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unreadable::NoCall { tool, error } => {
+                write!(f, "no {tool} call, and the text is not JSON: {error}")
+            }
+            Unreadable::Schema(e) => write!(f, "the answer does not match the schema: {e}"),
+        }
+    }
+}
+
 /// The answer in a response: the `tool` call's arguments, or JSON text.
-fn parse<T: DeserializeOwned>(response: &Response, tool: &str) -> Result<T, String> {
+fn parse<'a, T: DeserializeOwned>(response: &Response, tool: &'a str) -> Result<T, Unreadable<'a>> {
     let value = match response.tool_calls.iter().find(|c| c.name == tool) {
         Some(call) => call.arguments.clone(),
         None => serde_json::from_str(response.text.trim())
-            .map_err(|e| format!("no {tool} call, and the text is not JSON: {e}"))?,
+            .map_err(|error| Unreadable::NoCall { tool, error })?,
     };
-    serde_json::from_value(value).map_err(|e| format!("the answer does not match the schema: {e}"))
+    serde_json::from_value(value).map_err(Unreadable::Schema)
 }

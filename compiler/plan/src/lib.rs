@@ -24,7 +24,7 @@ pub mod planner;
 
 pub use ask::{Asked, ForcedCall};
 pub use error::PlanError;
-pub use limits::Limits;
+pub use limits::{Limits, LimitsError};
 pub use outline::OutlinePlanner;
 pub use plan_cache::Cache;
 pub use plan_tree::{PlannedTree, plan_tree};

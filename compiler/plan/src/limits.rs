@@ -64,10 +64,40 @@ struct File {
     limits: Option<Table>,
 }
 
+/// Why `[limits]` was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LimitsError {
+    /// Not TOML, or a key `[limits]` does not have (the parser's message).
+    Toml(String),
+    /// A limit of 0 for `key`.
+    Zero { key: &'static str },
+    /// `planner_calls` below a call and its two repairs.
+    TooFewPlannerCalls,
+}
+
+impl std::fmt::Display for LimitsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LimitsError::Toml(why) => write!(f, "[limits]: {why}"),
+            LimitsError::Zero { key } => write!(f, "[limits] {key} must be at least 1"),
+            LimitsError::TooFewPlannerCalls => write!(
+                f,
+                "[limits] planner_calls must be at least 3: a call and its two repairs"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LimitsError {}
+
 /// `v`, or `default` when absent; zero is refused.
-fn positive<T: PartialEq + Default>(v: Option<T>, key: &str, default: T) -> Result<T, String> {
+fn positive<T: PartialEq + Default>(
+    v: Option<T>,
+    key: &'static str,
+    default: T,
+) -> Result<T, LimitsError> {
     match v {
-        Some(v) if v == T::default() => Err(format!("[limits] {key} must be at least 1")),
+        Some(v) if v == T::default() => Err(LimitsError::Zero { key }),
         Some(v) => Ok(v),
         None => Ok(default),
     }
@@ -75,8 +105,8 @@ fn positive<T: PartialEq + Default>(v: Option<T>, key: &str, default: T) -> Resu
 
 impl Limits {
     /// The defaults overridden by the `[limits]` table of specc.toml's text.
-    pub fn from_toml(text: &str) -> Result<Limits, String> {
-        let file: File = toml::from_str(text).map_err(|e| format!("[limits]: {e}"))?;
+    pub fn from_toml(text: &str) -> Result<Limits, LimitsError> {
+        let file: File = toml::from_str(text).map_err(|e| LimitsError::Toml(e.to_string()))?;
         let mut limits = Limits::default();
         if let Some(t) = file.limits {
             limits.max_depth = positive(t.depth, "depth", limits.max_depth)?;
@@ -93,10 +123,7 @@ impl Limits {
             limits.planner_calls =
                 positive(t.planner_calls, "planner_calls", limits.planner_calls)?;
             if limits.planner_calls < 3 {
-                return Err(
-                    "[limits] planner_calls must be at least 3: a call and its two repairs"
-                        .to_owned(),
-                );
+                return Err(LimitsError::TooFewPlannerCalls);
             }
         }
         Ok(limits)
@@ -114,7 +141,7 @@ mod tests {
         assert_eq!((l.max_depth, l.max_width), (3, 24));
         assert_eq!(Limits::from_toml("").expect("empty"), Limits::default());
         let typo = Limits::from_toml("[limits]\ndepht = 3\n").expect_err("typo");
-        assert!(typo.contains("depht"), "{typo}");
+        assert!(typo.to_string().contains("depht"), "{typo}");
         assert!(Limits::from_toml("[limits]\nwidth = 0\n").is_err());
     }
 }

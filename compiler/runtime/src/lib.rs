@@ -30,7 +30,8 @@ pub use checkouts::{Scope, Slots, apply as apply_changes};
 pub use events::Event;
 pub use landing::{
     Merged, reconcile,
-    Intents, Lens, MERGE_TOOL, Pins, REVIEW_TOOL, ReviewConfig, Severity, StaleRef, added_lines,
+    Intents, Lens, MERGE_TOOL, PinError, Pins, REVIEW_TOOL, ReviewConfig, ReviewConfigError, Severity,
+    StaleRef, added_lines,
 };
 pub use scheduling::dispatch::{Claimed, Counters, wire};
 pub use scheduling::{BuildReport, Dispatch, Plan, TaskReport, Workers, build};

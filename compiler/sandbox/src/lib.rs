@@ -20,4 +20,4 @@ pub use process::{ALLOWED_VARS, LOG_CAP, ProcessRunner};
 pub use runner::{
     BoxFuture, Captured, CommandLimits, CommandResult, CommandSpec, Confinement, Exit, Runner,
 };
-pub use test_blocks::{Runners, parse as parse_runners, script as block_script};
+pub use test_blocks::{Runners, RunnersError, parse as parse_runners, script as block_script};

@@ -10,7 +10,7 @@
 //! specc's own environment through `/proc`.
 //! design: runtime.runner
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -89,6 +89,27 @@ impl Runner for ProcessRunner {
     }
 }
 
+/// Why a runner could not prepare what it starts: the command did not start.
+#[derive(Debug)]
+pub(crate) enum LaunchError {
+    /// The helper's spec could not be written as JSON.
+    Spec(serde_json::Error),
+    /// A file or directory of the command's private home could not be made.
+    Home {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LaunchError::Spec(e) => write!(f, "{e}"),
+            LaunchError::Home { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
 /// What to start for a command: a program, its arguments, variables beyond the runner's.
 pub(crate) struct Launch {
     pub(crate) program: std::ffi::OsString,
@@ -101,7 +122,7 @@ pub(crate) struct Launch {
 pub(crate) async fn launch(
     runner: &ProcessRunner,
     spec: CommandSpec,
-    how: impl FnOnce(&Path) -> Result<Launch, String>,
+    how: impl FnOnce(&Path) -> Result<Launch, LaunchError>,
 ) -> CommandResult {
     let not_started = |e: String| CommandResult {
         exit: Exit::NotStarted(e),
@@ -118,7 +139,7 @@ pub(crate) async fn launch(
     }
     let launch = match how(&home) {
         Ok(l) => l,
-        Err(e) => return not_started(e),
+        Err(e) => return not_started(e.to_string()),
     };
     let mut env = runner.environment(&home, &spec.env);
     env.retain(|(k, _)| !launch.env.iter().any(|(l, _)| l == k));

@@ -22,9 +22,35 @@ struct File {
     runners: Option<BTreeMap<String, String>>,
 }
 
+/// Why `[runners]` was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunnersError {
+    /// Not TOML, or not a table of strings (the parser's message).
+    Toml(String),
+    /// A name that is not one word (or is `test`).
+    Name(String),
+    /// A runner whose command is empty.
+    EmptyCommand(String),
+}
+
+impl std::fmt::Display for RunnersError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunnersError::Toml(why) => write!(f, "[runners]: {why}"),
+            RunnersError::Name(name) => write!(
+                f,
+                "[runners] `{name}` is not a runner name: one word of letters, digits, `-`, `_`, `+` or `.`, other than `test`"
+            ),
+            RunnersError::EmptyCommand(name) => write!(f, "[runners] {name}: the command is empty"),
+        }
+    }
+}
+
+impl std::error::Error for RunnersError {}
+
 /// The `[runners]` of specc.toml's `text`.
-pub fn parse(text: &str) -> Result<Runners, String> {
-    let file: File = toml::from_str(text).map_err(|e| format!("[runners]: {e}"))?;
+pub fn parse(text: &str) -> Result<Runners, RunnersError> {
+    let file: File = toml::from_str(text).map_err(|e| RunnersError::Toml(e.to_string()))?;
     let runners = file.runners.unwrap_or_default();
     for (name, template) in &runners {
         let word = !name.is_empty()
@@ -32,12 +58,10 @@ pub fn parse(text: &str) -> Result<Runners, String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '.'));
         if !word || name == "test" {
-            return Err(format!(
-                "[runners] `{name}` is not a runner name: one word of letters, digits, `-`, `_`, `+` or `.`, other than `test`"
-            ));
+            return Err(RunnersError::Name(name.clone()));
         }
         if template.trim().is_empty() {
-            return Err(format!("[runners] {name}: the command is empty"));
+            return Err(RunnersError::EmptyCommand(name.clone()));
         }
     }
     Ok(runners)

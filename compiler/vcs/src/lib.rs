@@ -22,7 +22,7 @@ mod queue;
 mod replica;
 mod wire;
 pub use bundle::Bundle;
-pub use replica::{Boxed, Upstream, UpstreamError};
+pub use replica::{Boxed, SyncError, Upstream, UpstreamError};
 mod bundle;
 mod read;
 pub use read::{Changes, FileAt};

@@ -31,6 +31,37 @@ pub enum UpstreamError {
     Refused(String),
 }
 
+/// Why a replica could not catch up with its upstream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SyncError {
+    /// The local store is unavailable (its integrator stopped).
+    Unavailable,
+    /// The upstream's objects could not be fetched.
+    Fetch(UpstreamError),
+    /// The objects fetched do not resolve to the upstream's head.
+    Unresolved,
+}
+
+impl std::fmt::Display for SyncError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SyncError::Unavailable => write!(f, "the local store is unavailable"),
+            SyncError::Fetch(e) => write!(f, "{e}"),
+            SyncError::Unresolved => write!(f, "the upstream's objects do not resolve to its head"),
+        }
+    }
+}
+
+impl std::error::Error for SyncError {}
+
+impl std::fmt::Display for UpstreamError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UpstreamError::Lost(why) | UpstreamError::Refused(why) => write!(f, "{why}"),
+        }
+    }
+}
+
 /// Where a replica's submissions go.
 pub trait Upstream: Send + Sync {
     /// Applies `s` upstream; its outcome and the objects from `have` to the head after it.
@@ -40,7 +71,7 @@ pub trait Upstream: Send + Sync {
         have: ObjectId,
     ) -> Boxed<'a, Result<(Outcome, Bundle), UpstreamError>>;
     /// The objects from `have` to the upstream head.
-    fn fetch(&self, have: ObjectId) -> Boxed<'_, Result<Bundle, String>>;
+    fn fetch(&self, have: ObjectId) -> Boxed<'_, Result<Bundle, UpstreamError>>;
     /// Flags `path` upstream for the megafile guard (best effort).
     fn flag(&self, path: &str);
 }
@@ -73,18 +104,18 @@ impl Repo {
         rx.await.unwrap_or(false)
     }
 
-    /// Brings a replica's head up to its upstream's. `Err` in words; a repository that is
-    /// not a replica is always in sync.
-    pub async fn sync(&self) -> Result<(), String> {
+    /// Brings a replica's head up to its upstream's; a repository that is not a replica is
+    /// always in sync.
+    pub async fn sync(&self) -> Result<(), SyncError> {
         let Some(up) = &self.inner.upstream else {
             return Ok(());
         };
-        let have = self.head_now().ok_or("the local store is unavailable")?;
-        let bundle = up.fetch(have).await?;
+        let have = self.head_now().ok_or(SyncError::Unavailable)?;
+        let bundle = up.fetch(have).await.map_err(SyncError::Fetch)?;
         if self.import(bundle).await {
             Ok(())
         } else {
-            Err("the upstream's objects do not resolve to its head".to_owned())
+            Err(SyncError::Unresolved)
         }
     }
 

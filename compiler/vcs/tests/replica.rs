@@ -28,8 +28,8 @@ impl Upstream for Local {
         })
     }
 
-    fn fetch(&self, have: ObjectId) -> Boxed<'_, Result<Bundle, String>> {
-        Box::pin(async move { self.0.bundle(Some(have)).await.ok_or("unavailable".into()) })
+    fn fetch(&self, have: ObjectId) -> Boxed<'_, Result<Bundle, UpstreamError>> {
+        Box::pin(async move { self.0.bundle(Some(have)).await.ok_or(UpstreamError::Lost("unavailable".into())) })
     }
 
     fn flag(&self, path: &str) {
@@ -189,7 +189,7 @@ impl Upstream for LosesFirstAnswer {
         })
     }
 
-    fn fetch(&self, have: ObjectId) -> Boxed<'_, Result<Bundle, String>> {
+    fn fetch(&self, have: ObjectId) -> Boxed<'_, Result<Bundle, UpstreamError>> {
         self.inner.fetch(have)
     }
 

@@ -10,6 +10,7 @@ use specc_llm::Ledger;
 use specc_llm::cost::{Line, Summary, summarize};
 
 use super::Reporter;
+use super::state_url::ReadError;
 use crate::cli::{CostArgs, Format, MessageFormat};
 use crate::source::Files;
 use crate::{Env, exit};
@@ -25,7 +26,7 @@ pub(crate) fn run(args: &CostArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
         Some(url) => super::state_url::reader(url).and_then(|db| {
             Ledger::on_state(Arc::new(db))
                 .rows()
-                .map_err(|e| e.to_string())
+                .map_err(|e| ReadError::Ledger(Box::new(e)))
         }),
         None if !args.state.is_file() => {
             return fail(
@@ -37,7 +38,10 @@ pub(crate) fn run(args: &CostArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
         }
         None => Ledger::open_existing(&args.state)
             .and_then(|l| l.rows())
-            .map_err(|e| format!("`{}`: {e}", args.state.display())),
+            .map_err(|e| ReadError::LedgerAt {
+                path: args.state.clone(),
+                error: Box::new(e),
+            }),
     };
     let rows = match read {
         Ok(rows) => rows,
@@ -45,7 +49,7 @@ pub(crate) fn run(args: &CostArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
             return fail(
                 &mut reporter,
                 err,
-                e,
+                e.to_string(),
                 "check that this is a specc state database",
             );
         }

@@ -56,6 +56,12 @@ impl From<String> for Failure {
     }
 }
 
+impl From<crate::config_error::ConfigError> for Failure {
+    fn from(e: crate::config_error::ConfigError) -> Failure {
+        Failure::from(e.to_string())
+    }
+}
+
 impl From<&str> for Failure {
     fn from(message: &str) -> Failure {
         Failure::from(message.to_owned())
@@ -141,12 +147,14 @@ fn evaluate(
 }
 
 /// The commit of the branch whose id is `given` or starts with it (one only).
-async fn resolve(repo: &specc_vcs::Repo, head: ObjectId, given: &str) -> Result<ObjectId, String> {
+async fn resolve(
+    repo: &specc_vcs::Repo,
+    head: ObjectId,
+    given: &str,
+) -> Result<ObjectId, NoCommit> {
     let given = given.trim().to_ascii_lowercase();
     if given.len() < 4 || !given.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!(
-            "`{given}` is not a commit id (at least 4 hexadecimal digits)"
-        ));
+        return Err(NoCommit::NotAnId(given));
     }
     let mut found = Vec::new();
     let mut at = Some(head);
@@ -158,11 +166,39 @@ async fn resolve(repo: &specc_vcs::Repo, head: ObjectId, given: &str) -> Result<
     }
     match found.as_slice() {
         [one] => Ok(*one),
-        [] => Err(format!("no commit of the build starts with `{given}`")),
-        many => Err(format!(
-            "`{given}` names {} commits: give more digits",
-            many.len()
-        )),
+        [] => Err(NoCommit::None(given)),
+        many => Err(NoCommit::Several {
+            given,
+            count: many.len(),
+        }),
+    }
+}
+
+/// Why `--commit` names no one commit of the build.
+#[derive(Debug)]
+enum NoCommit {
+    NotAnId(String),
+    None(String),
+    Several { given: String, count: usize },
+}
+
+impl std::fmt::Display for NoCommit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoCommit::NotAnId(g) => {
+                write!(f, "`{g}` is not a commit id (at least 4 hexadecimal digits)")
+            }
+            NoCommit::None(g) => write!(f, "no commit of the build starts with `{g}`"),
+            NoCommit::Several { given, count } => {
+                write!(f, "`{given}` names {count} commits: give more digits")
+            }
+        }
+    }
+}
+
+impl From<NoCommit> for Failure {
+    fn from(e: NoCommit) -> Failure {
+        Failure::from(e.to_string())
     }
 }
 

@@ -19,6 +19,7 @@ use specc_passes::plan::{design_docs, uncovered};
 use specc_plan::{Limits, OutlinePlanner, field_guide};
 
 use super::{Reporter, planning};
+use crate::config_error::{ConfigError, TableError};
 use crate::cli::{Format, PlanArgs, ProviderChoice};
 use crate::exit;
 use crate::source::Files;
@@ -111,7 +112,7 @@ impl Setup {
             Box::new(Diagnostic::new(codes::IO_ERROR, message).with_help(help.to_owned()))
         };
         let (llm, limits) = load_config(args, dir, state).map_err(|e| {
-            Box::new(Diagnostic::new(codes::INVALID_CONFIG, e).with_help(
+            Box::new(Diagnostic::new(codes::INVALID_CONFIG, e.to_string()).with_help(
                 "fix specc.toml (`specc explain E0006`), or plan offline with --provider outline",
             ))
         })?;
@@ -173,21 +174,31 @@ fn write_design_docs(
 /// specc.toml (given, or beside the spec), with the planner's provider replaced for
 /// `--provider replay|outline`; the roles keep their models, so recordings made with a live
 /// provider replay.
-fn load_config(args: &PlanArgs, dir: &Path, state: &Path) -> Result<(LlmConfig, Limits), String> {
+fn load_config(
+    args: &PlanArgs,
+    dir: &Path,
+    state: &Path,
+) -> Result<(LlmConfig, Limits), ConfigError> {
     let path = args
         .config
         .clone()
         .unwrap_or_else(|| dir.join("specc.toml"));
     let (mut config, limits) = if path.is_file() {
         let text = crate::config_check::read(&path)?;
-        let at = |e: String| crate::config_check::at(&path, &e);
-        let limits = Limits::from_toml(&text).map_err(at)?;
+        let at = |error: TableError| ConfigError::Invalid {
+            path: path.clone(),
+            error,
+        };
+        let limits = Limits::from_toml(&text).map_err(|e| at(TableError::Limits(e)))?;
         (
-            LlmConfig::parse_at(&text, &path).map_err(|e| at(e.to_string()))?,
+            LlmConfig::parse_at(&text, &path).map_err(|e| at(TableError::Models(e)))?,
             limits,
         )
     } else if args.provider == ProviderChoice::Config {
-        return Err(format!("no {} to say which model plans", path.display()));
+        return Err(ConfigError::Missing {
+            path,
+            needed: "to say which model plans",
+        });
     } else {
         (LlmConfig::default(), Limits::default())
     };

@@ -15,6 +15,7 @@ use specc_ir::{Diagnostic, codes};
 use specc_state::PgState;
 use specc_llm::{Ledger, LlmConfig};
 use specc_state::Status;
+use super::state_url::ReadError;
 use crate::commands::metrics;
 use specc_state::{LeaseRow, LeaseStore};
 
@@ -35,7 +36,7 @@ pub(crate) fn run(args: &StatusArgs, env: &Env, out: &mut dyn Write, err: &mut d
     };
     let source = match source_of(&dir, &db) {
         Ok(s) => s,
-        Err(e) => return fail(&mut reporter, err, e),
+        Err(e) => return fail(&mut reporter, err, e.to_string()),
     };
     let (status, rows) = match read(&source) {
         Ok(Some(read)) => read,
@@ -46,7 +47,7 @@ pub(crate) fn run(args: &StatusArgs, env: &Env, out: &mut dyn Write, err: &mut d
             }
             return exit::OK;
         }
-        Err(e) => return fail(&mut reporter, err, e),
+        Err(e) => return fail(&mut reporter, err, e.to_string()),
     };
     let spent: f64 = rows.iter().map(|r| r.dollars).sum();
     // The leases are a section of the text and JSON views; without them the rest stands.
@@ -150,25 +151,28 @@ enum Source {
     Postgres(String),
 }
 
-fn source_of(dir: &Path, db: &Path) -> Result<Source, String> {
+fn source_of(dir: &Path, db: &Path) -> Result<Source, ReadError> {
     let from_file = std::fs::read_to_string(dir.join("specc.toml"))
         .ok()
         .and_then(|t| t.parse::<toml::Table>().ok())
         .and_then(|t| Some(t.get("state")?.get("url")?.as_str()?.to_owned()));
-    match super::build::config::state_url(from_file)? {
+    match super::build::config::state_url(from_file).map_err(ReadError::Url)? {
         Some(url) => Ok(Source::Postgres(url)),
         None if db.is_file() => Ok(Source::Sqlite(db.to_owned())),
-        None => Err(format!("no build state at `{}`", db.display())),
+        None => Err(ReadError::NoBuildState(db.to_owned())),
     }
 }
 
 /// The latest run's status and its ledger rows, read without writing anything; `None` if
 /// no build has run.
-fn read(source: &Source) -> Result<Option<(Status, Vec<specc_llm::CallRow>)>, String> {
+fn read(source: &Source) -> Result<Option<(Status, Vec<specc_llm::CallRow>)>, ReadError> {
     let (status, ledger) = match source {
         Source::Sqlite(db) => {
-            let at = |e: &dyn std::fmt::Display| format!("`{}`: {e}", db.display());
-            let Some(status) = specc_state::read_status(db).map_err(|e| at(&e))? else {
+            let at = |error| ReadError::Journal {
+                path: db.clone(),
+                error,
+            };
+            let Some(status) = specc_state::read_status(db).map_err(at)? else {
                 return Ok(None);
             };
             (status, Ledger::open_existing(db).ok())
@@ -178,7 +182,7 @@ fn read(source: &Source) -> Result<Option<(Status, Vec<specc_llm::CallRow>)>, St
             let db = super::state_url::reader(url)?;
             let Some(status) = db
                 .read(specc_state::status_of)
-                .map_err(|e| format!("the state database (PostgreSQL): {e}"))?
+                .map_err(ReadError::Postgres)?
             else {
                 return Ok(None);
             };
@@ -196,27 +200,30 @@ fn read(source: &Source) -> Result<Option<(Status, Vec<specc_llm::CallRow>)>, St
 
 /// The run's task leases: a `specc serve` run's (none for `specc build`'s), from PostgreSQL
 /// when a state URL is configured, else from the state database.
-fn leases_of(source: &Source, run: &str) -> Result<Vec<LeaseRow>, String> {
+fn leases_of(source: &Source, run: &str) -> Result<Vec<LeaseRow>, ReadError> {
     let url = match source {
         Source::Sqlite(db) => {
-            return specc_state::read_leases(db, run).map_err(|e| format!("`{}`: {e}", db.display()));
+            return specc_state::read_leases(db, run).map_err(|error| ReadError::Sqlite {
+                path: db.clone(),
+                error,
+            });
         }
         Source::Postgres(url) => url,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("no async runtime: {e}"))?;
+        .map_err(ReadError::Runtime)?;
     rt.block_on(async {
         let password = super::build::config::pg_password();
         // Read only: nothing is migrated, and an unreachable server fails in seconds.
         let pg = PgState::reader(url, password.as_deref(), Duration::from_secs(5))
-            .map_err(|e| format!("PostgreSQL: {e}"))?;
+            .map_err(ReadError::Leases)?;
         let store = LeaseStore::reader(pg);
         let read = store.leases(run);
         match tokio::time::timeout(Duration::from_secs(10), read).await {
-            Ok(leases) => leases.map_err(|e| format!("PostgreSQL: {e}")),
-            Err(_) => Err("PostgreSQL did not answer within 10 s".to_owned()),
+            Ok(leases) => leases.map_err(ReadError::Leases),
+            Err(_) => Err(ReadError::Timeout),
         }
     })
 }

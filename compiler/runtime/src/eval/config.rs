@@ -67,15 +67,59 @@ struct EveryTable {
     minutes: Option<f64>,
 }
 
+/// Why `[eval]` was refused.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EvalConfigError {
+    /// Not TOML, or a key `[eval]` does not have (the parser's message).
+    Toml(String),
+    EmptyCommand,
+    /// A path (`into`, `output`) that leaves the checkout: the key as the message names it.
+    Outside { key: &'static str, path: PathBuf },
+    /// A format specc does not read.
+    Format(String),
+    /// `every` out of range.
+    Every,
+    /// `every` with neither merges nor minutes.
+    EveryEmpty,
+    /// A timeout of 0.
+    Timeout,
+}
+
+impl std::fmt::Display for EvalConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EvalConfigError::Toml(why) => write!(f, "{why}"),
+            EvalConfigError::EmptyCommand => write!(f, "[eval] command is empty"),
+            EvalConfigError::Outside { key, path } => write!(
+                f,
+                "[eval] {key} `{}` must be a relative path inside the checkout, without `..`",
+                path.display()
+            ),
+            EvalConfigError::Format(name) => write!(
+                f,
+                "[eval] format `{name}` is not one of cargo, pytest, tap, junit, auto"
+            ),
+            EvalConfigError::Every => write!(
+                f,
+                "[eval] every: merges must be above 0, minutes above 0 and at most a year (525600)"
+            ),
+            EvalConfigError::EveryEmpty => write!(f, "[eval] every needs merges, minutes or both"),
+            EvalConfigError::Timeout => write!(f, "[eval] timeout_seconds must be above 0"),
+        }
+    }
+}
+
+impl std::error::Error for EvalConfigError {}
+
 impl EvalConfig {
     /// The `[eval]` table of `text` (specc.toml, in directory `dir`), if it has one.
-    pub fn parse(text: &str, dir: &Path) -> Result<Option<EvalConfig>, String> {
-        let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str, dir: &Path) -> Result<Option<EvalConfig>, EvalConfigError> {
+        let file: File = toml::from_str(text).map_err(|e| EvalConfigError::Toml(e.to_string()))?;
         let Some(t) = file.eval else {
             return Ok(None);
         };
         if t.command.trim().is_empty() {
-            return Err("[eval] command is empty".to_owned());
+            return Err(EvalConfigError::EmptyCommand);
         }
         let tests = if t.tests.is_absolute() {
             t.tests.clone()
@@ -101,9 +145,9 @@ impl EvalConfig {
         }
         let format = match t.format.as_deref() {
             None => Format::Auto,
-            Some(name) => Format::parse(name).ok_or_else(|| {
-                format!("[eval] format `{name}` is not one of cargo, pytest, tap, junit, auto")
-            })?,
+            Some(name) => {
+                Format::parse(name).ok_or_else(|| EvalConfigError::Format(name.to_owned()))?
+            }
         };
         let every = match t.every {
             None => Every {
@@ -116,13 +160,10 @@ impl EvalConfig {
                     || e.minutes
                         .is_some_and(|m| !m.is_finite() || m <= 0.0 || m > 525_600.0)
                 {
-                    return Err(
-                        "[eval] every: merges must be above 0, minutes above 0 and at most a year (525600)"
-                            .to_owned(),
-                    );
+                    return Err(EvalConfigError::Every);
                 }
                 if e.merges.is_none() && e.minutes.is_none() {
-                    return Err("[eval] every needs merges, minutes or both".to_owned());
+                    return Err(EvalConfigError::EveryEmpty);
                 }
                 Every {
                     merges: e.merges,
@@ -138,7 +179,7 @@ impl EvalConfig {
             format,
             output: t.output,
             timeout: match t.timeout_seconds {
-                Some(0) => return Err("[eval] timeout_seconds must be above 0".to_owned()),
+                Some(0) => return Err(EvalConfigError::Timeout),
                 Some(s) => Duration::from_secs(s),
                 None => Duration::from_secs(600),
             },
@@ -165,17 +206,17 @@ impl EvalConfig {
 }
 
 /// A relative path that stays inside the checkout.
-fn inside(key: &str, path: &Path) -> Result<(), String> {
+fn inside(key: &'static str, path: &Path) -> Result<(), EvalConfigError> {
     let plain = path
         .components()
         .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
     if plain && path.components().any(|c| matches!(c, Component::Normal(_))) {
         Ok(())
     } else {
-        Err(format!(
-            "[eval] {key} `{}` must be a relative path inside the checkout, without `..`",
-            path.display()
-        ))
+        Err(EvalConfigError::Outside {
+            key,
+            path: path.to_path_buf(),
+        })
     }
 }
 
@@ -184,7 +225,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Option<EvalConfig>, String> {
-        EvalConfig::parse(text, Path::new("/p"))
+        EvalConfig::parse(text, Path::new("/p")).map_err(|e| e.to_string())
     }
 
     #[test]

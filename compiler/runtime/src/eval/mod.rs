@@ -15,7 +15,7 @@ mod evaluator;
 pub mod metrics;
 pub mod series;
 
-pub use config::{EvalConfig, Every};
+pub use config::{EvalConfig, EvalConfigError, Every};
 pub use during::{Progress, Seen, during_build};
 pub use error::EvalError;
 pub use evaluator::{Evaluation, Evaluator, copy_tree};

@@ -286,10 +286,9 @@ pub fn all(c: &mut dyn Sql) -> Result<Vec<(String, Vec<Point>)>, StateError> {
 
 /// Every run of the state database at `path` that has a series, oldest first, with its
 /// points; read-only (it works while a build writes).
-pub fn read(path: &std::path::Path) -> Result<Vec<(String, Vec<Point>)>, String> {
-    let mut c = specc_state::sqlite::open_read_only(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    all(&mut c).map_err(|e| format!("{}: {e}", path.display()))
+pub fn read(path: &std::path::Path) -> Result<Vec<(String, Vec<Point>)>, StateError> {
+    let mut c = specc_state::sqlite::open_read_only(path)?;
+    all(&mut c)
 }
 
 /// The last point's conflicts of `run`, the base a resumed run counts on from.

@@ -18,6 +18,6 @@ pub use after::{reviewed, revisits};
 pub use contradiction::{Contradiction, settle as settle_contradictions};
 pub use reconcile::{Intents, Merged, TOOL as MERGE_TOOL, added_lines, reconcile};
 pub use review::{FollowUp, TOOL as REVIEW_TOOL};
-pub use review_config::{Lens, ReviewConfig, Severity};
-pub use revisit::{BREAK_LINES, Break, Pins, StaleRef, update_decision};
+pub use review_config::{Lens, ReviewConfig, ReviewConfigError, Severity};
+pub use revisit::{BREAK_LINES, Break, PinError, Pins, StaleRef, update_decision};
 pub use split::{BLOCKED_SUFFIX, SplitNeed, need as split_need, split_order};

@@ -87,18 +87,39 @@ struct File {
     review: Option<Table>,
 }
 
+/// Why `[review]` was refused.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReviewConfigError {
+    /// Not TOML, or a key, lens or severity `[review]` does not have (the parser's message).
+    Toml(String),
+    /// A sample that is not a share.
+    Sample(f64),
+}
+
+impl std::fmt::Display for ReviewConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReviewConfigError::Toml(why) => write!(f, "[review]: {why}"),
+            ReviewConfigError::Sample(s) => {
+                write!(f, "[review] sample = {s}: it is a share, from 0 to 1")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReviewConfigError {}
+
 impl ReviewConfig {
     /// Reads `[review]` from the text of specc.toml; other tables are not this reader's.
-    pub fn parse(text: &str) -> Result<ReviewConfig, String> {
-        let file: File = toml::from_str(text).map_err(|e| format!("[review]: {e}"))?;
+    pub fn parse(text: &str) -> Result<ReviewConfig, ReviewConfigError> {
+        let file: File =
+            toml::from_str(text).map_err(|e| ReviewConfigError::Toml(e.to_string()))?;
         let Some(t) = file.review else {
             return Ok(ReviewConfig::default());
         };
         let sample = t.sample.unwrap_or(1.0);
         if !(0.0..=1.0).contains(&sample) {
-            return Err(format!(
-                "[review] sample = {sample}: it is a share, from 0 to 1"
-            ));
+            return Err(ReviewConfigError::Sample(sample));
         }
         let mut lenses = t.lenses;
         lenses.dedup();

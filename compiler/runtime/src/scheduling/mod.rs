@@ -77,7 +77,7 @@ impl Workers<'_> {
 /// What a finished job was.
 enum Job {
     Ran(TaskEnd),
-    Rechecked(Result<(), String>),
+    Rechecked(Result<(), recheck::RecheckFailed>),
 }
 
 /// A running job: the leaf's index and how it ended.
@@ -94,7 +94,7 @@ pub async fn build(s: &Services<'_>, plan: Plan, workers: Workers<'_>) -> BuildR
             });
         }
         Err(e) => {
-            report.stopped = Some(e);
+            report.stopped = Some(e.to_string());
             return report;
         }
     }

@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use specc_state::{TaskRef, TaskState};
 
+use super::recheck::RecheckFailed;
 use crate::attempt::{Check, WorkOrder};
 use crate::checkouts::Scope;
 use crate::events::Event;
@@ -230,7 +231,7 @@ impl<'s> Scheduler<'s> {
     }
 
     /// Takes in a re-check's result.
-    pub(super) fn rechecked(&mut self, i: usize, result: Result<(), String>) {
+    pub(super) fn rechecked(&mut self, i: usize, result: Result<(), RecheckFailed>) {
         self.rechecking -= 1;
         let task = self.order[i].task.id.clone();
         match result {
@@ -242,7 +243,8 @@ impl<'s> Scheduler<'s> {
                     reason: None,
                 });
             }
-            Err(reason) => {
+            Err(failed) => {
+                let reason = failed.to_string();
                 self.set(i, TaskState::Pending, Some(&reason), None);
                 (self.s.events)(Event::Rechecked {
                     task,

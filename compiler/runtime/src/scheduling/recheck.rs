@@ -9,20 +9,43 @@ use crate::checkouts::{Scope, logs_for};
 use crate::services::Services;
 use crate::tools::{Base, Toolbox};
 
+/// Why a re-check did not pass: the leaf runs again.
+#[derive(Debug)]
+pub(super) enum RecheckFailed {
+    /// The VCS is unavailable.
+    Unavailable,
+    /// The head could not be checked out.
+    Checkout(std::io::Error),
+    /// The checks failed on the new head (their summary).
+    Checks(String),
+}
+
+impl std::fmt::Display for RecheckFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RecheckFailed::Unavailable => write!(f, "the VCS is unavailable"),
+            RecheckFailed::Checkout(e) => write!(f, "checkout: {e}"),
+            RecheckFailed::Checks(summary) => {
+                write!(f, "its checks fail on the new head: {summary}")
+            }
+        }
+    }
+}
+
 /// Whether `order`'s checks pass on the current head; `Err` says why they could not run
 /// or what failed.
-pub async fn recheck(s: &Services<'_>, order: &WorkOrder) -> Result<(), String> {
+pub(super) async fn recheck(s: &Services<'_>, order: &WorkOrder) -> Result<(), RecheckFailed> {
     if order.checks.is_empty() {
         return Ok(()); // nothing to check: it stays as it landed
     }
     let Some((head, _)) = s.repo.read_head("").await else {
-        return Err("the VCS is unavailable".to_owned());
+        return Err(RecheckFailed::Unavailable);
     };
     let lease = s
         .slots
         .lease(s.repo, head)
         .await
-        .map_err(|e| format!("checkout: {e}"))?;
+        .map_err(RecheckFailed::Checkout)?;
     let tools = Toolbox {
         root: lease.dir.clone(),
         scope: Scope::new(&order.task.write_scope),
@@ -40,9 +63,6 @@ pub async fn recheck(s: &Services<'_>, order: &WorkOrder) -> Result<(), String> 
     if report.passed() {
         Ok(())
     } else {
-        Err(format!(
-            "its checks fail on the new head: {}",
-            report.summary()
-        ))
+        Err(RecheckFailed::Checks(report.summary()))
     }
 }

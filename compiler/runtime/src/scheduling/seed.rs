@@ -20,7 +20,7 @@ use crate::services::Services;
 pub async fn seed(
     s: &Services<'_>,
     files: &BTreeMap<String, String>,
-) -> Result<Option<ObjectId>, String> {
+) -> Result<Option<ObjectId>, SeedError> {
     let mut changes = Vec::new();
     let mut base = None;
     let mut unmerged: Vec<String> = Vec::new();
@@ -29,7 +29,7 @@ pub async fn seed(
             .repo
             .read_head(path)
             .await
-            .ok_or("the VCS is unavailable")?;
+            .ok_or(SeedError::Unavailable)?;
         base.get_or_insert(head);
         if path == GUIDE && current.is_some() {
             continue;
@@ -99,9 +99,28 @@ pub async fn seed(
             record_seeded(s, files, &unmerged);
             Ok(Some(id))
         }
-        other => Err(format!(
-            "the plan's documents could not be committed: {other:?}"
-        )),
+        other => Err(SeedError::Refused(Box::new(other))),
+    }
+}
+
+/// Why the seed commit did not land.
+#[derive(Debug)]
+pub(super) enum SeedError {
+    /// The VCS is unavailable.
+    Unavailable,
+    /// The VCS did not commit it (its outcome).
+    Refused(Box<Outcome>),
+}
+
+impl std::fmt::Display for SeedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SeedError::Unavailable => write!(f, "the VCS is unavailable"),
+            SeedError::Refused(outcome) => write!(
+                f,
+                "the plan's documents could not be committed: {outcome:?}"
+            ),
+        }
     }
 }
 

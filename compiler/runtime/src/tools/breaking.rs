@@ -121,7 +121,7 @@ pub(super) fn pin(t: &Toolbox, a: PinArgs) -> ToolOutcome {
     };
     match pins.pin(&t.root, &rel, a.line) {
         Ok(said) => ToolOutcome::ok(said),
-        Err(e) => ToolOutcome::error(e),
+        Err(e) => ToolOutcome::error(e.to_string()),
     }
 }
 

@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::LayerError;
+
 /// A cgroup made for this sandbox.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Made {
@@ -14,9 +16,11 @@ pub struct Made {
 
 /// Makes a cgroup under `controller` (`pids`, `memory`) beneath the caller's own, with
 /// `settings` (file, value) written. Stale ones of dead helpers are swept first.
-pub fn make(controller: &str, settings: &[(&str, String)]) -> Result<Made, String> {
+pub fn make(controller: &str, settings: &[(&str, String)]) -> Result<Made, LayerError> {
     let pid = std::process::id();
-    let mut last = format!("no {controller} cgroup hierarchy");
+    let mut last = LayerError::NoCgroupHierarchy {
+        controller: controller.to_owned(),
+    };
     for root in roots(controller) {
         if !root.join("cgroup.procs").exists() {
             continue;
@@ -32,7 +36,7 @@ pub fn make(controller: &str, settings: &[(&str, String)]) -> Result<Made, Strin
             Ok(()) => return Ok(Made { dir }),
             Err(e) => {
                 let _ = std::fs::remove_dir(&dir);
-                last = format!("{}: {e}", dir.display());
+                last = LayerError::Cgroup { dir, error: e };
             }
         }
     }
@@ -81,8 +85,11 @@ fn sweep_stale(root: &Path) {
 }
 
 /// Moves the calling process (and so everything it starts) into `dir`.
-pub fn join(dir: &Path) -> Result<(), String> {
-    std::fs::write(dir.join("cgroup.procs"), "0").map_err(|e| format!("{}: {e}", dir.display()))
+pub fn join(dir: &Path) -> Result<(), LayerError> {
+    std::fs::write(dir.join("cgroup.procs"), "0").map_err(|error| LayerError::Cgroup {
+        dir: dir.to_path_buf(),
+        error,
+    })
 }
 
 /// Removes a cgroup once the processes in it are gone (a killed namespace takes a moment).

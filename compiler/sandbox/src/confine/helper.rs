@@ -27,19 +27,56 @@ pub fn main(args: &[String]) -> i32 {
     if let Err(e) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
         return fail(&format!("PDEATHSIG: {e}"));
     }
-    let read = |path: &str| -> Result<Spec, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-        serde_json::from_str(&text).map_err(|e| format!("the sandbox spec is not valid: {e}"))
-    };
     let result = match args {
         [stage, path] if stage == "stage1" => read(path).map(|spec| stage1(&spec, path)),
         [stage, path, report] if stage == "stage2" => read(path).and_then(|spec| {
-            let s: Stage1 = serde_json::from_str(report).map_err(|e| e.to_string())?;
+            let s: Stage1 = serde_json::from_str(report).map_err(HelperError::Report)?;
             Ok(stage2(&spec, s))
         }),
-        _ => Err("usage: specc __sandbox stage1 SPEC | stage2 SPEC REPORT".to_owned()),
+        _ => Err(HelperError::Usage),
     };
-    result.unwrap_or_else(|e| fail(&e))
+    result.unwrap_or_else(|e| fail(&e.to_string()))
+}
+
+/// Why the helper could not get to confining the command.
+#[derive(Debug)]
+enum HelperError {
+    Usage,
+    /// The spec file could not be read.
+    Read {
+        path: String,
+        error: std::io::Error,
+    },
+    /// The spec file is not the JSON the parent writes.
+    Spec(serde_json::Error),
+    /// Stage 1's report, as stage 2 is given it, is not its JSON (or could not be written).
+    Report(serde_json::Error),
+    /// The helper's own binary could not be found, to start stage 2.
+    NoSelf(std::io::Error),
+    /// Stage 2 could not be started.
+    Stage2(std::io::Error),
+}
+
+impl std::fmt::Display for HelperError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HelperError::Usage => write!(f, "usage: specc __sandbox stage1 SPEC | stage2 SPEC REPORT"),
+            HelperError::Read { path, error } => write!(f, "{path}: {error}"),
+            HelperError::Spec(e) => write!(f, "the sandbox spec is not valid: {e}"),
+            HelperError::Report(e) => write!(f, "{e}"),
+            HelperError::NoSelf(e) => write!(f, "the helper cannot find itself: {e}"),
+            HelperError::Stage2(e) => write!(f, "stage 2: {e}"),
+        }
+    }
+}
+
+/// The sandbox spec at `path`.
+fn read(path: &str) -> Result<Spec, HelperError> {
+    let text = std::fs::read_to_string(path).map_err(|error| HelperError::Read {
+        path: path.to_owned(),
+        error,
+    })?;
+    serde_json::from_str(&text).map_err(HelperError::Spec)
 }
 
 fn fail(message: &str) -> i32 {
@@ -85,20 +122,20 @@ fn stage1(spec: &Spec, path: &str) -> i32 {
         }
     }
     let status = std::env::current_exe()
-        .map_err(|e| format!("the helper cannot find itself: {e}"))
+        .map_err(HelperError::NoSelf)
         .and_then(|me| run_stage2(&me, path, &s));
     for dir in &made {
         cgroup::remove(dir);
     }
-    status.unwrap_or_else(|e| fail(&e))
+    status.unwrap_or_else(|e| fail(&e.to_string()))
 }
 
-fn run_stage2(me: &Path, path: &str, s: &Stage1) -> Result<i32, String> {
-    let report = serde_json::to_string(s).map_err(|e| e.to_string())?;
+fn run_stage2(me: &Path, path: &str, s: &Stage1) -> Result<i32, HelperError> {
+    let report = serde_json::to_string(s).map_err(HelperError::Report)?;
     let status = Command::new(me)
         .args(["__sandbox", "stage2", path, &report])
         .status()
-        .map_err(|e| format!("stage 2: {e}"))?;
+        .map_err(HelperError::Stage2)?;
     Ok(code(status))
 }
 
@@ -167,21 +204,21 @@ fn confine(spec: &Spec, s: Stage1) -> Probe {
     writable.push(spec.dir.clone());
     match mounts::enter_namespace() {
         Ok(()) => p.stage1.mount_namespace = true,
-        Err(e) => p.notes.push(e),
+        Err(e) => p.notes.push(e.to_string()),
     }
     if p.stage1.mount_namespace {
         if p.stage1.pid_namespace {
             match mounts::private_proc_and_sys(p.stage1.network_namespace) {
                 Ok(()) => p.proc_mounted = true,
-                Err(e) => p.notes.push(e),
+                Err(e) => p.notes.push(e.to_string()),
             }
         }
         if let Err(e) = mounts::empty_run(&writable) {
-            p.notes.push(e);
+            p.notes.push(e.to_string());
         }
         match mounts::read_only_root(&writable) {
             Ok(()) => p.read_only_root = true,
-            Err(e) => p.notes.push(e),
+            Err(e) => p.notes.push(e.to_string()),
         }
     }
     let (all, failed) = layers::set_rlimits(&spec.limits, p.stage1.nproc_limit);
@@ -198,15 +235,15 @@ fn confine(spec: &Spec, s: Stage1) -> Probe {
     p.landlock_abi = layers::landlock_abi();
     match layers::landlock(&spec.readable, &writable) {
         Ok(full) => p.landlock_enforced = full && p.landlock_abi > 0,
-        Err(e) => p.notes.push(e),
+        Err(e) => p.notes.push(e.to_string()),
     }
     match layers::drop_capabilities() {
         Ok(()) => p.capabilities_dropped = true,
-        Err(e) => p.notes.push(e),
+        Err(e) => p.notes.push(e.to_string()),
     }
     match seccomp::install(p.stage1.network_namespace) {
         Ok(()) => p.seccomp = true,
-        Err(e) => p.notes.push(e),
+        Err(e) => p.notes.push(e.to_string()),
     }
     p.no_new_privs = layers::no_new_privs();
     p

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use nix::sched::CloneFlags;
 
+use super::error::LayerError;
 use super::spec::{Rlimits, Stage1};
 
 /// The host's directories every sandboxed command may read (where they exist).
@@ -56,7 +57,7 @@ pub fn enter_namespaces(s: &mut Stage1) {
 }
 
 /// Sets `lo` up in this network namespace: one RTM_NEWLINK request over rtnetlink.
-pub fn loopback_up() -> Result<(), String> {
+pub fn loopback_up() -> Result<(), LayerError> {
     use nix::sys::socket::{
         AddressFamily, MsgFlags, NetlinkAddr, SockFlag, SockProtocol, SockType, recv, sendto,
         socket,
@@ -68,7 +69,10 @@ pub fn loopback_up() -> Result<(), String> {
         SockFlag::SOCK_CLOEXEC,
         SockProtocol::NetlinkRoute,
     )
-    .map_err(|e| format!("netlink socket: {e}"))?;
+    .map_err(|error| LayerError::Netlink {
+        step: "socket",
+        error,
+    })?;
     // nlmsghdr (len, type RTM_NEWLINK, flags REQUEST|ACK, seq, pid) + ifinfomsg (family,
     // pad, type, index 1 = lo, flags IFF_UP, change IFF_UP).
     let mut msg = Vec::with_capacity(32);
@@ -88,10 +92,16 @@ pub fn loopback_up() -> Result<(), String> {
         &NetlinkAddr::new(0, 0),
         MsgFlags::empty(),
     )
-    .map_err(|e| format!("netlink send: {e}"))?;
+    .map_err(|error| LayerError::Netlink {
+        step: "send",
+        error,
+    })?;
     let mut answer = [0u8; 256];
     let n = recv(fd.as_raw_fd(), &mut answer, MsgFlags::empty())
-        .map_err(|e| format!("netlink receive: {e}"))?;
+        .map_err(|error| LayerError::Netlink {
+            step: "receive",
+            error,
+        })?;
     // An NLMSG_ERROR whose error field (after the 16-byte header) is 0 is the ack.
     let kind = answer.get(4..6).map(|b| u16::from_ne_bytes([b[0], b[1]]));
     let error = answer
@@ -99,8 +109,8 @@ pub fn loopback_up() -> Result<(), String> {
         .map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
     match (n >= 20, kind, error) {
         (true, Some(k), Some(0)) if k == libc::NLMSG_ERROR as u16 => Ok(()),
-        (_, _, Some(e)) => Err(format!("netlink answered error {e}")),
-        _ => Err("netlink: no answer".to_owned()),
+        (_, _, Some(e)) => Err(LayerError::NetlinkAnswer(Some(e))),
+        _ => Err(LayerError::NetlinkAnswer(None)),
     }
 }
 
@@ -158,7 +168,7 @@ pub fn landlock_abi() -> u32 {
 /// Restricts this process and its children: read (and execute) `readable` and the system
 /// directories, read and write `writable` (but make no device nodes there), read and write
 /// the harmless devices, nothing else. Returns whether the kernel enforced every rule.
-pub fn landlock(readable: &[PathBuf], writable: &[PathBuf]) -> Result<bool, String> {
+pub fn landlock(readable: &[PathBuf], writable: &[PathBuf]) -> Result<bool, LayerError> {
     use landlock::{
         ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
         path_beneath_rules,
@@ -182,7 +192,7 @@ pub fn landlock(readable: &[PathBuf], writable: &[PathBuf]) -> Result<bool, Stri
     let readable: Vec<&PathBuf> = readable.iter().filter(|p| p.exists()).collect();
     let writable: Vec<&PathBuf> = writable.iter().filter(|p| p.exists()).collect();
     let write = AccessFs::from_all(abi) & !(AccessFs::MakeChar | AccessFs::MakeBlock);
-    let e = |e: landlock::RulesetError| format!("Landlock: {e}");
+    let e = LayerError::Landlock;
     let status = Ruleset::default()
         .handle_access(AccessFs::from_all(abi))
         .map_err(e)?
@@ -206,7 +216,7 @@ pub fn landlock(readable: &[PathBuf], writable: &[PathBuf]) -> Result<bool, Stri
 
 /// Drops every capability: bounding, ambient, inheritable, effective and permitted sets, so
 /// the command is an ordinary process even as root of its user namespace.
-pub fn drop_capabilities() -> Result<(), String> {
+pub fn drop_capabilities() -> Result<(), LayerError> {
     use caps::CapSet;
     for set in [
         CapSet::Bounding,
@@ -215,7 +225,7 @@ pub fn drop_capabilities() -> Result<(), String> {
         CapSet::Effective,
         CapSet::Permitted,
     ] {
-        caps::clear(None, set).map_err(|e| format!("capabilities ({set:?}): {e}"))?;
+        caps::clear(None, set).map_err(|error| LayerError::Capabilities { set, error })?;
     }
     Ok(())
 }

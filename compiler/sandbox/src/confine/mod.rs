@@ -10,6 +10,7 @@
 //! design: runtime.sandbox
 
 mod cgroup;
+mod error;
 pub mod helper;
 mod layers;
 mod mounts;
@@ -21,7 +22,7 @@ use std::time::Duration;
 
 pub use self::layers::SYSTEM_READABLE;
 pub use self::spec::{Probe, Rlimits, Spec};
-use crate::process::{Launch, ProcessRunner, launch};
+use crate::process::{Launch, LaunchError, ProcessRunner, launch};
 use crate::runner::{BoxFuture, CommandResult, CommandSpec, Confinement, Runner};
 
 /// The helper subcommand of the specc binary.
@@ -106,13 +107,19 @@ impl SandboxRunner {
                 probe,
                 require_full,
             };
-            let json = serde_json::to_string(&sandbox).map_err(|e| e.to_string())?;
+            let json = serde_json::to_string(&sandbox).map_err(LaunchError::Spec)?;
             // Read by the helper before the command runs; no size limit, not in `ps`.
             let file = home.join("sandbox.json");
-            std::fs::write(&file, json).map_err(|e| format!("{}: {e}", file.display()))?;
+            std::fs::write(&file, json).map_err(|error| LaunchError::Home {
+                path: file.clone(),
+                error,
+            })?;
             // Cargo's own home is private: the real one may hold registry tokens.
             let cargo_home = home.join("cargo");
-            std::fs::create_dir_all(&cargo_home).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(&cargo_home).map_err(|error| LaunchError::Home {
+                path: cargo_home.clone(),
+                error,
+            })?;
             Ok(Launch {
                 program: helper.into_os_string(),
                 args: vec![SUBCOMMAND.into(), "stage1".into(), file.into_os_string()],

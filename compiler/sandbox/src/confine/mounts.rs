@@ -9,14 +9,20 @@ use std::path::{Path, PathBuf};
 use nix::mount::{MsFlags, mount};
 use nix::sched::CloneFlags;
 
+use super::error::{LayerError, Mount};
+
+fn mount_error(mount: Mount) -> impl FnOnce(nix::errno::Errno) -> LayerError {
+    move |error| LayerError::Mount { mount, error }
+}
+
 /// A mount namespace of its own.
-pub fn enter_namespace() -> Result<(), String> {
-    nix::sched::unshare(CloneFlags::CLONE_NEWNS).map_err(|e| format!("no mount namespace: {e}"))
+pub fn enter_namespace() -> Result<(), LayerError> {
+    nix::sched::unshare(CloneFlags::CLONE_NEWNS).map_err(mount_error(Mount::Namespace))
 }
 
 /// Mounts private, then a /proc for the new pid namespace and (with its own network
 /// namespace) a read-only /sys.
-pub fn private_proc_and_sys(network: bool) -> Result<(), String> {
+pub fn private_proc_and_sys(network: bool) -> Result<(), LayerError> {
     mount(
         None::<&str>,
         "/",
@@ -24,10 +30,10 @@ pub fn private_proc_and_sys(network: bool) -> Result<(), String> {
         MsFlags::MS_REC | MsFlags::MS_PRIVATE,
         None::<&str>,
     )
-    .map_err(|e| format!("making mounts private: {e}"))?;
+    .map_err(mount_error(Mount::Private))?;
     let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
     mount(Some("proc"), "/proc", Some("proc"), flags, None::<&str>)
-        .map_err(|e| format!("mounting /proc: {e}"))?;
+        .map_err(mount_error(Mount::Proc))?;
     if network {
         // Best effort: without it /sys/class/net shows the host's interfaces' names.
         let _ = mount(
@@ -42,7 +48,7 @@ pub fn private_proc_and_sys(network: bool) -> Result<(), String> {
 }
 
 /// An empty tmpfs over /run, unless a writable directory lives there.
-pub fn empty_run(writable: &[PathBuf]) -> Result<(), String> {
+pub fn empty_run(writable: &[PathBuf]) -> Result<(), LayerError> {
     let run = Path::new("/run");
     if !run.is_dir() || writable.iter().any(|w| w.starts_with(run)) {
         return Ok(());
@@ -54,14 +60,14 @@ pub fn empty_run(writable: &[PathBuf]) -> Result<(), String> {
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
         Some("size=1m,mode=755"),
     )
-    .map_err(|e| format!("an empty /run: {e}"))
+    .map_err(mount_error(Mount::EmptyRun))
 }
 
 /// Binds each writable directory onto itself (a mount of its own, read-write), then
 /// remounts every other mount read-only, keeping the flags it has (a namespace may not
 /// clear locked ones). Pseudo filesystems under /proc and /sys that refuse are left as they
 /// are; any other refusal is an error.
-pub fn read_only_root(writable: &[PathBuf]) -> Result<(), String> {
+pub fn read_only_root(writable: &[PathBuf]) -> Result<(), LayerError> {
     for w in writable {
         mount(
             Some(w.as_path()),
@@ -70,10 +76,10 @@ pub fn read_only_root(writable: &[PathBuf]) -> Result<(), String> {
             MsFlags::MS_BIND | MsFlags::MS_REC,
             None::<&str>,
         )
-        .map_err(|e| format!("binding {}: {e}", w.display()))?;
+        .map_err(mount_error(Mount::Bind(w.clone())))?;
     }
     let info = std::fs::read_to_string("/proc/self/mountinfo")
-        .map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
+        .map_err(LayerError::MountInfo)?;
     for point in info.lines().filter_map(mount_point) {
         let p = Path::new(&point);
         if writable
@@ -86,7 +92,10 @@ pub fn read_only_root(writable: &[PathBuf]) -> Result<(), String> {
             if p.starts_with("/proc") || p.starts_with("/sys") {
                 continue;
             }
-            return Err(format!("read-only {}: {e}", p.display()));
+            return Err(LayerError::Mount {
+                mount: Mount::ReadOnly(p.to_path_buf()),
+                error: e,
+            });
         }
     }
     Ok(())

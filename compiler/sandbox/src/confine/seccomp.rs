@@ -15,6 +15,8 @@ use seccompiler::{
     SeccompRule,
 };
 
+use super::error::LayerError;
+
 const DENIED: &[i64] = &[
     libc::SYS_ptrace,
     libc::SYS_process_vm_readv,
@@ -71,12 +73,12 @@ const NEW_NAMESPACE: &[u64] = &[
     libc::CLONE_NEWCGROUP as u64,
 ];
 
-fn err(e: impl std::fmt::Display) -> String {
-    format!("seccomp: {e}")
+fn err(e: impl std::fmt::Display) -> LayerError {
+    LayerError::Seccomp(e.to_string())
 }
 
 /// A rule: argument `arg` (32 bits) equals `value`.
-fn arg_eq(arg: u8, value: u64) -> Result<SeccompRule, String> {
+fn arg_eq(arg: u8, value: u64) -> Result<SeccompRule, LayerError> {
     SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value)
         .and_then(|c| SeccompRule::new(vec![c]))
         .map_err(err)
@@ -84,7 +86,7 @@ fn arg_eq(arg: u8, value: u64) -> Result<SeccompRule, String> {
 
 /// Installs both filters. `inet`: IPv4 and IPv6 sockets stay allowed (a network namespace
 /// of its own holds them to its loopback).
-pub fn install(inet: bool) -> Result<(), String> {
+pub fn install(inet: bool) -> Result<(), LayerError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         DENIED.iter().map(|nr| (*nr, Vec::new())).collect();
     let mut families = vec![arg_eq(0, libc::AF_UNIX as u64)?];
@@ -109,7 +111,7 @@ pub fn install(inet: bool) -> Result<(), String> {
     )
 }
 
-fn apply(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<(), String> {
+fn apply(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<(), LayerError> {
     let arch = std::env::consts::ARCH
         .try_into()
         .map_err(|e| err(format!("{e:?}")))?;

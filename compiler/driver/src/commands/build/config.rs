@@ -1,7 +1,7 @@
 //! specc.toml as `specc build` reads it: the model part (`specc_llm::config`), `[limits]`
-//! (`specc_runtime::limits`), `[review]` (`specc_runtime::review_config`), and its own tables, `[build]` (`out`, `jobs`) and `[sandbox]`
+//! (`specc_plan::Limits`), `[review]` (`specc_runtime::ReviewConfig`), and its own tables, `[build]` (`out`, `jobs`) and `[sandbox]`
 //! (`allow_weaker`, `read`, `memory_mb`, `file_mb`, `open_files`, `pids`), and `[eval]`
-//! (`specc_runtime::eval::config`). Unknown keys in its tables are refused. With `--provider replay` every
+//! (`specc_runtime::eval::EvalConfig`). Unknown keys in its tables are refused. With `--provider replay` every
 //! role is answered by one recording; the roles keep their models, so a recording made live
 //! replays.
 //! design: driver.build
@@ -14,6 +14,7 @@ use specc_llm::config::{ProviderConfig, ProviderKind};
 use specc_plan::Limits;
 
 use crate::cli::{BuildArgs, BuildProvider};
+use crate::config_error::{ConfigError, StateUrlError, TableError};
 
 pub(in crate::commands) struct BuildConfig {
     pub(in crate::commands) llm: LlmConfig,
@@ -73,7 +74,7 @@ pub(in crate::commands) fn load(
     args: &BuildArgs,
     dir: &Path,
     state: &Path,
-) -> Result<BuildConfig, String> {
+) -> Result<BuildConfig, ConfigError> {
     let mut cfg = load_file(args.config.as_deref(), dir)?;
     if args.provider == BuildProvider::Replay {
         let recording = args
@@ -81,7 +82,7 @@ pub(in crate::commands) fn load(
             .clone()
             .unwrap_or_else(|| state.join("recordings").join("build.jsonl"));
         if !recording.is_file() {
-            return Err(format!("no recording at {}", recording.display()));
+            return Err(ConfigError::NoRecording(recording));
         }
         cfg.llm.providers.insert(
             "replay".to_owned(),
@@ -105,23 +106,27 @@ pub(in crate::commands) fn load(
 pub(in crate::commands) fn load_file(
     config: Option<&Path>,
     dir: &Path,
-) -> Result<BuildConfig, String> {
+) -> Result<BuildConfig, ConfigError> {
     let path = config.map_or_else(|| dir.join("specc.toml"), Path::to_path_buf);
     if !path.is_file() {
-        return Err(format!(
-            "no {} to say which models plan and work",
-            path.display()
-        ));
+        return Err(ConfigError::Missing {
+            path,
+            needed: "to say which models plan and work",
+        });
     }
     let text = crate::config_check::read(&path)?;
-    let at = |e: String| crate::config_check::at(&path, &e);
-    let limits = Limits::from_toml(&text).map_err(at)?;
-    let review = specc_runtime::ReviewConfig::parse(&text).map_err(at)?;
-    let llm = LlmConfig::parse_at(&text, &path).map_err(|e| at(e.to_string()))?;
-    let file: File = toml::from_str(&text).map_err(|e| at(e.to_string()))?;
+    let at = |error: TableError| ConfigError::Invalid {
+        path: path.clone(),
+        error,
+    };
+    let limits = Limits::from_toml(&text).map_err(|e| at(TableError::Limits(e)))?;
+    let review = specc_runtime::ReviewConfig::parse(&text).map_err(|e| at(TableError::Review(e)))?;
+    let llm = LlmConfig::parse_at(&text, &path).map_err(|e| at(TableError::Models(e)))?;
+    let file: File = toml::from_str(&text).map_err(|e| at(TableError::Toml(e.to_string())))?;
     let config_dir = path.parent().unwrap_or(dir);
-    let eval = specc_runtime::eval::EvalConfig::parse(&text, config_dir).map_err(at)?;
-    let runners = specc_sandbox::parse_runners(&text).map_err(at)?;
+    let eval = specc_runtime::eval::EvalConfig::parse(&text, config_dir)
+        .map_err(|e| at(TableError::Eval(e)))?;
+    let runners = specc_sandbox::parse_runners(&text).map_err(|e| at(TableError::Runners(e)))?;
     let key_vars = llm
         .providers
         .values()
@@ -140,9 +145,7 @@ pub(in crate::commands) fn load_file(
         jobs: None,
     });
     if !review.lenses.is_empty() && llm.role(specc_llm::Role::Reviewer).is_none() {
-        return Err(at(
-            "[review] names lenses but there is no [roles.reviewer] to review with".to_owned(),
-        ));
+        return Err(at(TableError::NoReviewer));
     }
     let sandbox_read: Vec<PathBuf> = sandbox
         .read
@@ -152,10 +155,7 @@ pub(in crate::commands) fn load_file(
         .collect();
     if let Some(e) = &eval {
         if !e.tests.is_dir() {
-            return Err(at(format!(
-                "[eval] tests: {} is not a directory",
-                e.tests.display()
-            )));
+            return Err(at(TableError::NoTests(e.tests.clone())));
         }
         // Everything a sandboxed command may read: the system's directories, the toolchains,
         // and `[sandbox] read`.
@@ -167,10 +167,11 @@ pub(in crate::commands) fn load_file(
             .collect();
         readable.extend(sandbox_read.iter().cloned());
         if let Some(why) = readable.iter().find_map(|r| e.exposed_by(r)) {
-            return Err(at(why));
+            return Err(at(TableError::TestsExposed(why)));
         }
     }
-    let state_url = state_url(file.state.and_then(|s| s.url)).map_err(at)?;
+    let state_url =
+        state_url(file.state.and_then(|s| s.url)).map_err(|e| at(TableError::StateUrl(e)))?;
     Ok(BuildConfig {
         state_url,
         llm,
@@ -200,7 +201,9 @@ pub(in crate::commands) fn load_file(
 
 /// The state database's URL: `SPECC_STATE_URL`, else specc.toml's `[state] url` (`from_file`),
 /// which may not hold a password; `None`: the embedded SQLite store (design: state.backends).
-pub(in crate::commands) fn state_url(from_file: Option<String>) -> Result<Option<String>, String> {
+pub(in crate::commands) fn state_url(
+    from_file: Option<String>,
+) -> Result<Option<String>, StateUrlError> {
     let url = match std::env::var("SPECC_STATE_URL")
         .ok()
         .filter(|u| !u.is_empty())
@@ -208,7 +211,7 @@ pub(in crate::commands) fn state_url(from_file: Option<String>) -> Result<Option
         Some(url) => Some(url),
         None => match from_file {
             Some(url) if has_password(&url) => {
-                return Err("[state] url must not hold a password (specc.toml is often committed): set SPECC_STATE_URL, or PGPASSWORD beside a URL without one".to_owned());
+                return Err(StateUrlError::Password);
             }
             url => url,
         },
@@ -216,9 +219,7 @@ pub(in crate::commands) fn state_url(from_file: Option<String>) -> Result<Option
     if let Some(url) = &url
         && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
     {
-        return Err(
-            "the state URL must be a postgres:// URL (SPECC_STATE_URL or [state] url)".to_owned(),
-        );
+        return Err(StateUrlError::NotPostgres);
     }
     Ok(url)
 }

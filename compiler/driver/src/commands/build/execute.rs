@@ -95,7 +95,7 @@ pub(super) fn execute(
     let served = match serving.map(|serving| start_serving(s, serving)) {
         Some(Err(e)) => {
             return BuildReport {
-                stopped: Some(e),
+                stopped: Some(e.to_string()),
                 ..BuildReport::default()
             };
         }

@@ -4,15 +4,71 @@
 //! export (incremental `git fast-import` of the VCS head), the working tree is checked out.
 //! design: driver.build
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Why `out/` may not be written, or the export into it failed (E0403).
+#[derive(Debug)]
+pub(super) enum OutDirError {
+    /// A file or directory of `out/` could not be read or written.
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// `out/` holds files and no repository.
+    NotExported(PathBuf),
+    /// git could not be run at all.
+    Git(std::io::Error),
+    /// git failed to do `what` in `out/`.
+    GitFailed { what: &'static str, out: PathBuf },
+    /// `out/` has changes made outside specc: the first lines of `git status`.
+    Changed { out: PathBuf, files: Vec<String> },
+    /// `main` has commits specc did not make.
+    ForeignCommits(PathBuf),
+    /// The VCS's export failed.
+    Export(std::io::Error),
+}
+
+impl std::fmt::Display for OutDirError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OutDirError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            OutDirError::NotExported(out) => write!(
+                f,
+                "{} exists and is not a repository specc exported",
+                out.display()
+            ),
+            OutDirError::Git(e) => write!(f, "git: {e}"),
+            OutDirError::GitFailed { what, out } => write!(f, "git {what} {}", out.display()),
+            OutDirError::Changed { out, files } => write!(
+                f,
+                "{} has changes made outside specc:\n{}",
+                out.display(),
+                files.join("\n")
+            ),
+            OutDirError::ForeignCommits(out) => write!(
+                f,
+                "`main` in {} has commits that specc did not make",
+                out.display()
+            ),
+            OutDirError::Export(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> OutDirError + '_ {
+    move |error| OutDirError::Io {
+        path: path.to_path_buf(),
+        error,
+    }
+}
 
 /// Marks an export in progress (fast-import, then checkout): a build killed during one left
 /// `out/` half written by specc itself, which the next build finishes rather than refuses.
 const EXPORT_MARK: &str = ".git/specc-export";
 
 /// Why `out/` may not be written.
-pub(super) fn check_clean(out: &Path) -> Result<(), String> {
+pub(super) fn check_clean(out: &Path) -> Result<(), OutDirError> {
     if !out.exists() {
         return Ok(());
     }
@@ -24,28 +80,26 @@ pub(super) fn check_clean(out: &Path) -> Result<(), String> {
     }
     if !out.join(".git").exists() {
         let empty = std::fs::read_dir(out)
-            .map_err(|e| format!("{}: {e}", out.display()))?
+            .map_err(io(out))?
             .next()
             .is_none();
         return if empty {
             Ok(())
         } else {
-            Err(format!(
-                "{} exists and is not a repository specc exported",
-                out.display()
-            ))
+            Err(OutDirError::NotExported(out.to_path_buf()))
         };
     }
     // A git that fails to answer is a refusal, never "clean".
     let status = git(out, &["status", "--porcelain", "--untracked-files=all"])?
-        .ok_or_else(|| format!("git cannot read the status of {}", out.display()))?;
+        .ok_or_else(|| OutDirError::GitFailed {
+            what: "cannot read the status of",
+            out: out.to_path_buf(),
+        })?;
     if !status.trim().is_empty() {
-        let files: Vec<&str> = status.lines().take(5).collect();
-        return Err(format!(
-            "{} has changes made outside specc:\n{}",
-            out.display(),
-            files.join("\n")
-        ));
+        return Err(OutDirError::Changed {
+            out: out.to_path_buf(),
+            files: status.lines().take(5).map(str::to_owned).collect(),
+        });
     }
     let has_main = git(out, &["rev-parse", "--verify", "-q", "refs/heads/main"])?.is_some();
     if !has_main {
@@ -60,12 +114,12 @@ pub(super) fn check_clean(out: &Path) -> Result<(), String> {
             "refs/heads/main",
         ],
     )?
-    .ok_or_else(|| format!("git cannot read `main` in {}", out.display()))?;
+    .ok_or_else(|| OutDirError::GitFailed {
+        what: "cannot read `main` in",
+        out: out.to_path_buf(),
+    })?;
     if trailer.trim().is_empty() {
-        return Err(format!(
-            "`main` in {} has commits that specc did not make",
-            out.display()
-        ));
+        return Err(OutDirError::ForeignCommits(out.to_path_buf()));
     }
     Ok(())
 }
@@ -75,29 +129,29 @@ pub(super) fn check_clean(out: &Path) -> Result<(), String> {
 pub(super) fn export(
     out: &Path,
     export: impl FnOnce() -> std::io::Result<usize>,
-) -> Result<(), String> {
-    export().map_err(|e| e.to_string())?;
+) -> Result<(), OutDirError> {
+    export().map_err(OutDirError::Export)?;
     let mark = out.join(EXPORT_MARK);
-    std::fs::write(&mark, b"").map_err(|e| format!("{}: {e}", mark.display()))?;
+    std::fs::write(&mark, b"").map_err(io(&mark))?;
     check_out(out)?;
-    std::fs::remove_file(&mark).map_err(|e| format!("{}: {e}", mark.display()))
+    std::fs::remove_file(&mark).map_err(io(&mark))
 }
 
 /// Marks the export as begun, for the case the process dies between fast-import and
 /// checkout (the mark must exist before fast-import touches `main`).
-pub(super) fn begin_export(out: &Path) -> Result<(), String> {
+pub(super) fn begin_export(out: &Path) -> Result<(), OutDirError> {
     if !out.join(".git").is_dir() {
-        std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-        specc_vcs::init_git(out).map_err(|e| format!("{}: {e}", out.display()))?;
+        std::fs::create_dir_all(out).map_err(io(out))?;
+        specc_vcs::init_git(out).map_err(io(out))?;
     }
     let mark = out.join(EXPORT_MARK);
-    std::fs::write(&mark, b"").map_err(|e| format!("{}: {e}", mark.display()))
+    std::fs::write(&mark, b"").map_err(io(&mark))
 }
 
 /// Finishes an export a killed build left: the `git fast-import` it started outlives it,
 /// so it is stopped (this build holds `.specc/lock`: no other build is exporting), its lock
 /// files are waited for, and `main` is checked out over what it left.
-fn finish_interrupted(out: &Path) -> Result<(), String> {
+fn finish_interrupted(out: &Path) -> Result<(), OutDirError> {
     stop_orphaned_fast_import(out);
     let locks = || -> bool {
         ["index.lock", "refs/heads/main.lock", "HEAD.lock"]
@@ -120,9 +174,7 @@ fn finish_interrupted(out: &Path) -> Result<(), String> {
     }
     let mark = out.join(EXPORT_MARK);
     match std::fs::remove_file(&mark) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(format!("{}: {e}", mark.display()))
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&mark)(e)),
         _ => Ok(()),
     }
 }
@@ -157,19 +209,22 @@ fn stop_orphaned_fast_import(out: &Path) {
 }
 
 /// Checks out `main` into the working tree after an export.
-fn check_out(out: &Path) -> Result<(), String> {
+fn check_out(out: &Path) -> Result<(), OutDirError> {
     git(out, &["checkout", "-q", "-f", "main"])?
         .map(drop)
-        .ok_or_else(|| format!("git could not check out main in {}", out.display()))
+        .ok_or_else(|| OutDirError::GitFailed {
+            what: "could not check out main in",
+            out: out.to_path_buf(),
+        })
 }
 
 /// Runs git in `dir`: its stdout when it succeeds, `None` when it fails.
-fn git(dir: &Path, args: &[&str]) -> Result<Option<String>, String> {
+fn git(dir: &Path, args: &[&str]) -> Result<Option<String>, OutDirError> {
     let o = Command::new("git")
         .args(args)
         .current_dir(dir)
         .output()
-        .map_err(|e| format!("git: {e}"))?;
+        .map_err(OutDirError::Git)?;
     Ok(o.status
         .success()
         .then(|| String::from_utf8_lossy(&o.stdout).into_owned()))

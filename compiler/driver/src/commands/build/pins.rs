@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use specc_ir::codes;
-use specc_runtime::{Pins, StaleRef};
+use specc_runtime::{PinError, Pins, StaleRef};
 
 use crate::check::{CheckOptions, Session};
 use crate::db::Database;
@@ -44,7 +44,7 @@ impl Pins for DriverPins {
             .collect()
     }
 
-    fn pin(&self, root: &Path, path: &str, line: usize) -> Result<String, String> {
+    fn pin(&self, root: &Path, path: &str, line: usize) -> Result<String, PinError> {
         let mut files = Files::default();
         let mut out = Vec::new();
         let target = format!("{}:{line}", root.join(path).display());
@@ -54,12 +54,10 @@ impl Pins for DriverPins {
                     String::from_utf8_lossy(&out).replace(&format!("{}/", root.display()), "");
                 Ok(said.trim().to_owned())
             }
-            Ok(problems) => Err(problems
-                .iter()
-                .map(|d| d.message.clone())
-                .collect::<Vec<_>>()
-                .join("; ")),
-            Err(d) => Err(d.message.clone()),
+            Ok(problems) => Err(PinError { problems }),
+            Err(d) => Err(PinError {
+                problems: vec![*d],
+            }),
         }
     }
 }

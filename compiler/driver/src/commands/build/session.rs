@@ -61,7 +61,10 @@ impl Session {
     pub(in crate::commands) fn open(args: &BuildArgs, env: &Env) -> Result<Session, Refused> {
         let dir = crate::commands::spec_dir(Some(&args.spec));
         let state = dir.join(".specc");
-        let cfg = config::load(args, &dir, &state).map_err(Refused::setup)?;
+        let cfg = config::load(args, &dir, &state).map_err(|e| Refused {
+            diagnostic: Box::new(e.diagnostic()),
+            status: exit::USAGE,
+        })?;
         let out = args
             .out
             .clone()
@@ -69,7 +72,7 @@ impl Session {
             .unwrap_or_else(|| dir.join("out"));
         out_dir::check_clean(&out).map_err(|e| Refused {
             diagnostic: Box::new(
-                Diagnostic::new(codes::OUT_DIR_CHANGED, e)
+                Diagnostic::new(codes::OUT_DIR_CHANGED, e.to_string())
                     .with_help("see `specc explain E0403`; nothing was overwritten"),
             ),
             status: exit::ERRORS,

@@ -17,6 +17,7 @@ use specc_runtime::eval::series::{self, Point};
 
 use self::charts::{Chart, Line, PALETTE, Spec};
 use super::Reporter;
+use crate::commands::state_url::ReadError;
 use crate::cli::{MessageFormat, ReportArgs};
 use crate::source::Files;
 use crate::{Env, exit};
@@ -37,7 +38,7 @@ pub(crate) fn run(args: &ReportArgs, env: &Env, out: &mut dyn Write, err: &mut d
     };
     let runs = match load(args) {
         Ok(runs) => runs,
-        Err(why) => return fail(&mut reporter, err, why),
+        Err(why) => return fail(&mut reporter, err, why.to_string()),
     };
     if args.list {
         for r in &runs {
@@ -76,7 +77,7 @@ pub(crate) fn run(args: &ReportArgs, env: &Env, out: &mut dyn Write, err: &mut d
 
 /// The runs to draw: every run with a series in the state databases named (or the spec's),
 /// those `--run` names if any.
-fn load(args: &ReportArgs) -> Result<Vec<Run>, String> {
+fn load(args: &ReportArgs) -> Result<Vec<Run>, ReadError> {
     let dbs: Vec<PathBuf> = if args.state.is_empty() {
         vec![
             super::spec_dir(args.spec.as_deref())
@@ -91,11 +92,17 @@ fn load(args: &ReportArgs) -> Result<Vec<Run>, String> {
         let series = match super::state_url::of(db) {
             Some(url) => super::state_url::reader(url)?
                 .read(series::all)
-                .map_err(|e| format!("{}: {e}", super::state_url::label(url)))?,
+                .map_err(|error| ReadError::Labelled {
+                    label: super::state_url::label(url),
+                    error,
+                })?,
             None if !db.is_file() => {
-                return Err(format!("no state database at {}", db.display()));
+                return Err(ReadError::NoDatabase(db.clone()));
             }
-            None => series::read(db)?,
+            None => series::read(db).map_err(|error| ReadError::Labelled {
+                label: db.display().to_string(),
+                error,
+            })?,
         };
         for (run, points) in series {
             let label = if dbs.len() > 1 {
@@ -117,12 +124,11 @@ fn load(args: &ReportArgs) -> Result<Vec<Run>, String> {
             .iter()
             .any(|r| r.label == *wanted || r.label.ends_with(&format!(" {wanted}")))
         {
-            return Err(format!("no run `{wanted}` with an eval series"));
+            return Err(ReadError::NoRun(wanted.clone()));
         }
     }
     if runs.is_empty() {
-        return Err(format!(
-            "no run in {} has an eval series: a build records one when specc.toml has [eval]",
+        return Err(ReadError::NoSeries(
             dbs.iter()
                 .map(|d| super::state_url::of(d)
                     .map_or_else(|| d.display().to_string(), super::state_url::label))

@@ -14,10 +14,8 @@
 //! | `POST /v1/budget/record` | `{row, hold?}` | 200 once durable |
 //! | `POST /v1/budget/release` | `{hold}` | 200 |
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 use bytes::Bytes;
 use http_body_util::Full;

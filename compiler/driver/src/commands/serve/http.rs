@@ -20,9 +20,8 @@
 //!
 //! design: state.deployment
 
-use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -33,7 +32,6 @@ use specc_runtime::wire::{
     ClaimAnswer, FinishRequest, JournalRequest, SubmitRequest, Token,
 };
 use specc_runtime::{Claimed, Dispatch};
-use specc_state::LeaseError;
 use specc_vcs::object::ObjectId;
 
 use super::budget;

@@ -24,22 +24,43 @@ pub(in crate::commands) struct Serving {
     pub(super) token: String,
 }
 
+/// Why serving could not start.
+#[derive(Debug)]
+pub(in crate::commands) enum ServeError {
+    /// The leases' tables in the PostgreSQL state database.
+    Postgres(specc_state::StateError),
+    /// The leases' tables in the SQLite state database.
+    Sqlite(specc_state::StateError),
+    Journal(specc_state::JournalError),
+    /// The listener could not be handed to the async runtime.
+    Listener(std::io::Error),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::Postgres(e) => write!(f, "the state database (PostgreSQL): {e}"),
+            ServeError::Sqlite(e) => write!(f, "the state database: {e}"),
+            ServeError::Journal(e) => write!(f, "{e}"),
+            ServeError::Listener(e) => write!(f, "the listener could not join the runtime: {e}"),
+        }
+    }
+}
+
 /// Starts the HTTP API on `s`'s runtime; the dispatch the build's scheduler hands its
 /// leaves to. The leases are in the state database, or with a state URL, in PostgreSQL.
 pub(in crate::commands) fn start(
     s: &Session,
     serving: Serving,
-) -> Result<(Arc<Dispatch>, Arc<Shared>), String> {
+) -> Result<(Arc<Dispatch>, Arc<Shared>), ServeError> {
     let store = match &s.cfg.state_url {
         Some(url) => {
             let password = crate::commands::build::config::pg_password();
-            let pg = PgState::connect_as(url, password.as_deref())
-                .map_err(|e| format!("the state database (PostgreSQL): {e}"))?;
+            let pg = PgState::connect_as(url, password.as_deref()).map_err(ServeError::Postgres)?;
             s.rt.block_on(LeaseStore::postgres(pg))
-                .map_err(|e| format!("the state database (PostgreSQL): {e}"))?
+                .map_err(ServeError::Postgres)?
         }
-        None => LeaseStore::sqlite(s.ledger.state_db())
-            .map_err(|e| format!("the state database: {e}"))?,
+        None => LeaseStore::sqlite(s.ledger.state_db()).map_err(ServeError::Sqlite)?,
     };
     let dispatch = Arc::new(Dispatch::new(store, &s.run, serving.lease, s.repo.clone()));
     if s.resumed {
@@ -47,7 +68,7 @@ pub(in crate::commands) fn start(
         let reported = s
             .journal
             .tasks(&s.run)
-            .map_err(|e| e.to_string())?
+            .map_err(ServeError::Journal)?
             .into_iter()
             .filter(|t| t.state == "landed")
             .map(|t| t.task)
@@ -70,7 +91,7 @@ pub(in crate::commands) fn start(
         Ok(listener) => {
             s.rt.spawn(http::serve(listener, shared.clone()));
         }
-        Err(e) => return Err(format!("the listener could not join the runtime: {e}")),
+        Err(e) => return Err(ServeError::Listener(e)),
     }
     Ok((dispatch, shared))
 }

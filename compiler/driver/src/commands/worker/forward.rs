@@ -13,10 +13,30 @@ use specc_runtime::wire::{JournalRequest, Token};
 use specc_state::StepRecord;
 
 use super::Worker;
-use super::remote::Answered;
+use super::remote::{Answered, RemoteError};
 
 /// The last step of one claim serve acknowledged, as (attempt, step): steps are journaled
 /// in that order, so what comes after it is what serve has not seen.
+/// Why a claim's steps could not be sent on.
+#[derive(Debug)]
+pub(super) enum ForwardError {
+    /// A thread panicked holding what serve acknowledged: a bug.
+    Poisoned,
+    /// This worker's journal could not be read.
+    Journal(specc_state::JournalError),
+    Remote(RemoteError),
+}
+
+impl std::fmt::Display for ForwardError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ForwardError::Poisoned => write!(f, "a lock"),
+            ForwardError::Journal(e) => write!(f, "{e}"),
+            ForwardError::Remote(e) => write!(f, "{e}"),
+        }
+    }
+}
+
 #[derive(Default)]
 pub(super) struct Forward {
     acknowledged: Mutex<Option<(u32, u32)>>,
@@ -29,12 +49,15 @@ impl Forward {
         w: &Worker,
         token: &Token,
         run: &str,
-    ) -> Result<Answered, String> {
-        let after = *self.acknowledged.lock().map_err(|_| "a lock".to_owned())?;
+    ) -> Result<Answered, ForwardError> {
+        let after = *self
+            .acknowledged
+            .lock()
+            .map_err(|_| ForwardError::Poisoned)?;
         let rows = w
             .journal
             .task_steps_after(run, &token.task, after)
-            .map_err(|e| e.to_string())?;
+            .map_err(ForwardError::Journal)?;
         let Some(last) = rows.last().map(|r| (r.attempt, r.step)) else {
             return Ok(Answered::Ok);
         };
@@ -52,7 +75,7 @@ impl Forward {
             token: token.clone(),
             steps,
         };
-        let answered = w.remote.journal(&request).await?;
+        let answered = w.remote.journal(&request).await.map_err(ForwardError::Remote)?;
         if answered == Answered::Ok
             && let Ok(mut acknowledged) = self.acknowledged.lock()
         {

@@ -37,7 +37,7 @@ use specc_sandbox::Runner;
 use specc_vcs::Repo;
 use tracing::Instrument as _;
 
-use self::remote::{Answered, HttpUpstream, Remote};
+use self::remote::{Answered, HttpUpstream, Remote, RemoteError};
 use super::Reporter;
 use super::build::{config, session};
 use crate::cli::{BuildArgs, MessageArgs, MessageFormat, WorkerArgs};
@@ -112,15 +112,15 @@ pub(crate) fn run(args: &WorkerArgs, env: &Env, _out: &mut dyn Write, err: &mut 
     };
     let remote = match Remote::new(&args.connect, token) {
         Ok(r) => Arc::new(r),
-        Err(e) => return refuse(err, e),
+        Err(e) => return refuse(err, e.to_string()),
     };
     let run = match rt.block_on(hello(&remote)) {
         Ok(run) => run,
-        Err(e) => return refuse(err, e),
+        Err(e) => return refuse(err, e.to_string()),
     };
     let worker = match open(&build_args, env, &state, remote, &run, holder) {
         Ok(w) => w,
-        Err(e) => return refuse(err, e),
+        Err(e) => return refuse(err, e.to_string()),
     };
     let jobs = args.jobs.unwrap_or(4).max(1);
     let halt = env.signals.then(|| worker.client.halt_switch());
@@ -141,7 +141,47 @@ pub(crate) fn run(args: &WorkerArgs, env: &Env, _out: &mut dyn Write, err: &mut 
             let _ = std::fs::remove_dir_all(&state);
             exit::OK
         }
-        Err(e) => refuse(err, e),
+        Err(e) => refuse(err, e.to_string()),
+    }
+}
+
+/// Why a worker could not start.
+#[derive(Debug)]
+enum StartError {
+    Config(crate::config_error::ConfigError),
+    /// Its state directory could not be made.
+    State {
+        dir: std::path::PathBuf,
+        error: std::io::Error,
+    },
+    Runtime(std::io::Error),
+    /// Live models' commands, and no full sandbox (what is missing).
+    Weaker(String),
+    /// Its replica of the repository could not be opened.
+    Replica {
+        dir: std::path::PathBuf,
+        error: std::io::Error,
+    },
+    Ledger(specc_llm::LlmError),
+    Journal(specc_state::JournalError),
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::Config(e) => write!(f, "{e}"),
+            StartError::State { dir, error } => write!(f, "{}: {error}", dir.display()),
+            StartError::Runtime(e) => write!(f, "no async runtime: {e}"),
+            StartError::Weaker(missing) => write!(
+                f,
+                "the full sandbox is not available here ({missing}), and this worker would run live models' commands"
+            ),
+            StartError::Replica { dir, error } => {
+                write!(f, "the replica in {}: {error}", dir.display())
+            }
+            StartError::Ledger(e) => write!(f, "the worker's state database: {e}"),
+            StartError::Journal(e) => write!(f, "{e}"),
+        }
     }
 }
 
@@ -152,23 +192,24 @@ fn open(
     remote: Arc<Remote>,
     run: &str,
     holder: String,
-) -> Result<Worker, String> {
+) -> Result<Worker, StartError> {
     let dir = super::spec_dir(Some(&args.spec));
-    let cfg = config::load(args, &dir, state)?;
-    std::fs::create_dir_all(state.join("vcs")).map_err(|e| format!("{}: {e}", state.display()))?;
+    let cfg = config::load(args, &dir, state).map_err(StartError::Config)?;
+    std::fs::create_dir_all(state.join("vcs")).map_err(|error| StartError::State {
+        dir: state.to_path_buf(),
+        error,
+    })?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("no async runtime: {e}"))?;
+        .map_err(StartError::Runtime)?;
     let (runner, missing) = session::runner(&cfg, env, &rt);
     drop(rt);
     if runner.confinement() == specc_sandbox::Confinement::Weaker
         && session::live(&cfg, env)
         && !cfg.allow_weaker
     {
-        return Err(format!(
-            "the full sandbox is not available here ({missing}), and this worker would run live models' commands"
-        ));
+        return Err(StartError::Weaker(missing));
     }
     let upstream = Arc::new(HttpUpstream::new(remote.clone(), &holder));
     let replica = Repo::replica(
@@ -176,11 +217,14 @@ fn open(
         specc_vcs::Options::default(),
         upstream.clone(),
     )
-    .map_err(|e| format!("the replica in {}: {e}", state.display()))?;
+    .map_err(|error| StartError::Replica {
+        dir: state.to_path_buf(),
+        error,
+    })?;
     let ledger = Ledger::open(&state.join("state.db"))
         .map(Arc::new)
-        .map_err(|e| format!("the worker's state database: {e}"))?;
-    let journal = Journal::on(ledger.state_db()).map_err(|e| e.to_string())?;
+        .map_err(StartError::Ledger)?;
+    let journal = Journal::on(ledger.state_db()).map_err(StartError::Journal)?;
     // Its calls are the build's: recorded under its run here, and held against the serve's
     // budget and recorded in its ledger under the claim of their task.
     let client = session::client(&cfg, args, env)
@@ -202,7 +246,7 @@ fn open(
 }
 
 /// The build's run id, asked until the serve answers (within [`PATIENCE`]).
-async fn hello(remote: &Remote) -> Result<String, String> {
+async fn hello(remote: &Remote) -> Result<String, RemoteError> {
     let since = std::time::Instant::now();
     loop {
         match remote.hello().await {
@@ -216,7 +260,7 @@ async fn hello(remote: &Remote) -> Result<String, String> {
 /// Claims and runs tasks until the serve says the build is over (or a signal stops it).
 /// One claim is asked at a time, beside the running tasks: the serve holds it until a leaf
 /// is offered (up to [`CLAIM_WAIT`]), so a leaf is claimed as soon as it is ready.
-async fn work(w: &Worker, jobs: usize) -> Result<(), String> {
+async fn work(w: &Worker, jobs: usize) -> Result<(), RemoteError> {
     let mut unreachable_since: Option<std::time::Instant> = None;
     tracing::info!(holder = %w.holder, "working for specc serve");
     let mut running = FuturesUnordered::new();
@@ -412,7 +456,7 @@ async fn heartbeats(
         match w.remote.heartbeat(token).await {
             Ok(Answered::Ok) => last_ok = std::time::Instant::now(),
             Ok(Answered::Fenced) => return "the serve refused the heartbeat".to_owned(),
-            Err(e) if last_ok.elapsed() > lease => return e,
+            Err(e) if last_ok.elapsed() > lease => return e.to_string(),
             Err(e) => tracing::warn!(error = %e, "a heartbeat failed"),
         }
         if !send_journal(w, token, run, forward, every).await {

@@ -17,6 +17,48 @@ use specc_runtime::wire::{
 use specc_vcs::object::ObjectId;
 use specc_vcs::{Boxed, Bundle, Outcome, Submission, Upstream, UpstreamError};
 
+/// Why a request to `specc serve` failed.
+#[derive(Debug)]
+pub(super) enum RemoteError {
+    /// The HTTP client could not be made.
+    Client(reqwest::Error),
+    /// The serve at `base` could not be reached (reqwest's words, without the URL).
+    Unreachable { base: String, why: String },
+    /// The serve refused the token.
+    Token { base: String },
+    /// The serve answered with an error status.
+    Status {
+        base: String,
+        status: reqwest::StatusCode,
+        body: String,
+    },
+    /// The answer's body could not be read or decoded (reqwest's words, without the URL).
+    Body(String),
+    /// The claim's token no longer holds.
+    Fenced,
+    /// A bundle that does not decode.
+    DamagedBundle,
+}
+
+impl std::fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RemoteError::Client(e) => write!(f, "{e}"),
+            RemoteError::Unreachable { base, why } => write!(f, "specc serve at {base}: {why}"),
+            RemoteError::Token { base } => write!(
+                f,
+                "specc serve at {base} refused the token (SPECC_SERVE_TOKEN)"
+            ),
+            RemoteError::Status { base, status, body } => {
+                write!(f, "specc serve at {base}: {status}: {body}")
+            }
+            RemoteError::Body(why) => write!(f, "{why}"),
+            RemoteError::Fenced => write!(f, "fenced: the claim's lease is lost"),
+            RemoteError::DamagedBundle => write!(f, "a damaged bundle"),
+        }
+    }
+}
+
 /// How a write for a claim was answered.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Answered {
@@ -32,12 +74,12 @@ pub(super) struct Remote {
 }
 
 impl Remote {
-    pub(super) fn new(base: &str, token: String) -> Result<Remote, String> {
+    pub(super) fn new(base: &str, token: String) -> Result<Remote, RemoteError> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(300))
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(RemoteError::Client)?;
         Ok(Remote {
             http,
             base: base.trim_end_matches('/').to_owned(),
@@ -47,26 +89,31 @@ impl Remote {
 
     /// Sends `req` with the token; any answer is returned as it came: only a failure to
     /// reach the serve is an error.
-    async fn transport(&self, req: reqwest::RequestBuilder) -> Result<reqwest::Response, String> {
+    async fn transport(
+        &self,
+        req: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, RemoteError> {
         req.bearer_auth(&self.token)
             .send()
             .await
-            .map_err(|e| format!("specc serve at {}: {}", self.base, without_url(&e)))
+            .map_err(|e| RemoteError::Unreachable {
+                base: self.base.clone(),
+                why: without_url(&e),
+            })
     }
 
-    async fn send(&self, req: reqwest::RequestBuilder) -> Result<reqwest::Response, String> {
+    async fn send(&self, req: reqwest::RequestBuilder) -> Result<reqwest::Response, RemoteError> {
         let r = self.transport(req).await?;
         match r.status() {
             s if s.is_success() || s == reqwest::StatusCode::CONFLICT => Ok(r),
-            reqwest::StatusCode::UNAUTHORIZED => Err(format!(
-                "specc serve at {} refused the token (SPECC_SERVE_TOKEN)",
-                self.base
-            )),
-            s => Err(format!(
-                "specc serve at {}: {s}: {}",
-                self.base,
-                r.text().await.unwrap_or_default()
-            )),
+            reqwest::StatusCode::UNAUTHORIZED => Err(RemoteError::Token {
+                base: self.base.clone(),
+            }),
+            status => Err(RemoteError::Status {
+                base: self.base.clone(),
+                status,
+                body: r.text().await.unwrap_or_default(),
+            }),
         }
     }
 
@@ -74,7 +121,7 @@ impl Remote {
         &self,
         path: &str,
         body: &T,
-    ) -> Result<reqwest::Response, String> {
+    ) -> Result<reqwest::Response, RemoteError> {
         let req = self.http.post(format!("{}{path}", self.base)).json(body);
         self.send(req).await
     }
@@ -84,12 +131,16 @@ impl Remote {
         &self,
         path: &str,
         body: &T,
-    ) -> Result<reqwest::Response, String> {
+    ) -> Result<reqwest::Response, RemoteError> {
         let req = self.http.post(format!("{}{path}", self.base)).json(body);
         self.transport(req).await
     }
 
-    async fn write<T: serde::Serialize>(&self, path: &str, body: &T) -> Result<Answered, String> {
+    async fn write<T: serde::Serialize>(
+        &self,
+        path: &str,
+        body: &T,
+    ) -> Result<Answered, RemoteError> {
         let r = self.post(path, body).await?;
         Ok(if r.status() == reqwest::StatusCode::CONFLICT {
             Answered::Fenced
@@ -99,7 +150,7 @@ impl Remote {
     }
 
     /// The build's run id and the lease.
-    pub(super) async fn hello(&self) -> Result<(String, Duration), String> {
+    pub(super) async fn hello(&self) -> Result<(String, Duration), RemoteError> {
         #[derive(serde::Deserialize)]
         struct Hello {
             run: String,
@@ -108,40 +159,48 @@ impl Remote {
         let r = self
             .send(self.http.get(format!("{}/v1/build", self.base)))
             .await?;
-        let h: Hello = r.json().await.map_err(|e| without_url(&e))?;
+        let h: Hello = r.json().await.map_err(|e| RemoteError::Body(without_url(&e)))?;
         Ok((h.run, Duration::from_millis(h.lease_ms)))
     }
 
     /// Claims a leaf; the serve may hold the request up to `wait` until one is offered.
-    pub(super) async fn claim(&self, holder: &str, wait: Duration) -> Result<ClaimAnswer, String> {
+    pub(super) async fn claim(
+        &self,
+        holder: &str,
+        wait: Duration,
+    ) -> Result<ClaimAnswer, RemoteError> {
         let body = serde_json::json!({"holder": holder, "wait_ms": wait.as_millis() as u64});
         let r = self.post("/v1/claim", &body).await?;
-        r.json().await.map_err(|e| without_url(&e))
+        r.json().await.map_err(|e| RemoteError::Body(without_url(&e)))
     }
 
-    pub(super) async fn heartbeat(&self, t: &Token) -> Result<Answered, String> {
+    pub(super) async fn heartbeat(&self, t: &Token) -> Result<Answered, RemoteError> {
         self.write("/v1/heartbeat", t).await
     }
 
     /// Sends the claim's journaled steps to serve's journal.
-    pub(super) async fn journal(&self, j: &JournalRequest) -> Result<Answered, String> {
+    pub(super) async fn journal(&self, j: &JournalRequest) -> Result<Answered, RemoteError> {
         self.write("/v1/journal", j).await
     }
 
-    pub(super) async fn finish(&self, f: &FinishRequest) -> Result<Answered, String> {
+    pub(super) async fn finish(&self, f: &FinishRequest) -> Result<Answered, RemoteError> {
         self.write("/v1/finish", f).await
     }
 
-    pub(super) async fn release(&self, t: &Token) -> Result<Answered, String> {
+    pub(super) async fn release(&self, t: &Token) -> Result<Answered, RemoteError> {
         self.write("/v1/release", t).await
     }
 
-    async fn bytes(&self, path: &str, body: &serde_json::Value) -> Result<Vec<u8>, String> {
+    async fn bytes(&self, path: &str, body: &serde_json::Value) -> Result<Vec<u8>, RemoteError> {
         let r = self.post(path, body).await?;
         if r.status() == reqwest::StatusCode::CONFLICT {
-            return Err("fenced: the claim's lease is lost".to_owned());
+            return Err(RemoteError::Fenced);
         }
-        Ok(r.bytes().await.map_err(|e| without_url(&e))?.to_vec())
+        Ok(r
+            .bytes()
+            .await
+            .map_err(|e| RemoteError::Body(without_url(&e)))?
+            .to_vec())
     }
 }
 
@@ -257,12 +316,13 @@ impl BudgetGate for HttpUpstream {
                 }
                 LlmError::Halted(why)
             };
+            let unreached = |e: RemoteError| unheld(e.to_string());
             let body = serde_json::json!({"token": token, "dollars": dollars});
             let r = self
                 .remote
                 .post_raw("/v1/budget/hold", &body)
                 .await
-                .map_err(unheld)?;
+                .map_err(unreached)?;
             let status = r.status();
             let text = r.text().await.unwrap_or_default();
             let answer: serde_json::Value =
@@ -292,16 +352,16 @@ impl BudgetGate for HttpUpstream {
             let n = self.rows.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let id = format!("{}/{n}", self.holder);
             let body = serde_json::json!({"row": row, "hold": hold, "id": id});
-            let mut failed = String::new();
+            let mut failed = None;
             for pause in [0, 200, 1000, 5000] {
                 tokio::time::sleep(Duration::from_millis(pause)).await;
                 match self.remote.post("/v1/budget/record", &body).await {
                     Ok(_) => return,
-                    Err(e) => failed = e,
+                    Err(e) => failed = Some(e),
                 }
             }
             tracing::error!(
-                error = %failed,
+                error = %failed.map(|e| e.to_string()).unwrap_or_default(),
                 task = %row.task,
                 dollars = row.dollars,
                 "a model call's row did not reach specc serve's ledger"
@@ -344,7 +404,11 @@ impl Upstream for HttpUpstream {
                 tracing::warn!(task = %s.task, error = %why, "a submission's answer was lost");
                 UpstreamError::Lost(why)
             };
-            let r = self.remote.post("/v1/submit", &body).await.map_err(lost)?;
+            let r = self
+                .remote
+                .post("/v1/submit", &body)
+                .await
+                .map_err(|e| lost(e.to_string()))?;
             if r.status() == reqwest::StatusCode::CONFLICT {
                 return Err(UpstreamError::Refused(
                     "fenced: the claim's lease is lost".to_owned(),
@@ -366,13 +430,15 @@ impl Upstream for HttpUpstream {
         })
     }
 
-    fn fetch(&self, have: ObjectId) -> Boxed<'_, Result<Bundle, String>> {
+    fn fetch(&self, have: ObjectId) -> Boxed<'_, Result<Bundle, UpstreamError>> {
         Box::pin(async move {
             let bytes = self
                 .remote
                 .bytes("/v1/fetch", &serde_json::json!({"have": have}))
-                .await?;
-            Bundle::decode(&bytes).ok_or_else(|| "a damaged bundle".to_owned())
+                .await
+                .map_err(|e| UpstreamError::Lost(e.to_string()))?;
+            Bundle::decode(&bytes)
+                .ok_or_else(|| UpstreamError::Lost(RemoteError::DamagedBundle.to_string()))
         })
     }
 
