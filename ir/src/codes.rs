@@ -5,7 +5,7 @@
 //! test checks both lists agree.
 //! design: diagnostics.codes
 
-use crate::Severity;
+use crate::severity::Severity;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CodeInfo {

@@ -4,24 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Span;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Error,
-    Warning,
-    Note,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Note => "note",
-        }
-    }
-}
+use crate::severity::Severity;
 
 /// A span with a short message shown under it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -11,13 +11,15 @@ mod diagnostic;
 mod fingerprint;
 mod intent;
 pub mod plan;
+mod severity;
 mod span;
 
 pub use design::{DecisionStatus, DesignDecision};
-pub use diagnostic::{Diagnostic, Label, Severity};
+pub use diagnostic::{Diagnostic, Label};
 pub use fingerprint::Fingerprint;
 pub use intent::{
     AcceptanceCheck, Example, FrontMatter, IntentNode, IntentTree, Level, NodeId, NonGoal,
     Requirement, RequirementForm, RequirementId, SpecDecision,
 };
+pub use severity::Severity;
 pub use span::{FileId, LineCol, LineIndex, Span};

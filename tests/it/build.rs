@@ -46,8 +46,7 @@ impl Built {
     /// `(task, kind, body)` of every journaled step.
     pub(crate) fn steps(&self) -> Vec<(String, String, String)> {
         let journal =
-            specc_state::Journal::open(&self.dir.path().join(".specc/state.db"))
-                .expect("journal");
+            specc_state::Journal::open(&self.dir.path().join(".specc/state.db")).expect("journal");
         let runs = run_ids(self.dir.path());
         runs.iter()
             .flat_map(|r| journal.steps(r).expect("steps"))

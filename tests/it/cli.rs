@@ -146,7 +146,7 @@ fn explain_snapshot() {
     insta::assert_snapshot!(specc(&["explain", "E0101"]).stdout);
 }
 
-pub fn tempdir(name: &str) -> std::path::PathBuf {
+pub(crate) fn tempdir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("specc-it-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("create temp dir");
     dir

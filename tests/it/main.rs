@@ -22,6 +22,7 @@ mod eval_report;
 mod fingerprints;
 mod fixtures;
 mod hygiene;
+mod hygiene_imports;
 mod incremental;
 mod own_design_docs;
 #[path = "../../compiler/state/tests/pg/mod.rs"]

@@ -7,7 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use specc_sandbox::{CommandResult, CommandSpec, Exit, ProcessRunner, Rlimits, Runner, SandboxRunner};
+use specc_sandbox::{
+    CommandResult, CommandSpec, Exit, ProcessRunner, Rlimits, Runner, SandboxRunner,
+};
 
 /// A project as a build lays it out: the spec and specc.toml, `.specc/state.db`, a hidden
 /// eval tests directory, and a task's checkout under `.specc/work/`.

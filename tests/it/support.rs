@@ -3,14 +3,14 @@
 use std::path::{Path, PathBuf};
 
 /// The workspace root.
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("tests/ has a parent")
         .to_path_buf()
 }
 
-pub struct Output {
+pub(crate) struct Output {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
@@ -18,7 +18,7 @@ pub struct Output {
 
 /// Runs `specc ARGS` in-process with plain, fixed-width output. Absolute paths under the
 /// workspace root are printed relative to it, so snapshots do not depend on the checkout.
-pub fn specc(args: &[&str]) -> Output {
+pub(crate) fn specc(args: &[&str]) -> Output {
     let env = specc::Env {
         no_color: true,
         width: Some(100),
@@ -37,13 +37,13 @@ pub fn specc(args: &[&str]) -> Output {
     }
 }
 
-pub fn fixture(rel: &str) -> String {
+pub(crate) fn fixture(rel: &str) -> String {
     root().join("fixtures").join(rel).display().to_string()
 }
 
 /// The JSON diagnostics of a `--message-format json` run: the lines of its stdout that are
 /// objects with a `code` and a `severity` (the summary and other output are left out).
-pub fn json_diagnostics(stdout: &str) -> Vec<serde_json::Value> {
+pub(crate) fn json_diagnostics(stdout: &str) -> Vec<serde_json::Value> {
     stdout
         .lines()
         .filter(|l| l.starts_with('{'))

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use specc_ir::{Diagnostic, codes};
 
-use crate::config_check::did_you_mean;
+use crate::spelling::did_you_mean;
 
 /// A table's complaint about specc.toml.
 #[derive(Debug)]
@@ -21,6 +21,8 @@ pub(crate) enum TableError {
         key: String,
         table: bool,
         near: Option<&'static str>,
+        /// The tables there are.
+        tables: &'static [&'static str],
     },
     Limits(specc_plan::LimitsError),
     Review(specc_runtime::ReviewConfigError),
@@ -64,7 +66,12 @@ impl std::fmt::Display for TableError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             TableError::Toml(why) => write!(f, "{why}"),
-            TableError::Unknown { key, table, near } => {
+            TableError::Unknown {
+                key,
+                table,
+                near,
+                tables,
+            } => {
                 let what = if *table {
                     format!("unknown table `[{key}]`")
                 } else {
@@ -75,7 +82,7 @@ impl std::fmt::Display for TableError {
                     None => write!(
                         f,
                         "{what}; specc.toml's tables are {}",
-                        crate::config_check::table_list()
+                        crate::spelling::list(tables)
                     ),
                 }
             }
@@ -116,7 +123,12 @@ impl std::fmt::Display for ConfigError {
             ConfigError::Missing { path, needed } => write!(f, "no {} {needed}", path.display()),
             ConfigError::Unreadable { path, error } => write!(f, "{}: {error}", path.display()),
             ConfigError::Invalid { path, error } => {
-                write!(f, "{}: {}", path.display(), did_you_mean(&error.to_string()))
+                write!(
+                    f,
+                    "{}: {}",
+                    path.display(),
+                    did_you_mean(&error.to_string())
+                )
             }
             ConfigError::NoRecording(p) => write!(f, "no recording at {}", p.display()),
         }

@@ -15,6 +15,7 @@ pub use commands::explanation;
 pub mod db;
 mod render;
 mod source;
+mod spelling;
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use specc_ir::{Diagnostic, FileId, LineCol, LineIndex, codes};
 
 /// The largest input specc reads: offsets in spans are `u32`.
-pub const MAX_FILE_BYTES: u64 = u32::MAX as u64;
+pub(crate) const MAX_FILE_BYTES: u64 = u32::MAX as u64;
 
 /// Why a file could not be read, as a diagnostic with no span (exit status 2).
 #[derive(Debug)]

@@ -94,9 +94,7 @@ impl Book {
     /// Reserves `dollars` from the run's lease, if its free part covers them.
     pub(crate) fn take(&mut self, run: &str, dollars: f64) -> Option<Reservation> {
         let l = self.by_run.get_mut(run)?;
-        if l.held - l.in_use() < dollars
-            || l.written.elapsed() > STALE_RESERVATION / 2
-        {
+        if l.held - l.in_use() < dollars || l.written.elapsed() > STALE_RESERVATION / 2 {
             return None;
         }
         self.serial += 1;
@@ -338,11 +336,7 @@ fn committed_elsewhere(tx: &mut dyn Sql, run: &str, mine: Option<i64>) -> Result
         .query_one(
             "SELECT COALESCE(SUM(dollars), 0) FROM llm_reservations
              WHERE run = ?1 AND created_unix > ?2 AND id IS DISTINCT FROM ?3",
-            args![
-                run,
-                now() - STALE_RESERVATION.as_secs() as i64,
-                mine
-            ],
+            args![run, now() - STALE_RESERVATION.as_secs() as i64, mine],
         )?
         .real(0)?;
     Ok(spent + reserved)

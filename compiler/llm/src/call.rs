@@ -107,7 +107,12 @@ impl Client {
 
     /// The provider and model that serve `role` (with `model` instead of the role's, if
     /// given), and the request as it goes out: the role's model, the smaller max_tokens.
-    fn bind(&self, role: Role, model: Option<&str>, mut request: Request) -> Result<Bound<'_>, LlmError> {
+    fn bind(
+        &self,
+        role: Role,
+        model: Option<&str>,
+        mut request: Request,
+    ) -> Result<Bound<'_>, LlmError> {
         let mut binding = self
             .config
             .role(role)

@@ -191,4 +191,3 @@ impl Client {
 /// What writes an answer to the state database in the transaction that records its call
 /// ([`Client::call_journaled`]).
 pub type AnswerHook<'a> = dyn Fn(&Response) -> specc_state::Write + Sync + 'a;
-

@@ -48,4 +48,3 @@ pub(crate) fn input_estimate(r: &Request) -> u64 {
     };
     ((messages + tools + format) / 3) as u64
 }
-

@@ -37,7 +37,7 @@ impl Default for Timeouts {
 
 /// The most bytes of one response (a body, or a whole stream) read: past it the response is
 /// abandoned as a fault, so a server that never stops cannot fill memory.
-pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 64 << 20;
 
 /// Waits longer than this are not waited: the call is parked.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);

@@ -47,8 +47,7 @@ pub struct CallRow {
 }
 
 /// More to write in the transaction that records a call: see [`Ledger::record_with`].
-pub type Also = specc_state::Write;
-
+pub(crate) type Also = specc_state::Write;
 
 pub struct Ledger {
     db: Arc<StateDb>,
@@ -58,7 +57,6 @@ pub struct Ledger {
 fn db_error(e: impl Into<StateError>) -> LlmError {
     LlmError::Ledger(e.into())
 }
-
 
 /// The ledger's tables (design: state.owners): a row per attempt of a call, the budget
 /// leases' reservations, and each run's spent total.

@@ -22,7 +22,7 @@ pub fn fingerprint(request: &Request) -> String {
 }
 
 /// A few words naming a request in messages: model and the start of the last user message.
-pub fn summary(request: &Request) -> String {
+pub(crate) fn summary(request: &Request) -> String {
     let last = request
         .messages
         .iter()

@@ -17,14 +17,14 @@ const NESTED: [&str; 2] = ["task", "node"];
 
 /// An earlier answer of a task and the inputs it answered.
 #[derive(Clone, Debug)]
-pub struct Earlier<'a> {
+pub(crate) struct Earlier<'a> {
     pub answer: &'a PlannerAnswer,
     pub inputs: &'a Value,
 }
 
 /// A decision of an amended answer.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-pub struct AmendedDecision {
+pub(crate) struct AmendedDecision {
     #[serde(flatten)]
     pub decision: PlannedDecision,
     #[serde(default)]
@@ -33,7 +33,7 @@ pub struct AmendedDecision {
 
 /// A child of an amended answer.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-pub struct AmendedChild {
+pub(crate) struct AmendedChild {
     #[serde(flatten)]
     pub child: PlannedChild,
     #[serde(default)]
@@ -42,7 +42,7 @@ pub struct AmendedChild {
 
 /// An answer in amend mode.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-pub struct Amended {
+pub(crate) struct Amended {
     #[serde(default)]
     pub decisions: Vec<AmendedDecision>,
     pub children: Vec<AmendedChild>,
@@ -50,7 +50,7 @@ pub struct Amended {
 
 impl Amended {
     /// The answer as the planner wrote it, every mark ignored.
-    pub fn as_written(&self) -> PlannerAnswer {
+    pub(crate) fn as_written(&self) -> PlannerAnswer {
         PlannerAnswer {
             decisions: self.decisions.iter().map(|d| d.decision.clone()).collect(),
             children: self.children.iter().map(|c| c.child.clone()).collect(),
@@ -59,7 +59,7 @@ impl Amended {
 
     /// The answer it stands for: each decision or child marked unchanged is the earlier one
     /// of its id or key (one the earlier answer does not have is taken as written).
-    pub fn resolve(&self, earlier: &PlannerAnswer) -> PlannerAnswer {
+    pub(crate) fn resolve(&self, earlier: &PlannerAnswer) -> PlannerAnswer {
         let decisions = self
             .decisions
             .iter()
@@ -91,7 +91,7 @@ impl Amended {
 
 /// What differs between two requests' inputs: `{"what", "before", "after"}` for each
 /// top-level field, and for each field of `task` and `node`, that changed.
-pub fn changes(before: &Value, after: &Value) -> Vec<Value> {
+pub(crate) fn changes(before: &Value, after: &Value) -> Vec<Value> {
     let mut out = Vec::new();
     let keys = |v: &Value| -> Vec<String> {
         v.as_object()
@@ -125,7 +125,7 @@ pub fn changes(before: &Value, after: &Value) -> Vec<Value> {
 /// The amend request: the task's inputs as a fresh request has them, with the earlier answer
 /// and what changed since it was given; the schema lets each decision and child be marked
 /// unchanged.
-pub fn request(inputs: &Value, earlier: &Earlier<'_>, max_tokens: u32) -> Request {
+pub(crate) fn request(inputs: &Value, earlier: &Earlier<'_>, max_tokens: u32) -> Request {
     let system = format!(
         "{} This task was planned before, and its inputs changed since: you are given your \
          earlier answer under amend.earlier_answer and the changes under amend.changed. Amend \

@@ -151,10 +151,12 @@ impl<'a, T: DeserializeOwned> ForcedCall<'a, T> {
                     errors
                 }
                 Err(e) => vec![
-                    Diagnostic::new(specc_ir::codes::PLANNING_FAILED, e.to_string()).with_help(format!(
-                        "answer by calling {} with arguments in its schema",
-                        self.tool
-                    )),
+                    Diagnostic::new(specc_ir::codes::PLANNING_FAILED, e.to_string()).with_help(
+                        format!(
+                            "answer by calling {} with arguments in its schema",
+                            self.tool
+                        ),
+                    ),
                 ],
             };
             if calls > self.repairs {

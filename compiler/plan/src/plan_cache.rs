@@ -79,7 +79,7 @@ impl Cache {
 }
 
 /// Borrows an earlier answer for [`crate::amend::request`].
-pub fn as_earlier<'a>(e: &'a (PlannerAnswer, Value)) -> Earlier<'a> {
+pub(crate) fn as_earlier<'a>(e: &'a (PlannerAnswer, Value)) -> Earlier<'a> {
     Earlier {
         answer: &e.0,
         inputs: &e.1,
@@ -92,7 +92,7 @@ fn guide_hash(text: &str) -> String {
 
 /// The cache key of a planner-role request: the request as the provider will get it, with
 /// the provider's name, so answers from one provider or model never stand in for another's.
-pub fn cache_key(client: &Client, mut request: specc_llm::Request) -> String {
+pub(crate) fn cache_key(client: &Client, mut request: specc_llm::Request) -> String {
     let provider = match client.binding(Role::Planner) {
         Some(b) => {
             request.model.clone_from(&b.model);
@@ -104,7 +104,7 @@ pub fn cache_key(client: &Client, mut request: specc_llm::Request) -> String {
 }
 
 /// The ids `answer` decides with another text than their owner's.
-pub fn clashes(answer: &PlannerAnswer, owned: &BTreeMap<String, Owned>) -> Vec<String> {
+pub(crate) fn clashes(answer: &PlannerAnswer, owned: &BTreeMap<String, Owned>) -> Vec<String> {
     let mut ids: Vec<String> = answer
         .decisions
         .iter()

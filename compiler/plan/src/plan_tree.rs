@@ -26,12 +26,12 @@ use specc_llm::Client;
 use specc_passes::plan::{self, Conflict, Owned};
 
 use crate::amend::{self, Amended};
+use crate::ask::{Asked, ForcedCall, MAX_REPAIRS};
 use crate::coordinator;
+use crate::error::PlanError;
 use crate::limits::Limits;
 use crate::plan_cache::Cache;
 use crate::plan_cache::{as_earlier, cache_key, clashes};
-use crate::ask::{Asked, ForcedCall, MAX_REPAIRS};
-use crate::error::PlanError;
 use crate::planner::{self, Context};
 
 /// Merges one planning may make before it gives up.

@@ -11,8 +11,8 @@ use specc_ir::FileId;
 use specc_llm::{
     BoxFuture, Client, LlmConfig, LlmError, Provider, Request, Response, Scripted, ToolCall, Usage,
 };
-use specc_plan::{Cache, Limits, PlannedTree, plan_tree};
 use specc_plan::PlanError;
+use specc_plan::{Cache, Limits, PlannedTree, plan_tree};
 use specc_plan::{coordinator, planner};
 
 const SPEC: &str = "# Store\n\n## A {#a}\n\nA.\n\n### Inner {#a/inner}\n\n- [R-1] It MUST do a.\n\n\

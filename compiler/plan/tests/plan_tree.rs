@@ -189,10 +189,7 @@ async fn planning_stops_at_the_planner_call_limit_and_keeps_what_it_paid_for() {
     };
     let stopped = plan_tree(&client(provider.clone()), &tree, tight, "", &mut cache).await;
     assert!(
-        matches!(
-            stopped,
-            Err(specc_plan::PlanError::CallLimit(8))
-        ),
+        matches!(stopped, Err(specc_plan::PlanError::CallLimit(8))),
         "{stopped:?}"
     );
     // A call and its repairs must fit: it stopped with room for fewer than three more.

@@ -12,8 +12,8 @@ use specc_llm::{
     BoxFuture, Client, LlmConfig, LlmError, Provider, Request, Response, Scripted, ToolCall, Usage,
 };
 use specc_plan::OutlinePlanner;
-use specc_plan::{Cache, Limits, PlannedTree, plan_tree};
 use specc_plan::planner;
+use specc_plan::{Cache, Limits, PlannedTree, plan_tree};
 
 /// A planner that answers with `answer(node id, whether in amend mode, every message's
 /// text)` and

@@ -23,18 +23,17 @@ mod task_end;
 mod tools;
 
 pub use attempt::{
-    AttemptLimits, Check, DecisionText, MAX_CONFLICT_RERUNS, RequirementText, Retry, Unrunnable,
-    WorkOrder, fingerprint, leaves, run_task, work_orders,
+    Check, DecisionText, MAX_CONFLICT_RERUNS, RequirementText, Retry, Unrunnable, WorkOrder,
+    fingerprint, leaves, run_task, work_orders,
 };
 pub use checkouts::{Scope, Slots, apply as apply_changes};
 pub use events::Event;
 pub use landing::{
-    Merged, reconcile,
-    Intents, Lens, MERGE_TOOL, PinError, Pins, REVIEW_TOOL, ReviewConfig, ReviewConfigError, Severity,
-    StaleRef, added_lines,
+    Intents, Lens, MERGE_TOOL, Merged, PinError, Pins, REVIEW_TOOL, ReviewConfig,
+    ReviewConfigError, Severity, StaleRef, added_lines, reconcile,
 };
 pub use scheduling::dispatch::{Claimed, Counters, wire};
 pub use scheduling::{BuildReport, Dispatch, Plan, TaskReport, Workers, build};
-pub use services::{AttemptPolicy, Escalation, OnConflict, Services};
+pub use services::{AttemptLimits, AttemptPolicy, Escalation, OnConflict, Services};
 pub use task_end::TaskEnd;
 pub use tools::{Base, Toolbox};

@@ -5,13 +5,13 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use specc_llm::Client;
 use specc_sandbox::{CommandLimits, Runner};
 use specc_state::Journal;
 use specc_vcs::Repo;
 
-use crate::attempt::AttemptLimits;
 use crate::checkouts::Slots;
 use crate::events::Event;
 use crate::landing::{Intents, Pins, ReviewConfig};
@@ -69,4 +69,14 @@ pub enum OnConflict {
     /// The merge agent (the `merger` role, which specc.toml names) reconciles both sides;
     /// what it sends back runs again.
     MergeAgent,
+}
+
+/// What the orchestrator allows one attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttemptLimits {
+    /// Model calls.
+    pub max_steps: u32,
+    /// Input and output tokens over all calls.
+    pub max_tokens: u64,
+    pub wall: Duration,
 }

@@ -21,12 +21,22 @@ pub enum TaskEnd {
     },
     /// The VCS refused to let a file grow past its line budget: the task waits for the
     /// file's split and runs again on top of it.
-    Blocked { need: SplitNeed, attempts: u32 },
-    Failed { reason: String, attempts: u32 },
+    Blocked {
+        need: SplitNeed,
+        attempts: u32,
+    },
+    Failed {
+        reason: String,
+        attempts: u32,
+    },
     /// The budget cap stopped it.
-    Budget { attempts: u32 },
+    Budget {
+        attempts: u32,
+    },
     /// The provider asked to wait: queue it again after `after` (its attempt is resumed).
-    Parked { after: std::time::Duration },
+    Parked {
+        after: std::time::Duration,
+    },
     /// The journal failed: the build must stop.
     Journal(JournalError),
 }

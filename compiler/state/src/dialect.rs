@@ -53,4 +53,3 @@ impl Dialect {
 
     const PG_BEGIN: &'static str = "BEGIN ISOLATION LEVEL READ COMMITTED";
 }
-

@@ -18,8 +18,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::args;
 use crate::error::StateError;
-use crate::postgres::PgState;
 use crate::journal::JOURNAL;
+use crate::postgres::PgState;
 use crate::schema::{Migration, Tables, has_table, migrate};
 use crate::sql::Sql;
 use crate::writer::StateDb;

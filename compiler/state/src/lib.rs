@@ -26,11 +26,13 @@ mod writer;
 pub use dialect::Dialect;
 pub use error::StateError;
 pub use journal::{
-    JOURNAL, Journal, JournalError, LastAttempt, RunRow, RunningAttempt, Status, StepAt,
-    StepKind, StepRow, Submissions, TASK_STATES, TaskLine, TaskRef, TaskRow, TaskState,
-    read_status, status_of, step_write,
+    JOURNAL, Journal, JournalError, LastAttempt, RunRow, RunningAttempt, Status, StepAt, StepKind,
+    StepRow, Submissions, TASK_STATES, TaskLine, TaskRef, TaskRow, TaskState, read_status,
+    status_of, step_write,
 };
-pub use leases::{Claim, LEASES, LeaseError, LeaseRow, LeaseStore, StepRecord, read as read_leases};
+pub use leases::{
+    Claim, LEASES, LeaseError, LeaseRow, LeaseStore, StepRecord, read as read_leases,
+};
 pub use postgres::{PgConn, PgState, config_of};
 pub use schema::{Migration, Tables};
 pub use sql::{Arg, Row, Sql, Value, dollar_placeholders};

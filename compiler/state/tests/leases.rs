@@ -25,11 +25,7 @@ async fn stores() -> Vec<(&'static str, Connect, Box<dyn std::any::Any>)> {
     let postgres = LeaseStore::postgres(pool).await.expect("migrated");
     let postgres: Connect = Box::new(move || postgres.clone());
     vec![
-        (
-            "sqlite",
-            sqlite,
-            Box::new(dir) as Box<dyn std::any::Any>,
-        ),
+        ("sqlite", sqlite, Box::new(dir) as Box<dyn std::any::Any>),
         ("postgres", postgres, Box::new(db)),
     ]
 }

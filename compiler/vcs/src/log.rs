@@ -18,12 +18,12 @@ const HEADER: usize = 1 + 1 + 4 + 32;
 
 /// Where an object's payload sits in the log.
 #[derive(Clone, Copy, Debug)]
-pub struct Location {
+pub(crate) struct Location {
     pub offset: u64,
     pub len: u32,
 }
 
-pub struct Log {
+pub(crate) struct Log {
     file: File,
     len: u64,
     /// Records appended but not yet synced.
@@ -31,7 +31,7 @@ pub struct Log {
 }
 
 /// What a log held when it was opened.
-pub struct Recovered {
+pub(crate) struct Recovered {
     pub log: Log,
     pub index: HashMap<ObjectId, Location>,
     /// The head records, in order: each is (commit id, seq).
@@ -102,7 +102,7 @@ impl Replayed {
 }
 
 impl Log {
-    pub fn open(path: &Path) -> std::io::Result<Recovered> {
+    pub(crate) fn open(path: &Path) -> std::io::Result<Recovered> {
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -137,7 +137,7 @@ impl Log {
     }
 
     /// Queues an object; returns where its payload will be once written.
-    pub fn push(&mut self, kind: Kind, id: ObjectId, payload: &[u8]) -> Location {
+    pub(crate) fn push(&mut self, kind: Kind, id: ObjectId, payload: &[u8]) -> Location {
         self.pending.push(MAGIC);
         self.pending.push(kind as u8);
         self.pending
@@ -152,14 +152,14 @@ impl Log {
     }
 
     /// Queues the flagged paths (they take effect with the batch's head record).
-    pub fn push_flags(&mut self, flags: &[&str]) {
+    pub(crate) fn push_flags(&mut self, flags: &[&str]) {
         let payload = flags.join("\n").into_bytes();
         let id = ObjectId::of(Kind::Flags, &payload);
         self.push(Kind::Flags, id, &payload);
     }
 
     /// Queues the head record that ends a batch.
-    pub fn push_head(&mut self, commit: ObjectId, seq: u64) {
+    pub(crate) fn push_head(&mut self, commit: ObjectId, seq: u64) {
         let mut payload = [0u8; 40];
         payload[..32].copy_from_slice(&commit.0);
         payload[32..].copy_from_slice(&seq.to_le_bytes());
@@ -168,7 +168,7 @@ impl Log {
     }
 
     /// Writes what is queued and waits until it is on disk: the one fsync of a batch.
-    pub fn sync(&mut self) -> std::io::Result<()> {
+    pub(crate) fn sync(&mut self) -> std::io::Result<()> {
         if self.pending.is_empty() {
             return Ok(());
         }
@@ -180,7 +180,7 @@ impl Log {
     }
 
     /// Reads a payload that is on disk (or still queued).
-    pub fn read(&self, loc: Location) -> std::io::Result<Vec<u8>> {
+    pub(crate) fn read(&self, loc: Location) -> std::io::Result<Vec<u8>> {
         let mut buf = vec![0u8; loc.len as usize];
         if loc.offset >= self.len {
             let at = (loc.offset - self.len) as usize;

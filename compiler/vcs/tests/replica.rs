@@ -29,7 +29,12 @@ impl Upstream for Local {
     }
 
     fn fetch(&self, have: ObjectId) -> Boxed<'_, Result<Bundle, UpstreamError>> {
-        Box::pin(async move { self.0.bundle(Some(have)).await.ok_or(UpstreamError::Lost("unavailable".into())) })
+        Box::pin(async move {
+            self.0
+                .bundle(Some(have))
+                .await
+                .ok_or(UpstreamError::Lost("unavailable".into()))
+        })
     }
 
     fn flag(&self, path: &str) {

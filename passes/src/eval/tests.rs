@@ -4,6 +4,8 @@
 
 use super::*;
 
+// Tests read their fixtures from disk; the crate's own code does not.
+#[allow(clippy::disallowed_methods)]
 fn fixture(name: &str) -> String {
     let path = format!("{}/../fixtures/eval/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))

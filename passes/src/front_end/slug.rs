@@ -9,7 +9,7 @@ pub fn slugify(title: &str) -> String {
 }
 
 /// [`slugify`], appending to `out`.
-pub fn slugify_into(title: &str, out: &mut String) {
+pub(super) fn slugify_into(title: &str, out: &mut String) {
     let start = out.len();
     let mut pending_dash = false;
     for c in title.chars() {
@@ -31,7 +31,7 @@ pub fn slugify_into(title: &str, out: &mut String) {
 
 /// Whether an explicit `{#id}` is usable as a node id: non-empty, no white space, made of
 /// letters, digits and `- _ . /`, with no empty `/` segment.
-pub fn is_valid_explicit_id(id: &str) -> bool {
+pub(super) fn is_valid_explicit_id(id: &str) -> bool {
     !id.is_empty()
         && id
             .chars()

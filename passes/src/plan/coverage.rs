@@ -75,7 +75,7 @@ pub fn check_node_coverage(
                     .with_primary(r.span, "this requirement")
                     .with_help(format!(
                         "name it in a work child's `covers_requirements` (it says: {}), or give its section `{}` a plan child of its own: a plan child plans only the first node in its `covers_nodes`",
-                        super::cut(&r.text, 100),
+                        super::words::cut(&r.text, 100),
                         n.id
                     )),
                 );

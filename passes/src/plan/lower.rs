@@ -118,7 +118,7 @@ pub fn design_docs(decisions: &[PlannedDecision]) -> BTreeMap<String, String> {
         let area =
             d.id.split('.')
                 .next()
-                .filter(|a| super::is_valid_key(a))
+                .filter(|a| super::validate::is_valid_key(a))
                 .unwrap_or("general")
                 .to_owned();
         by_area.entry(area).or_default().push(d);

@@ -9,6 +9,7 @@ mod ownership;
 mod scope;
 mod shape;
 mod validate;
+mod words;
 
 pub use coverage::{check_node_coverage, uncovered};
 pub use lower::{LowerOptions, design_docs, lower};
@@ -18,24 +19,7 @@ pub use ownership::{
 pub use scope::{scopes_may_overlap, serialise_overlapping_writes};
 pub use shape::{check_cycles, check_keys, check_limits};
 pub use validate::{check_names_and_scopes, is_valid_decision_id, is_valid_key, scope_problem};
-
-/// A model's (or the spec's) text cut to `max` characters for a message.
-pub(crate) fn cut(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_owned()
-    } else {
-        format!("{}…", s.chars().take(max).collect::<String>())
-    }
-}
-
-/// How a task is named in messages: the root task's id is empty.
-pub fn task_name(task: &str) -> String {
-    if task.is_empty() {
-        "the root".to_owned()
-    } else {
-        format!("`{task}`")
-    }
-}
+pub use words::task_name;
 
 #[cfg(test)]
 mod tests;

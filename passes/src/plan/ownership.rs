@@ -22,13 +22,13 @@ pub fn check_ownership(
         if let Some(o) = owned.get(&d.id)
             && normalize_ws(&o.decision.decision) != text
         {
-            let owner = super::task_name(&o.owner);
+            let owner = super::words::task_name(&o.owner);
             out.push(
                 Diagnostic::new(
                     codes::DECISION_OWNED_ELSEWHERE,
                     format!(
                         "{} decides `{}`, which {owner} owns",
-                        super::task_name(node),
+                        super::words::task_name(node),
                         d.id
                     ),
                 )
@@ -45,7 +45,7 @@ pub fn check_ownership(
                     codes::DECISION_OWNED_ELSEWHERE,
                     format!(
                         "{} decides `{}` twice, differently",
-                        super::task_name(node),
+                        super::words::task_name(node),
                         d.id
                     ),
                 )

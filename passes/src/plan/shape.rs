@@ -16,7 +16,7 @@ pub fn check_limits(
     max_width: usize,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let name = super::task_name(node);
+    let name = super::words::task_name(node);
     if depth + 1 > max_depth && !answer.children.is_empty() {
         out.push(
             Diagnostic::new(
@@ -78,7 +78,7 @@ pub fn check_keys(node: &str, answer: &PlannerAnswer) -> Vec<Diagnostic> {
                     format!(
                         "the key `{}` of a child under {} {problem}",
                         c.key,
-                        super::task_name(node)
+                        super::words::task_name(node)
                     ),
                 )
                 .with_help(
@@ -108,7 +108,7 @@ pub fn check_cycles(node: &str, answer: &PlannerAnswer) -> Vec<Diagnostic> {
                         format!(
                             "`{}` under {} depends on `{d}`, which is no sibling",
                             c.key,
-                            super::task_name(node)
+                            super::words::task_name(node)
                         ),
                     )
                     .with_help("dependencies name siblings by their key"),
@@ -149,7 +149,7 @@ pub fn check_cycles(node: &str, answer: &PlannerAnswer) -> Vec<Diagnostic> {
                         .map(|(x, _)| answer.children[*x].key.as_str())
                         .collect();
                     out.push(
-                        Diagnostic::new(codes::DEPENDENCY_CYCLE, format!("under {}: {} → {}", super::task_name(node), cycle.join(" → "), answer.children[j].key))
+                        Diagnostic::new(codes::DEPENDENCY_CYCLE, format!("under {}: {} → {}", super::words::task_name(node), cycle.join(" → "), answer.children[j].key))
                             .with_help("one of these dependencies is wrong: siblings run in an order, not in a circle"),
                     );
                     return out;

@@ -7,7 +7,7 @@
 use specc_ir::plan::{ChildKind, PlannerAnswer};
 use specc_ir::{Diagnostic, codes};
 
-use super::task_name;
+use super::words::task_name;
 
 /// Longest child key and decision id accepted.
 const MAX_NAME: usize = 64;
@@ -139,7 +139,7 @@ pub fn check_names_and_scopes(node: &str, answer: &PlannerAnswer) -> Vec<Diagnos
 
 /// A model's string, cut for a message.
 fn short(s: &str) -> String {
-    super::cut(s, 80)
+    super::words::cut(s, 80)
 }
 
 #[cfg(test)]

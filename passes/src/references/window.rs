@@ -13,7 +13,7 @@
 //! same references on every file of the corpus with `design:` inserted at every line.
 //! design: design-docs.tree-sitter
 
-use super::Syntax;
+use super::language::Syntax;
 
 /// Whether every offset in `targets` (ascending line starts) is surely in plain code.
 pub(super) fn starts_in_code(syntax: Syntax, text: &[u8], targets: &[usize]) -> bool {

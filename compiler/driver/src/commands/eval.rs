@@ -186,7 +186,10 @@ impl std::fmt::Display for NoCommit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             NoCommit::NotAnId(g) => {
-                write!(f, "`{g}` is not a commit id (at least 4 hexadecimal digits)")
+                write!(
+                    f,
+                    "`{g}` is not a commit id (at least 4 hexadecimal digits)"
+                )
             }
             NoCommit::None(g) => write!(f, "no commit of the build starts with `{g}`"),
             NoCommit::Several { given, count } => {

@@ -13,7 +13,7 @@ use specc_state::Status;
 
 /// Model calls of one role with one outcome, and their tokens.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Calls {
+pub(super) struct Calls {
     pub count: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -21,7 +21,7 @@ pub struct Calls {
 
 /// What the text shows beside the journal's status.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Spend {
+pub(super) struct Spend {
     /// `(role, outcome)` → calls.
     pub calls: BTreeMap<(String, String), Calls>,
     pub dollars: f64,
@@ -30,7 +30,7 @@ pub struct Spend {
 
 impl Spend {
     /// The ledger's rows of a run, summed by role and outcome.
-    pub fn of(rows: &[specc_llm::CallRow], budget: Option<f64>) -> Spend {
+    pub(super) fn of(rows: &[specc_llm::CallRow], budget: Option<f64>) -> Spend {
         let mut spend = Spend {
             budget,
             ..Spend::default()
@@ -50,7 +50,7 @@ impl Spend {
 }
 
 /// The metrics text for `status` and `spend`.
-pub fn prometheus(status: &Status, spend: &Spend) -> String {
+pub(super) fn prometheus(status: &Status, spend: &Spend) -> String {
     let mut out = String::new();
     let run = [("run", status.run.run.as_str())];
     family(
@@ -169,7 +169,7 @@ pub fn prometheus(status: &Status, spend: &Spend) -> String {
 
 /// `specc serve`'s counts of remote work: claims, submissions, commits, conflicts, and
 /// writes refused because their fencing token no longer held.
-pub fn dispatch_counters(c: &specc_runtime::Counters) -> String {
+pub(super) fn dispatch_counters(c: &specc_runtime::Counters) -> String {
     use std::sync::atomic::Ordering::Relaxed;
     let mut out = String::new();
     for (name, help, value) in [

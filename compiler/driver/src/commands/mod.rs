@@ -107,7 +107,6 @@ pub(crate) struct Reporter {
     suppressed: std::collections::BTreeMap<&'static str, usize>,
 }
 
-
 impl Reporter {
     pub(crate) fn new(format: MessageFormat, env: &Env) -> Reporter {
         let format = match format {

@@ -19,8 +19,8 @@ use specc_passes::plan::{design_docs, uncovered};
 use specc_plan::{Limits, OutlinePlanner, field_guide};
 
 use super::{Reporter, planning};
-use crate::config_error::{ConfigError, TableError};
 use crate::cli::{Format, PlanArgs, ProviderChoice};
+use crate::config_error::{ConfigError, TableError};
 use crate::exit;
 use crate::source::Files;
 

@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use specc_ir::{Diagnostic, codes};
-use specc_state::PgState;
-use specc_llm::{Ledger, LlmConfig};
-use specc_state::Status;
 use super::state_url::ReadError;
 use crate::commands::metrics;
+use specc_ir::{Diagnostic, codes};
+use specc_llm::{Ledger, LlmConfig};
+use specc_state::PgState;
+use specc_state::Status;
 use specc_state::{LeaseRow, LeaseStore};
 
 use super::Reporter;

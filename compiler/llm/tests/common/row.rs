@@ -5,7 +5,7 @@ use std::time::Duration;
 use specc_llm::CallRow;
 use specc_llm::types::Usage;
 
-pub fn row(dollars: f64) -> CallRow {
+pub(crate) fn row(dollars: f64) -> CallRow {
     CallRow {
         run: "run".into(),
         task: "t".into(),

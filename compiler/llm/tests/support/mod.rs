@@ -6,11 +6,16 @@ use std::time::Duration;
 
 use specc_llm::{Client, Ledger, LlmConfig, Message, Request, RetryPolicy};
 
-pub const SENTINEL: &str = "sk-sentinel-7f3a9c1e5d2b8a64";
+pub(crate) const SENTINEL: &str = "sk-sentinel-7f3a9c1e5d2b8a64";
 
 /// A client whose `worker` role uses an `openai-compatible` (or `anthropic`) provider at
 /// `url`, with the sentinel key, fast retries and a ledger in `dir`.
-pub fn client(kind: &str, url: &str, dir: &std::path::Path, extra: &str) -> (Client, Arc<Ledger>) {
+pub(crate) fn client(
+    kind: &str,
+    url: &str,
+    dir: &std::path::Path,
+    extra: &str,
+) -> (Client, Arc<Ledger>) {
     let toml = format!(
         r#"
 [providers.p]
@@ -45,13 +50,13 @@ output = 2.0
     (client, ledger)
 }
 
-pub fn request(stream: bool) -> Request {
+pub(crate) fn request(stream: bool) -> Request {
     let mut r = Request::new("m", vec![Message::user("Say hi.")], 100);
     r.stream = stream;
     r
 }
 
-pub fn chat_ok(text: &str) -> serde_json::Value {
+pub(crate) fn chat_ok(text: &str) -> serde_json::Value {
     serde_json::json!({
         "id": "x", "model": "m",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
@@ -60,7 +65,7 @@ pub fn chat_ok(text: &str) -> serde_json::Value {
 }
 
 /// An OpenAI-style SSE body: text in two deltas, usage, and (if `done`) the final `[DONE]`.
-pub fn chat_stream(text: &str, done: bool) -> String {
+pub(crate) fn chat_stream(text: &str, done: bool) -> String {
     let (a, b) = text.split_at(text.len() / 2);
     let mut s = String::new();
     for part in [a, b] {

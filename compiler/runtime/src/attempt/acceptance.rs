@@ -22,12 +22,7 @@ impl Check {
     /// The shell script that runs a spec test block in `runner`'s language — a runner of
     /// specc.toml's `[runners]` first, then the built-in ones — or `None` for a runner specc
     /// cannot run.
-    pub fn from_block(
-        name: String,
-        runner: &str,
-        code: &str,
-        runners: &Runners,
-    ) -> Option<Check> {
+    pub fn from_block(name: String, runner: &str, code: &str, runners: &Runners) -> Option<Check> {
         // A declared runner first; a built-in one reads the block on standard input, as a
         // template without `{file}` does.
         let template = match (runners.get(runner), runner) {
@@ -52,13 +47,13 @@ impl Check {
 
 /// One check's outcome.
 #[derive(Clone, Debug, serde::Serialize)]
-pub struct CheckResult {
+pub(crate) struct CheckResult {
     pub name: String,
     pub result: CommandResult,
 }
 
 #[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// Paths outside the write scope that were restored to the base before the checks ran,
     /// so they checked what would land.
     pub restored: Vec<String>,
@@ -66,12 +61,12 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         self.results.iter().all(|r| r.result.success())
     }
 
     /// The failed checks with their (capped) output, for the worker and the summary.
-    pub fn failures(&self) -> String {
+    pub(crate) fn failures(&self) -> String {
         self.results
             .iter()
             .filter(|r| !r.result.success())
@@ -81,7 +76,7 @@ impl Report {
     }
 
     /// One line: which checks failed and how.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let failed: Vec<String> = self
             .results
             .iter()
@@ -95,7 +90,7 @@ impl Report {
 /// Runs every check in the checkout of `tools`, with its runner and limits, in order (all
 /// of them, so the worker sees every failure), within `left` of the attempt's wall clock.
 /// `round` numbers the logs.
-pub async fn run(tools: &Toolbox, checks: &[Check], round: u32, left: Duration) -> Report {
+pub(crate) async fn run(tools: &Toolbox, checks: &[Check], round: u32, left: Duration) -> Report {
     let deadline = Instant::now() + left;
     let mut report = Report::default();
     if !checks.is_empty() {

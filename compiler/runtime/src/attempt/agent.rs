@@ -15,20 +15,11 @@ use specc_state::{Journal, JournalError, StepAt, StepKind, step_write};
 
 use super::acceptance::{self, Check};
 use super::stuck::StuckDetector;
+use crate::services::AttemptLimits;
 use crate::tools::{self, Control, ToolOutcome, Toolbox};
 
-/// What the orchestrator allows one attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AttemptLimits {
-    /// Model calls.
-    pub max_steps: u32,
-    /// Input and output tokens over all calls.
-    pub max_tokens: u64,
-    pub wall: Duration,
-}
-
 /// Who makes the attempt and where it is journaled.
-pub struct AttemptId<'a> {
+pub(super) struct AttemptId<'a> {
     pub run: &'a str,
     pub task: &'a str,
     pub attempt: u32,
@@ -37,7 +28,7 @@ pub struct AttemptId<'a> {
 
 /// How an attempt's loop ended.
 #[derive(Debug)]
-pub enum LoopEnd {
+pub(super) enum LoopEnd {
     /// `done`, and the acceptance checks passed.
     Done {
         summary: String,
@@ -60,7 +51,7 @@ pub enum LoopEnd {
 }
 
 /// Everything one loop needs.
-pub struct AgentLoop<'a> {
+pub(super) struct AgentLoop<'a> {
     pub client: &'a Client,
     pub journal: &'a Journal,
     pub id: AttemptId<'a>,
@@ -105,7 +96,7 @@ impl Turns {
 
 impl AgentLoop<'_> {
     /// Runs the attempt to its end: `done` with passing checks, a failure, or a stop.
-    pub async fn run(&self, messages: Vec<Message>, replay: Vec<Response>) -> LoopEnd {
+    pub(super) async fn run(&self, messages: Vec<Message>, replay: Vec<Response>) -> LoopEnd {
         let mut t = Turns {
             started: Instant::now(),
             messages,

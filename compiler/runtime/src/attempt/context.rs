@@ -48,7 +48,7 @@ pub enum Retry {
     Failed { failure: String },
 }
 
-pub const CHARTER: &str = "You are a worker of specc, a compiler from specifications to code. \
+pub(super) const CHARTER: &str = "You are a worker of specc, a compiler from specifications to code. \
 You carry out one task in a checkout of the repository, using the tools. Follow the task's \
 instructions and the decisions exactly: you do not make design decisions, and you do not start \
 other agents. Write only inside your write scope. Keep files small and focused. When the task is \
@@ -57,7 +57,11 @@ output once if they fail. If the task cannot be done as given, call `give_up` an
 `note` for what the next agent should know about the codebase (the field guide).";
 
 /// The conversation an attempt starts with.
-pub fn messages(order: &WorkOrder, field_guide: &str, retry: Option<&Retry>) -> Vec<Message> {
+pub(super) fn messages(
+    order: &WorkOrder,
+    field_guide: &str,
+    retry: Option<&Retry>,
+) -> Vec<Message> {
     let t = &order.task;
     let mut u = format!(
         "# Task `{}`: {}\n\n## Instructions\n{}\n",

@@ -31,13 +31,10 @@ pub(super) async fn merged(
         fingerprint: &order.fingerprint,
     };
     let reason = format!("merging {}", conflict.path);
-    if let Err(e) = s.journal.set_task(
-        s.run,
-        waiting,
-        TaskState::Running,
-        Some(&reason),
-        None,
-    ) {
+    if let Err(e) = s
+        .journal
+        .set_task(s.run, waiting, TaskState::Running, Some(&reason), None)
+    {
         return Attempted::Journal(e);
     }
     (s.events)(Event::Merging {

@@ -173,7 +173,9 @@ impl Ladder {
         match replanned {
             Ok(instructions) => {
                 let step = json!({"replanned": instructions, "after": failure});
-                let journaled = s.journal.step(s.run, &task, next, 0, StepKind::Replan, &step);
+                let journaled = s
+                    .journal
+                    .step(s.run, &task, next, 0, StepKind::Replan, &step);
                 // A paid answer: committed before anything else happens.
                 let durable = match journaled {
                     Ok(()) => s.journal.durable().await,

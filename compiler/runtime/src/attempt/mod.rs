@@ -25,8 +25,8 @@ mod replan;
 mod resume;
 mod stuck;
 
-pub use acceptance::{Check, run as run_checks};
-pub use agent::AttemptLimits;
+pub use acceptance::Check;
+pub(crate) use acceptance::run as run_checks;
 pub use context::{DecisionText, RequirementText, Retry, WorkOrder};
 pub use ladder::{MAX_CONFLICT_RERUNS, run_task};
 pub use orders::{Unrunnable, fingerprint, leaves, work_orders};

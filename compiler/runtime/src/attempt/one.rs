@@ -39,7 +39,14 @@ pub(super) async fn one_attempt(
     };
     let lease = match s.slots.lease(s.repo, base).await {
         Ok(l) => l,
-        Err(e) => return end(s, task, attempt, Attempted::Broken(format!("checkout: {e}"))),
+        Err(e) => {
+            return end(
+                s,
+                task,
+                attempt,
+                Attempted::Broken(format!("checkout: {e}")),
+            );
+        }
     };
     let tools = toolbox(s, order, &lease, base, attempt);
     let guide = specc_plan::field_guide::load(&lease.dir, s.policy.guide_lines).text;

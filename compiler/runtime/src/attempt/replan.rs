@@ -14,7 +14,7 @@ use specc_plan::{ForcedCall, PlanError};
 
 use super::context::WorkOrder;
 
-pub const TOOL: &str = "replan_task";
+pub(super) const TOOL: &str = "replan_task";
 
 #[derive(Deserialize)]
 struct Answer {
@@ -22,7 +22,7 @@ struct Answer {
 }
 
 /// New instructions for `order` after `failure`.
-pub async fn replan(
+pub(super) async fn replan(
     client: &Client,
     order: &WorkOrder,
     failure: &str,

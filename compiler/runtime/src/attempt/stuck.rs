@@ -16,14 +16,14 @@ struct Seen {
 }
 
 #[derive(Debug, Default)]
-pub struct StuckDetector {
+pub(super) struct StuckDetector {
     history: Vec<Seen>,
 }
 
 impl StuckDetector {
     /// Records an action (a canonical text of the tool and its arguments) and its result.
     /// Returns why the attempt is stuck, if it now is.
-    pub fn record(&mut self, action: &str, result: &str, failed: bool) -> Option<String> {
+    pub(super) fn record(&mut self, action: &str, result: &str, failed: bool) -> Option<String> {
         self.history.push(Seen {
             action: action.to_owned(),
             result: result.to_owned(),

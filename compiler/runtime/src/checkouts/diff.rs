@@ -20,11 +20,10 @@ use super::scope::Scope;
 use super::slots::Wrote;
 use super::tree::{skipped, walk_files};
 
-
 /// Where attempt `attempt` of `task` logs its commands (and keeps the commands' private
 /// homes): under `work/logs/`, never inside a checkout, so the commands' own files are not
 /// part of the diff. Task ids hold `/`; the directory name is flat, with a hash.
-pub fn logs_for(work: &Path, task: &str, attempt: u32) -> PathBuf {
+pub(crate) fn logs_for(work: &Path, task: &str, attempt: u32) -> PathBuf {
     let flat: String = task
         .chars()
         .map(|c| {
@@ -43,21 +42,21 @@ pub fn logs_for(work: &Path, task: &str, attempt: u32) -> PathBuf {
 
 /// What a checkout changed against its base.
 #[derive(Debug, Default)]
-pub struct Diff {
+pub(crate) struct Diff {
     pub changes: Vec<Change>,
     /// Paths changed outside the write scope: not submitted.
     pub left_out: Vec<String>,
 }
 
 impl Diff {
-    pub fn paths(&self) -> Vec<&str> {
+    pub(crate) fn paths(&self) -> Vec<&str> {
         self.changes.iter().map(|c| c.path.as_str()).collect()
     }
 }
 
 /// [`diff`] when only the tools wrote since the checkout held `base`: only `paths` are
 /// compared, each with the base's file read from the VCS. Costs what the task wrote.
-pub async fn diff_tracked(
+pub(crate) async fn diff_tracked(
     repo: &Repo,
     base: ObjectId,
     dir: &Path,
@@ -112,7 +111,7 @@ fn on_disk(full: &Path) -> std::io::Result<Option<(Vec<u8>, bool)>> {
 
 /// The difference between the files under `dir` and `base`, limited to `scope` (and the
 /// field guide, which every agent may write).
-pub fn diff(dir: &Path, base: &[FileEntry], scope: &Scope) -> std::io::Result<Diff> {
+pub(crate) fn diff(dir: &Path, base: &[FileEntry], scope: &Scope) -> std::io::Result<Diff> {
     let in_scope = |p: &str| p == GUIDE || scope.allows(p);
     let mut out = Diff::default();
     for c in changes(dir, base, &in_scope)? {
@@ -138,7 +137,7 @@ pub fn diff(dir: &Path, base: &[FileEntry], scope: &Scope) -> std::io::Result<Di
 
 /// Undoes every change outside `scope` (the field guide aside): files the base has are
 /// written back with their mode, new files are removed. Returns the paths it touched.
-pub fn restore_outside(
+pub(crate) fn restore_outside(
     dir: &Path,
     base: &[FileEntry],
     scope: &Scope,
@@ -235,4 +234,3 @@ fn changes<'a>(
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }
-

@@ -8,9 +8,11 @@ mod scope;
 mod slots;
 mod tree;
 
-pub use diff::{Diff, diff, diff_tracked, logs_for, restore_outside};
-pub use scope::{Denied, Scope, normalise, reserved};
-pub use slots::{Lease, Slots, Tracked, apply};
+pub(crate) use diff::{Diff, diff, diff_tracked, logs_for, restore_outside};
+pub use scope::Scope;
+pub(crate) use scope::{Denied, normalise, reserved};
+pub(crate) use slots::{Lease, Tracked};
+pub use slots::{Slots, apply};
 pub(crate) use slots::{fill, mode_of, open_regular};
-pub use tree::{KEPT, walk_files};
 pub(crate) use tree::walk;
+pub(crate) use tree::{KEPT, walk_files};

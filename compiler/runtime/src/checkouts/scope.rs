@@ -115,7 +115,7 @@ impl Scope {
 
 /// A relative, normalised form of `path` (`./a//b` → `a/b`), or `None` if it is absolute,
 /// empty, climbs with `..`, or holds a backslash or a NUL.
-pub fn normalise(path: &str) -> Option<String> {
+pub(crate) fn normalise(path: &str) -> Option<String> {
     if path.starts_with('/') || path.contains('\\') || path.contains('\0') {
         return None;
     }
@@ -133,7 +133,7 @@ pub fn normalise(path: &str) -> Option<String> {
 const GLOB_CHARS: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
 
 /// `.specc/` and `.git/` at any depth are never written by a task.
-pub fn reserved(path: &str) -> bool {
+pub(crate) fn reserved(path: &str) -> bool {
     path.split('/').any(|p| p == ".specc" || p == ".git")
 }
 

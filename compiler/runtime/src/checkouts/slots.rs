@@ -24,7 +24,7 @@ pub struct Tracked {
 }
 
 /// The paths the tools wrote (or tried to), with what they know of each.
-pub type Wrote = BTreeMap<String, Touched>;
+pub(super) type Wrote = BTreeMap<String, Touched>;
 
 /// What the tools know of one path they wrote (design: perf.orchestration).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

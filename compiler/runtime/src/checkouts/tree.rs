@@ -5,13 +5,13 @@
 use std::path::Path;
 
 /// Top-level entries of a checkout that a new checkout keeps and a diff ignores.
-pub const KEPT: &[&str] = &[".git", "target"];
+pub(crate) const KEPT: &[&str] = &[".git", "target"];
 
 /// Top-level directories no listing, search or diff descends into.
-pub const SKIPPED: &[&str] = &[".git", ".specc", "target", "node_modules"];
+pub(super) const SKIPPED: &[&str] = &[".git", ".specc", "target", "node_modules"];
 
 /// Every file under `root` (relative paths), without build output or specc's state.
-pub fn walk_files(root: &Path, out: &mut Vec<String>) {
+pub(crate) fn walk_files(root: &Path, out: &mut Vec<String>) {
     walk(root, root, out);
 }
 

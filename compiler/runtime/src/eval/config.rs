@@ -74,7 +74,10 @@ pub enum EvalConfigError {
     Toml(String),
     EmptyCommand,
     /// A path (`into`, `output`) that leaves the checkout: the key as the message names it.
-    Outside { key: &'static str, path: PathBuf },
+    Outside {
+        key: &'static str,
+        path: PathBuf,
+    },
     /// A format specc does not read.
     Format(String),
     /// `every` out of range.

@@ -207,4 +207,3 @@ pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<usize> {
     }
     Ok(copied)
 }
-

@@ -8,22 +8,22 @@ use specc_vcs::object::ObjectId;
 
 use specc_state::StepKind;
 
+use super::reported::Break;
 use super::review::{FollowUp, review};
-use super::revisit::{Break, revisits as revisits_of};
+use super::revisit::revisits as revisits_of;
 use crate::attempt::WorkOrder;
 use crate::services::Services;
 
 /// Reviews a landing, journals the findings (a `review` step after the attempt's last) and
 /// returns the follow-ups they call for. A journal that cannot record them drops them: the
 /// task landed either way.
-pub async fn reviewed(
+pub(crate) async fn reviewed(
     s: &Services<'_>,
     order: &WorkOrder,
     attempt: u32,
     commit: ObjectId,
 ) -> Vec<FollowUp> {
-    let (followups, findings) =
-        review(s, &s.policy.review, order, attempt, commit).await;
+    let (followups, findings) = review(s, &s.policy.review, order, attempt, commit).await;
     if findings.is_empty() {
         return followups;
     }
@@ -52,7 +52,7 @@ pub async fn reviewed(
 
 /// The revisit tasks for what `breaks` changed: `specc check` on the landed commit finds
 /// the references pinned to a decision's old text. A check that cannot run adds none.
-pub async fn revisits(
+pub(crate) async fn revisits(
     s: &Services<'_>,
     order: &WorkOrder,
     breaks: &[Break],

@@ -10,19 +10,12 @@ use specc_passes::plan::{Conflict, Owned};
 use specc_vcs::object::ObjectId;
 use specc_vcs::{Change, Outcome, Submission};
 
+use super::reported::{Break, Contradiction};
 use super::review::FollowUp;
-use super::revisit::{Break, revisits, update_decision};
+use super::revisit::{revisits, update_decision};
 use crate::attempt::WorkOrder;
 use crate::events::Event;
 use crate::services::Services;
-
-/// Two decisions a worker found contradicting each other.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Contradiction {
-    pub a: String,
-    pub b: String,
-    pub explanation: String,
-}
 
 /// A decision's entry as a design document holds it.
 struct Entry {
@@ -32,7 +25,11 @@ struct Entry {
 
 /// Merges each contradiction on the head (after `order` landed), commits the merged texts,
 /// and returns the revisits for the code pinned to the old ones.
-pub async fn settle(s: &Services<'_>, order: &WorkOrder, found: &[Contradiction]) -> Vec<FollowUp> {
+pub(crate) async fn settle(
+    s: &Services<'_>,
+    order: &WorkOrder,
+    found: &[Contradiction],
+) -> Vec<FollowUp> {
     let mut followups = Vec::new();
     for c in found {
         let Some((head, _)) = s.repo.read_head("").await else {

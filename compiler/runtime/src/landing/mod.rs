@@ -8,16 +8,23 @@
 
 mod after;
 mod contradiction;
+mod intents;
+mod pins;
 mod reconcile;
+mod reported;
 mod review;
 mod review_config;
 mod revisit;
 mod split;
 
-pub use after::{reviewed, revisits};
-pub use contradiction::{Contradiction, settle as settle_contradictions};
-pub use reconcile::{Intents, Merged, TOOL as MERGE_TOOL, added_lines, reconcile};
-pub use review::{FollowUp, TOOL as REVIEW_TOOL};
+pub(crate) use after::{reviewed, revisits};
+pub(crate) use contradiction::settle as settle_contradictions;
+pub use intents::Intents;
+pub use pins::{PinError, Pins, StaleRef};
+pub use reconcile::{Merged, TOOL as MERGE_TOOL, added_lines, reconcile};
+pub(crate) use reported::{BREAK_LINES, Break, Contradiction};
+pub(crate) use review::FollowUp;
+pub use review::TOOL as REVIEW_TOOL;
 pub use review_config::{Lens, ReviewConfig, ReviewConfigError, Severity};
-pub use revisit::{BREAK_LINES, Break, PinError, Pins, StaleRef, update_decision};
-pub use split::{BLOCKED_SUFFIX, SplitNeed, need as split_need, split_order};
+pub(crate) use revisit::update_decision;
+pub(crate) use split::{BLOCKED_SUFFIX, SplitNeed, need as split_need, split_order};

@@ -11,8 +11,7 @@
 //! writers are served in turn.
 //! design: runtime.merge-agent
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::collections::BTreeSet;
 
 use serde::Deserialize;
 use serde_json::json;
@@ -23,7 +22,7 @@ use specc_vcs::{Change, Conflict, FileAt, Outcome, Refusal, Submission};
 
 use specc_plan::{ForcedCall, PlanError};
 
-use crate::attempt::{DecisionText, WorkOrder};
+use crate::attempt::WorkOrder;
 use crate::services::Services;
 
 /// The tool the merger must call.
@@ -31,41 +30,6 @@ pub const TOOL: &str = "submit_resolution";
 
 /// Times a rebased submission may meet a head that moved again before the task is sent back.
 const ROUNDS: usize = 3;
-
-/// What the build's tasks intend, by task id: what the merger is told of each side.
-#[derive(Default)]
-pub struct Intents {
-    by_task: Mutex<HashMap<String, Intent>>,
-}
-
-#[derive(Clone, Debug)]
-struct Intent {
-    title: String,
-    instructions: String,
-    decisions: Vec<DecisionText>,
-}
-
-impl Intents {
-    /// Records the intents of `orders`.
-    pub fn add(&self, orders: &[WorkOrder]) {
-        if let Ok(mut m) = self.by_task.lock() {
-            for o in orders {
-                m.insert(
-                    o.task.id.clone(),
-                    Intent {
-                        title: o.task.title.clone(),
-                        instructions: o.task.instructions.clone(),
-                        decisions: o.decisions.clone(),
-                    },
-                );
-            }
-        }
-    }
-
-    fn get(&self, task: &str) -> Option<Intent> {
-        self.by_task.lock().ok()?.get(task).cloned()
-    }
-}
 
 /// How a conflicted submission ended.
 #[derive(Debug)]

@@ -31,7 +31,7 @@ const FILE_CHARS: usize = 12_000;
 
 /// One finding of a verdict.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-pub struct Finding {
+pub(super) struct Finding {
     pub file: String,
     #[serde(default)]
     pub line: Option<u32>,
@@ -62,7 +62,7 @@ pub struct FollowUp {
 }
 
 /// Whether `task` is in the sample: the same tasks every run, so recordings replay.
-pub fn sampled(task: &str, rate: f64) -> bool {
+pub(super) fn sampled(task: &str, rate: f64) -> bool {
     if rate >= 1.0 {
         return true;
     }
@@ -73,7 +73,7 @@ pub fn sampled(task: &str, rate: f64) -> bool {
 
 /// Reviews `order`'s landing (`commit`, made by `attempt`); returns the follow-ups its
 /// findings call for, and the findings (for the journal).
-pub async fn review(
+pub(super) async fn review(
     s: &Services<'_>,
     cfg: &ReviewConfig,
     order: &WorkOrder,
@@ -120,7 +120,7 @@ pub async fn review(
 
 /// One finding per (file, line, category): the same finding through two lenses is merged,
 /// keeping the most severe, and the lenses that saw it.
-pub fn dedupe(findings: Vec<Finding>) -> Vec<Finding> {
+pub(super) fn dedupe(findings: Vec<Finding>) -> Vec<Finding> {
     let mut by: BTreeMap<(String, Option<u32>, String), Finding> = BTreeMap::new();
     for f in findings {
         let key = (f.file.clone(), f.line, f.category.trim().to_lowercase());

@@ -6,69 +6,16 @@
 //! the decision's old and new text, which ends with the reference re-pinned (`pin`).
 //! design: runtime.deliberate-breaking
 
-use std::path::Path;
-
 use specc_ir::plan::{ChildKind, TaskNode};
 
+use super::pins::StaleRef;
+use super::reported::Break;
 use super::review::FollowUp;
 use crate::attempt::{DecisionText, WorkOrder};
 
-/// Lines one attempt may change outside its write scope.
-pub const BREAK_LINES: usize = 20;
-
-/// `specc check` and `specc pin` as the driver implements them, for the runtime to use on a
-/// checkout.
-pub trait Pins: Send + Sync {
-    /// The references under `root` pinned to an older text of their decision, or to a
-    /// superseded one.
-    fn stale(&self, root: &Path) -> Vec<StaleRef>;
-    /// Pins the references of `path` (relative to `root`) on `line` to their decisions'
-    /// current text; what it did, in words.
-    fn pin(&self, root: &Path, path: &str, line: usize) -> Result<String, PinError>;
-}
-
-/// Why `specc pin` left a line as it was: the problems it reported (an unknown decision,
-/// no reference on the line, a file it could not rewrite).
-#[derive(Clone, Debug, PartialEq)]
-pub struct PinError {
-    pub problems: Vec<specc_ir::Diagnostic>,
-}
-
-impl std::fmt::Display for PinError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let messages: Vec<&str> = self.problems.iter().map(|d| d.message.as_str()).collect();
-        write!(f, "{}", messages.join("; "))
-    }
-}
-
-impl std::error::Error for PinError {}
-
-/// A reference `specc check` reports as stale.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StaleRef {
-    pub path: String,
-    pub line: usize,
-    pub decision: String,
-    pub message: String,
-}
-
-/// A deliberate break one attempt made.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Break {
-    /// The file patched outside the write scope, and the design document updated.
-    pub path: String,
-    pub doc: String,
-    pub decision: String,
-    pub old_text: String,
-    pub new_text: String,
-    pub why: String,
-    /// Lines it changed (of the attempt's budget).
-    pub lines: usize,
-}
-
 /// The revisit tasks `stale` calls for after `breaks` landed: one per stale reference to a
 /// decision a break changed.
-pub fn revisits(by: &WorkOrder, breaks: &[Break], stale: &[StaleRef]) -> Vec<FollowUp> {
+pub(super) fn revisits(by: &WorkOrder, breaks: &[Break], stale: &[StaleRef]) -> Vec<FollowUp> {
     let mut out = Vec::new();
     for r in stale {
         let Some(b) = breaks.iter().find(|b| b.decision == r.decision) else {
@@ -139,7 +86,12 @@ pub fn revisits(by: &WorkOrder, breaks: &[Break], stale: &[StaleRef]) -> Vec<Fol
 
 /// `doc` with the entry `{#id}`'s `Decision:` line replaced by `text`, and `why` added to its
 /// rationale; `None` with the old text if the entry is not there. Returns (new doc, old text).
-pub fn update_decision(doc: &str, id: &str, text: &str, why: &str) -> Option<(String, String)> {
+pub(crate) fn update_decision(
+    doc: &str,
+    id: &str,
+    text: &str,
+    why: &str,
+) -> Option<(String, String)> {
     let mut lines: Vec<String> = doc.lines().map(str::to_owned).collect();
     let heading = lines
         .iter()

@@ -13,7 +13,7 @@ use specc_ir::plan::{ChildKind, TaskNode};
 use crate::attempt::{Check, WorkOrder};
 
 /// What ends the reason a blocked attempt is journaled with, after the file's path.
-pub const BLOCKED_SUFFIX: &str = " is over the line budget";
+pub(crate) const BLOCKED_SUFFIX: &str = " is over the line budget";
 
 /// A file that needs a split: over the budget, or flagged.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -27,7 +27,7 @@ pub struct SplitNeed {
 
 /// What a split of `path` needs to know of the head; `None` if the head has no such file
 /// (a new file over the budget is the writer's to make smaller, not a split's).
-pub async fn need(repo: &specc_vcs::Repo, path: &str) -> Option<SplitNeed> {
+pub(crate) async fn need(repo: &specc_vcs::Repo, path: &str) -> Option<SplitNeed> {
     let (_, file) = repo.read_head(path).await?;
     let text = String::from_utf8_lossy(&file?.bytes).into_owned();
     Some(SplitNeed {
@@ -38,7 +38,7 @@ pub async fn need(repo: &specc_vcs::Repo, path: &str) -> Option<SplitNeed> {
 }
 
 /// The `design:` ids a file's text references, sorted, each once.
-pub fn design_refs(text: &str) -> Vec<String> {
+pub(super) fn design_refs(text: &str) -> Vec<String> {
     let Ok(re) = Regex::new(r"design:\s*([A-Za-z0-9_][A-Za-z0-9_.\-]*[A-Za-z0-9_])") else {
         return Vec::new();
     };
@@ -52,7 +52,7 @@ pub fn design_refs(text: &str) -> Vec<String> {
 }
 
 /// The task id of `path`'s split.
-pub fn split_id(path: &str) -> String {
+pub(super) fn split_id(path: &str) -> String {
     let slug: String = path
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
@@ -73,7 +73,7 @@ fn module_dir(path: &str) -> String {
 
 /// The split task for `path`, over a line budget of `budget`, which must keep `refs` and
 /// pass `checks` (those of the tasks that landed the file).
-pub fn split_order(
+pub(crate) fn split_order(
     path: &str,
     lines: Option<usize>,
     budget: usize,

@@ -9,7 +9,7 @@ use crate::attempt::WorkOrder;
 
 /// The leaves each leaf waits for: the leaves under every dependency of the leaf and of
 /// each of its ancestors (a dependency on a plan node is a dependency on all its leaves).
-pub fn dependencies<'a>(
+pub(super) fn dependencies<'a>(
     tasks: &[TaskNode],
     orders: &'a [WorkOrder],
 ) -> HashMap<&'a str, Vec<String>> {
@@ -48,7 +48,7 @@ pub fn dependencies<'a>(
 /// For each leaf, the length of the longest chain of leaves that wait on it (itself
 /// included): what critical-path-first orders by. Leaves are taken in reverse topological
 /// order, so each is computed once; leaves on a cycle (the plan checks refuse cycles) count 1.
-pub fn critical_path<'a>(deps: &HashMap<&'a str, Vec<String>>) -> HashMap<&'a str, usize> {
+pub(super) fn critical_path<'a>(deps: &HashMap<&'a str, Vec<String>>) -> HashMap<&'a str, usize> {
     let mut dependents: HashMap<&str, Vec<&'a str>> = HashMap::new();
     let mut waiting: HashMap<&'a str, usize> = HashMap::new();
     for (&id, ds) in deps {

@@ -82,8 +82,8 @@ impl Scheduler<'_> {
                 .s
                 .journal
                 .landed_fingerprint(&self.order[added].task.id);
-            let done = landed.ok().flatten().as_deref()
-                == Some(self.order[added].fingerprint.as_str());
+            let done =
+                landed.ok().flatten().as_deref() == Some(self.order[added].fingerprint.as_str());
             if done && self.state[added] == TaskState::Pending {
                 self.set(added, TaskState::UpToDate, None, None);
             }
@@ -183,4 +183,3 @@ impl Scheduler<'_> {
         report
     }
 }
-

@@ -158,7 +158,12 @@ fn start_jobs<'s>(
 }
 
 /// Runs leaf `i` where the build's leaves run.
-async fn run_leaf(s: &Services<'_>, workers: Workers<'_>, order: Arc<WorkOrder>, i: usize) -> TaskEnd {
+async fn run_leaf(
+    s: &Services<'_>,
+    workers: Workers<'_>,
+    order: Arc<WorkOrder>,
+    i: usize,
+) -> TaskEnd {
     match workers.dispatch() {
         // Critical path first, as here (design: state.deployment).
         Some(d) => d.run_task(order, -(i as i64)).await,

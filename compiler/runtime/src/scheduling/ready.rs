@@ -99,7 +99,11 @@ impl<'s> Scheduler<'s> {
             n += 1;
             order.task.id = format!("{id}-{n}");
         }
-        if let Err(e) = self.s.journal.add_followup(self.s.run, &order.task.id, &order, why) {
+        if let Err(e) = self
+            .s
+            .journal
+            .add_followup(self.s.run, &order.task.id, &order, why)
+        {
             self.stop(e.to_string());
         }
         self.add(order, why, after)
@@ -146,7 +150,13 @@ impl<'s> Scheduler<'s> {
 
     /// Records `st` for leaf `i`, in memory and in the journal. A journal that cannot
     /// record stops the build: its state would no longer be known.
-    pub(super) fn set(&mut self, i: usize, st: TaskState, reason: Option<&str>, commit: Option<&str>) {
+    pub(super) fn set(
+        &mut self,
+        i: usize,
+        st: TaskState,
+        reason: Option<&str>,
+        commit: Option<&str>,
+    ) {
         self.transition(i, st);
         let o = self.order[i].clone();
         if let Err(e) = self
@@ -319,7 +329,6 @@ impl<'s> Scheduler<'s> {
             });
         }
     }
-
 }
 
 pub(super) fn task_ref(o: &WorkOrder) -> TaskRef<'_> {

@@ -17,7 +17,7 @@ use crate::services::Services;
 /// keeps its change: the plan's own changes to it are merged in three ways against the
 /// text the last seed wrote, and if they cannot be, the head's text stays.
 /// design: runtime.deliberate-breaking
-pub async fn seed(
+pub(super) async fn seed(
     s: &Services<'_>,
     files: &BTreeMap<String, String>,
 ) -> Result<Option<ObjectId>, SeedError> {
@@ -25,11 +25,7 @@ pub async fn seed(
     let mut base = None;
     let mut unmerged: Vec<String> = Vec::new();
     for (path, text) in files {
-        let (head, current) = s
-            .repo
-            .read_head(path)
-            .await
-            .ok_or(SeedError::Unavailable)?;
+        let (head, current) = s.repo.read_head(path).await.ok_or(SeedError::Unavailable)?;
         base.get_or_insert(head);
         if path == GUIDE && current.is_some() {
             continue;

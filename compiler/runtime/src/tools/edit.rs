@@ -72,8 +72,7 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
     }
     // One open (design: perf.orchestration); a missing directory is made, and a file
     // without `executable` keeps its mode (a new one is not executable).
-    let open =
-        || open_regular(&path, a.executable.map_or(0o644, mode_of));
+    let open = || open_regular(&path, a.executable.map_or(0o644, mode_of));
     let opened = match open() {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => path
             .parent()
@@ -86,12 +85,7 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
             let executable = a
                 .executable
                 .unwrap_or(meta.permissions().mode() & 0o111 != 0);
-            let filled = fill(
-                f,
-                &meta,
-                a.content.as_bytes(),
-                mode_of(executable),
-            );
+            let filled = fill(f, &meta, a.content.as_bytes(), mode_of(executable));
             if filled.is_ok() {
                 t.tracked
                     .wrote_whole(&rel, a.content.as_bytes(), executable);

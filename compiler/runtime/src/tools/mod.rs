@@ -16,6 +16,6 @@ mod schema;
 mod toolbox;
 mod view;
 
-pub use outcome::{Control, ToolOutcome};
-pub use schema::{action_key, definitions};
+pub(crate) use outcome::{Control, ToolOutcome};
+pub(crate) use schema::{action_key, definitions};
 pub use toolbox::{Base, Toolbox};

@@ -9,7 +9,7 @@ use specc_llm::{Tool, ToolCall};
 use super::outcome::ToolOutcome;
 
 /// The tools' definitions, as the model sees them.
-pub fn definitions() -> std::sync::Arc<[Tool]> {
+pub(crate) fn definitions() -> std::sync::Arc<[Tool]> {
     // Built once and shared: every turn of every worker sends them.
     static DEFINITIONS: std::sync::LazyLock<std::sync::Arc<[Tool]>> =
         std::sync::LazyLock::new(|| build().into());
@@ -130,7 +130,7 @@ fn build() -> Vec<Tool> {
 }
 
 /// The text that names an action for the stuck detector: the tool and its arguments.
-pub fn action_key(call: &ToolCall) -> String {
+pub(crate) fn action_key(call: &ToolCall) -> String {
     format!("{} {}", call.name, call.arguments)
 }
 

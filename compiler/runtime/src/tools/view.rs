@@ -7,7 +7,6 @@ use super::outcome::ToolOutcome;
 use super::toolbox::Toolbox;
 use crate::checkouts::walk;
 
-
 const MAX_READ: usize = 1000;
 const MAX_LIST: usize = 300;
 const MAX_HITS: usize = 100;
@@ -84,7 +83,6 @@ pub(super) fn list(t: &Toolbox, a: List) -> ToolOutcome {
     }
     ToolOutcome::ok(out.join("\n"))
 }
-
 
 #[derive(Deserialize)]
 pub(super) struct Search {

@@ -10,13 +10,13 @@ use super::error::LayerError;
 
 /// A cgroup made for this sandbox.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Made {
+pub(super) struct Made {
     pub dir: PathBuf,
 }
 
 /// Makes a cgroup under `controller` (`pids`, `memory`) beneath the caller's own, with
 /// `settings` (file, value) written. Stale ones of dead helpers are swept first.
-pub fn make(controller: &str, settings: &[(&str, String)]) -> Result<Made, LayerError> {
+pub(super) fn make(controller: &str, settings: &[(&str, String)]) -> Result<Made, LayerError> {
     let pid = std::process::id();
     let mut last = LayerError::NoCgroupHierarchy {
         controller: controller.to_owned(),
@@ -85,7 +85,7 @@ fn sweep_stale(root: &Path) {
 }
 
 /// Moves the calling process (and so everything it starts) into `dir`.
-pub fn join(dir: &Path) -> Result<(), LayerError> {
+pub(super) fn join(dir: &Path) -> Result<(), LayerError> {
     std::fs::write(dir.join("cgroup.procs"), "0").map_err(|error| LayerError::Cgroup {
         dir: dir.to_path_buf(),
         error,
@@ -93,7 +93,7 @@ pub fn join(dir: &Path) -> Result<(), LayerError> {
 }
 
 /// Removes a cgroup once the processes in it are gone (a killed namespace takes a moment).
-pub fn remove(dir: &Path) {
+pub(super) fn remove(dir: &Path) {
     for _ in 0..200 {
         if std::fs::remove_dir(dir).is_ok() {
             return;

@@ -21,7 +21,9 @@ pub(crate) enum Mount {
 #[derive(Debug)]
 pub(crate) enum LayerError {
     /// No hierarchy of the cgroup controller for this process.
-    NoCgroupHierarchy { controller: String },
+    NoCgroupHierarchy {
+        controller: String,
+    },
     /// A cgroup directory could not be made, set or joined.
     Cgroup {
         dir: PathBuf,

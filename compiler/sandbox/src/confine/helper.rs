@@ -60,7 +60,9 @@ enum HelperError {
 impl std::fmt::Display for HelperError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            HelperError::Usage => write!(f, "usage: specc __sandbox stage1 SPEC | stage2 SPEC REPORT"),
+            HelperError::Usage => {
+                write!(f, "usage: specc __sandbox stage1 SPEC | stage2 SPEC REPORT")
+            }
             HelperError::Read { path, error } => write!(f, "{path}: {error}"),
             HelperError::Spec(e) => write!(f, "the sandbox spec is not valid: {e}"),
             HelperError::Report(e) => write!(f, "{e}"),

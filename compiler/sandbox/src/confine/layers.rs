@@ -19,7 +19,7 @@ pub const SYSTEM_READABLE: &[&str] = &[
 /// the host allows; the calling process must be single-threaded. (Stage 2 makes its own
 /// mount namespace, so its mounts never hide the host's /sys — and the cgroups — from
 /// stage 1.)
-pub fn enter_namespaces(s: &mut Stage1) {
+pub(super) fn enter_namespaces(s: &mut Stage1) {
     let uid = nix::unistd::getuid().as_raw();
     let gid = nix::unistd::getgid().as_raw();
     s.user_namespace = match nix::sched::unshare(CloneFlags::CLONE_NEWUSER) {
@@ -57,7 +57,7 @@ pub fn enter_namespaces(s: &mut Stage1) {
 }
 
 /// Sets `lo` up in this network namespace: one RTM_NEWLINK request over rtnetlink.
-pub fn loopback_up() -> Result<(), LayerError> {
+pub(super) fn loopback_up() -> Result<(), LayerError> {
     use nix::sys::socket::{
         AddressFamily, MsgFlags, NetlinkAddr, SockFlag, SockProtocol, SockType, recv, sendto,
         socket,
@@ -97,11 +97,12 @@ pub fn loopback_up() -> Result<(), LayerError> {
         error,
     })?;
     let mut answer = [0u8; 256];
-    let n = recv(fd.as_raw_fd(), &mut answer, MsgFlags::empty())
-        .map_err(|error| LayerError::Netlink {
+    let n = recv(fd.as_raw_fd(), &mut answer, MsgFlags::empty()).map_err(|error| {
+        LayerError::Netlink {
             step: "receive",
             error,
-        })?;
+        }
+    })?;
     // An NLMSG_ERROR whose error field (after the 16-byte header) is 0 is the ack.
     let kind = answer.get(4..6).map(|b| u16::from_ne_bytes([b[0], b[1]]));
     let error = answer
@@ -117,7 +118,7 @@ pub fn loopback_up() -> Result<(), LayerError> {
 /// Address space, file size, open files, processes (when `nproc` is given), no core dumps:
 /// each set on its own, none above the hard limit the process already has. Returns whether
 /// all were set, and what failed.
-pub fn set_rlimits(l: &Rlimits, nproc: Option<u64>) -> (bool, Vec<String>) {
+pub(super) fn set_rlimits(l: &Rlimits, nproc: Option<u64>) -> (bool, Vec<String>) {
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
     let mut limits = vec![
         (Resource::RLIMIT_AS, l.address_space),
@@ -140,7 +141,7 @@ pub fn set_rlimits(l: &Rlimits, nproc: Option<u64>) -> (bool, Vec<String>) {
 
 /// The newest Landlock ABI this kernel accepts a ruleset for (0 without Landlock). ABIs
 /// that add no filesystem right are not told apart from the one before.
-pub fn landlock_abi() -> u32 {
+pub(super) fn landlock_abi() -> u32 {
     use landlock::{ABI, Access, AccessFs, Compatible, Ruleset, RulesetAttr};
     for (abi, n) in [
         (ABI::V10, 10),
@@ -168,7 +169,7 @@ pub fn landlock_abi() -> u32 {
 /// Restricts this process and its children: read (and execute) `readable` and the system
 /// directories, read and write `writable` (but make no device nodes there), read and write
 /// the harmless devices, nothing else. Returns whether the kernel enforced every rule.
-pub fn landlock(readable: &[PathBuf], writable: &[PathBuf]) -> Result<bool, LayerError> {
+pub(super) fn landlock(readable: &[PathBuf], writable: &[PathBuf]) -> Result<bool, LayerError> {
     use landlock::{
         ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
         path_beneath_rules,
@@ -216,7 +217,7 @@ pub fn landlock(readable: &[PathBuf], writable: &[PathBuf]) -> Result<bool, Laye
 
 /// Drops every capability: bounding, ambient, inheritable, effective and permitted sets, so
 /// the command is an ordinary process even as root of its user namespace.
-pub fn drop_capabilities() -> Result<(), LayerError> {
+pub(super) fn drop_capabilities() -> Result<(), LayerError> {
     use caps::CapSet;
     for set in [
         CapSet::Bounding,
@@ -231,13 +232,13 @@ pub fn drop_capabilities() -> Result<(), LayerError> {
 }
 
 /// `NoNewPrivs` as the process reads it in /proc/self/status.
-pub fn no_new_privs() -> bool {
+pub(super) fn no_new_privs() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .is_ok_and(|s| s.lines().any(|l| l.replace(' ', "") == "NoNewPrivs:\t1"))
 }
 
 /// How many processes `uid` has now.
-pub fn processes_of(uid: u32) -> u64 {
+pub(super) fn processes_of(uid: u32) -> u64 {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return 0;
     };

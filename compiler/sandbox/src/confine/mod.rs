@@ -15,13 +15,14 @@ pub mod helper;
 mod layers;
 mod mounts;
 mod seccomp;
-pub mod spec;
+pub(crate) mod spec;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use self::layers::SYSTEM_READABLE;
-pub use self::spec::{Probe, Rlimits, Spec};
+pub(crate) use self::spec::Spec;
+pub use self::spec::{Probe, Rlimits};
 use crate::process::{Launch, LaunchError, ProcessRunner, launch};
 use crate::runner::{BoxFuture, CommandResult, CommandSpec, Confinement, Runner};
 

@@ -16,13 +16,13 @@ fn mount_error(mount: Mount) -> impl FnOnce(nix::errno::Errno) -> LayerError {
 }
 
 /// A mount namespace of its own.
-pub fn enter_namespace() -> Result<(), LayerError> {
+pub(super) fn enter_namespace() -> Result<(), LayerError> {
     nix::sched::unshare(CloneFlags::CLONE_NEWNS).map_err(mount_error(Mount::Namespace))
 }
 
 /// Mounts private, then a /proc for the new pid namespace and (with its own network
 /// namespace) a read-only /sys.
-pub fn private_proc_and_sys(network: bool) -> Result<(), LayerError> {
+pub(super) fn private_proc_and_sys(network: bool) -> Result<(), LayerError> {
     mount(
         None::<&str>,
         "/",
@@ -48,7 +48,7 @@ pub fn private_proc_and_sys(network: bool) -> Result<(), LayerError> {
 }
 
 /// An empty tmpfs over /run, unless a writable directory lives there.
-pub fn empty_run(writable: &[PathBuf]) -> Result<(), LayerError> {
+pub(super) fn empty_run(writable: &[PathBuf]) -> Result<(), LayerError> {
     let run = Path::new("/run");
     if !run.is_dir() || writable.iter().any(|w| w.starts_with(run)) {
         return Ok(());
@@ -67,7 +67,7 @@ pub fn empty_run(writable: &[PathBuf]) -> Result<(), LayerError> {
 /// remounts every other mount read-only, keeping the flags it has (a namespace may not
 /// clear locked ones). Pseudo filesystems under /proc and /sys that refuse are left as they
 /// are; any other refusal is an error.
-pub fn read_only_root(writable: &[PathBuf]) -> Result<(), LayerError> {
+pub(super) fn read_only_root(writable: &[PathBuf]) -> Result<(), LayerError> {
     for w in writable {
         mount(
             Some(w.as_path()),
@@ -78,8 +78,7 @@ pub fn read_only_root(writable: &[PathBuf]) -> Result<(), LayerError> {
         )
         .map_err(mount_error(Mount::Bind(w.clone())))?;
     }
-    let info = std::fs::read_to_string("/proc/self/mountinfo")
-        .map_err(LayerError::MountInfo)?;
+    let info = std::fs::read_to_string("/proc/self/mountinfo").map_err(LayerError::MountInfo)?;
     for point in info.lines().filter_map(mount_point) {
         let p = Path::new(&point);
         if writable

@@ -86,7 +86,7 @@ fn arg_eq(arg: u8, value: u64) -> Result<SeccompRule, LayerError> {
 
 /// Installs both filters. `inet`: IPv4 and IPv6 sockets stay allowed (a network namespace
 /// of its own holds them to its loopback).
-pub fn install(inet: bool) -> Result<(), LayerError> {
+pub(super) fn install(inet: bool) -> Result<(), LayerError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         DENIED.iter().map(|nr| (*nr, Vec::new())).collect();
     let mut families = vec![arg_eq(0, libc::AF_UNIX as u64)?];

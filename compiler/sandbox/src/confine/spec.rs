@@ -41,7 +41,7 @@ impl Default for Rlimits {
 
 /// One sandboxed command.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Spec {
+pub(crate) struct Spec {
     /// Run by `sh -c` (unused by a probe).
     pub script: String,
     /// The writable root: the command's working directory (canonical).

@@ -115,5 +115,4 @@ impl Journal {
     pub fn commit(&self) -> Result<(), JournalError> {
         self.db.commit().map_err(JournalError::State)
     }
-
 }

@@ -103,4 +103,3 @@ pub struct TaskRef<'a> {
     pub title: &'a str,
     pub fingerprint: &'a str,
 }
-

@@ -5,13 +5,13 @@
 
 use std::path::Path;
 
-use serde::Serialize;
 use super::handle::JournalError;
 use crate::args;
 use crate::dialect::Dialect;
 use crate::error::StateError;
 use crate::schema::has_table;
 use crate::sql::Sql;
+use serde::Serialize;
 
 /// Every task state, in the order status shows them.
 pub const TASK_STATES: [&str; 7] = [

@@ -43,7 +43,9 @@ impl PgState {
         let tables: Vec<&'static Tables> = tables.to_vec();
         tokio::task::spawn_blocking(move || {
             let mut conn = PgConn::connect(config)?;
-            tables.iter().try_for_each(|t| crate::schema::migrate(&mut conn, t))
+            tables
+                .iter()
+                .try_for_each(|t| crate::schema::migrate(&mut conn, t))
         })
         .await
         .map_err(|e| StateError::Open(format!("the migration's thread: {e}")))?

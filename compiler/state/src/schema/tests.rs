@@ -28,7 +28,11 @@ fn tables(conn: &Connection) -> i64 {
 fn each_owner_migrates_its_own_tables_once() {
     let mut conn = Connection::open_in_memory().expect("open");
     migrate(&mut conn, &JOURNAL).expect("journal");
-    assert_eq!(tables(&conn), 7, "the journal's seven tables, nobody else's");
+    assert_eq!(
+        tables(&conn),
+        7,
+        "the journal's seven tables, nobody else's"
+    );
     migrate(&mut conn, &JOURNAL).expect("again");
     migrate(&mut conn, &LEASES).expect("leases");
     assert_eq!(tables(&conn), 8);
@@ -40,7 +44,11 @@ fn each_owner_migrates_its_own_tables_once() {
             (SHARED.to_owned(), 0),
         ]
     );
-    assert_eq!(legacy(&conn), LEGACY_SEALED, "a specc from before refuses it");
+    assert_eq!(
+        legacy(&conn),
+        LEGACY_SEALED,
+        "a specc from before refuses it"
+    );
 }
 
 #[test]
@@ -75,7 +83,11 @@ fn a_database_of_the_one_shared_schema_is_read_as_its_owners_steps() {
         ]
     );
     // The leases' table was made by version 2: recorded, not made again.
-    assert_eq!(tables(&conn), 7, "no task_leases: version 2 held it already");
+    assert_eq!(
+        tables(&conn),
+        7,
+        "no task_leases: version 2 held it already"
+    );
     assert_eq!(legacy(&conn), LEGACY_SEALED);
 }
 
@@ -103,5 +115,9 @@ fn the_dialects_spell_every_type_word() {
             }
         }
     }
-    assert!(Dialect::Postgres.spell("{real}").contains("DOUBLE PRECISION"));
+    assert!(
+        Dialect::Postgres
+            .spell("{real}")
+            .contains("DOUBLE PRECISION")
+    );
 }

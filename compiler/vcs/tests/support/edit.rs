@@ -5,7 +5,7 @@ use specc_vcs::{Change, Submission};
 
 /// `path` set to `new` on `base` (`expected`: the blob the author saw there, `None` for a new
 /// file), with idempotency key `key` (empty: none).
-pub fn edit(
+pub(crate) fn edit(
     base: ObjectId,
     path: &str,
     expected: Option<ObjectId>,

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// Runs git in `dir` and returns its stdout; a failure fails the test with git's stderr.
-pub fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let o = Command::new("git")
         .args(args)
         .current_dir(dir)

@@ -120,7 +120,8 @@ pub(in crate::commands) fn load_file(
         error,
     };
     let limits = Limits::from_toml(&text).map_err(|e| at(TableError::Limits(e)))?;
-    let review = specc_runtime::ReviewConfig::parse(&text).map_err(|e| at(TableError::Review(e)))?;
+    let review =
+        specc_runtime::ReviewConfig::parse(&text).map_err(|e| at(TableError::Review(e)))?;
     let llm = LlmConfig::parse_at(&text, &path).map_err(|e| at(TableError::Models(e)))?;
     let file: File = toml::from_str(&text).map_err(|e| at(TableError::Toml(e.to_string())))?;
     let config_dir = path.parent().unwrap_or(dir);
@@ -159,12 +160,8 @@ pub(in crate::commands) fn load_file(
         }
         // Everything a sandboxed command may read: the system's directories, the toolchains,
         // and `[sandbox] read`.
-        let system = specc_sandbox::SYSTEM_READABLE
-            .iter()
-            .map(PathBuf::from);
-        let mut readable: Vec<PathBuf> = system
-            .chain(specc_sandbox::toolchain_dirs())
-            .collect();
+        let system = specc_sandbox::SYSTEM_READABLE.iter().map(PathBuf::from);
+        let mut readable: Vec<PathBuf> = system.chain(specc_sandbox::toolchain_dirs()).collect();
         readable.extend(sandbox_read.iter().cloned());
         if let Some(why) = readable.iter().find_map(|r| e.exposed_by(r)) {
             return Err(at(TableError::TestsExposed(why)));

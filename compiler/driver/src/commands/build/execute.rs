@@ -16,10 +16,10 @@ use specc_sandbox::CommandLimits;
 
 use super::session::Session;
 use super::{config, evals, pins, progress, signals};
+use crate::Env;
 use crate::cli::{BuildArgs, MessageFormat};
 use crate::commands::planning;
 use crate::commands::serve::{OFFERED, Serving, drain as drain_workers, start as start_serving};
-use crate::Env;
 
 /// The limits and the ladder of a build's attempts, from specc.toml.
 pub(in crate::commands) fn policy(cfg: &config::BuildConfig) -> AttemptPolicy {

@@ -23,8 +23,8 @@ use std::time::Instant;
 use specc_ir::{Diagnostic, IntentTree, codes};
 use specc_plan::field_guide;
 
-pub(in crate::commands) use self::execute::policy;
 use self::execute::execute;
+pub(in crate::commands) use self::execute::policy;
 use self::outcome::{check_out_dir, outcome_diagnostics};
 pub(in crate::commands) use self::pins::DriverPins;
 use self::planned::{Planned, plan};
@@ -156,12 +156,14 @@ fn planned(
     if let Some(w) = &guide.warning {
         reporter.report(files, w, err);
     }
-    let mut planned = s.rt.block_on(plan(s, tree, &guide.text)).map_err(|(problems, status)| {
-        for d in &problems {
-            reporter.report(files, d, err);
-        }
-        status
-    })?;
+    let mut planned =
+        s.rt.block_on(plan(s, tree, &guide.text))
+            .map_err(|(problems, status)| {
+                for d in &problems {
+                    reporter.report(files, d, err);
+                }
+                status
+            })?;
     for d in &planned.diagnostics {
         reporter.report(files, d, err);
     }

@@ -79,10 +79,7 @@ pub(super) fn check_clean(out: &Path) -> Result<(), OutDirError> {
         finish_interrupted(out)?;
     }
     if !out.join(".git").exists() {
-        let empty = std::fs::read_dir(out)
-            .map_err(io(out))?
-            .next()
-            .is_none();
+        let empty = std::fs::read_dir(out).map_err(io(out))?.next().is_none();
         return if empty {
             Ok(())
         } else {
@@ -90,10 +87,12 @@ pub(super) fn check_clean(out: &Path) -> Result<(), OutDirError> {
         };
     }
     // A git that fails to answer is a refusal, never "clean".
-    let status = git(out, &["status", "--porcelain", "--untracked-files=all"])?
-        .ok_or_else(|| OutDirError::GitFailed {
-            what: "cannot read the status of",
-            out: out.to_path_buf(),
+    let status =
+        git(out, &["status", "--porcelain", "--untracked-files=all"])?.ok_or_else(|| {
+            OutDirError::GitFailed {
+                what: "cannot read the status of",
+                out: out.to_path_buf(),
+            }
         })?;
     if !status.trim().is_empty() {
         return Err(OutDirError::Changed {

@@ -55,9 +55,7 @@ impl Pins for DriverPins {
                 Ok(said.trim().to_owned())
             }
             Ok(problems) => Err(PinError { problems }),
-            Err(d) => Err(PinError {
-                problems: vec![*d],
-            }),
+            Err(d) => Err(PinError { problems: vec![*d] }),
         }
     }
 }

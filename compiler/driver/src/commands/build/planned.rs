@@ -83,4 +83,3 @@ pub(super) async fn plan(
         diagnostics,
     })
 }
-

@@ -17,8 +17,8 @@ use specc_runtime::eval::series::{self, Point};
 
 use self::charts::{Chart, Line, PALETTE, Spec};
 use super::Reporter;
-use crate::commands::state_url::ReadError;
 use crate::cli::{MessageFormat, ReportArgs};
+use crate::commands::state_url::ReadError;
 use crate::source::Files;
 use crate::{Env, exit};
 
@@ -130,10 +130,12 @@ fn load(args: &ReportArgs) -> Result<Vec<Run>, ReadError> {
     if runs.is_empty() {
         return Err(ReadError::NoSeries(
             dbs.iter()
-                .map(|d| super::state_url::of(d)
-                    .map_or_else(|| d.display().to_string(), super::state_url::label))
+                .map(|d| {
+                    super::state_url::of(d)
+                        .map_or_else(|| d.display().to_string(), super::state_url::label)
+                })
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
         ));
     }
     Ok(runs)

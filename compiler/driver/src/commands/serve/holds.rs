@@ -30,4 +30,3 @@ pub(super) struct Open {
     /// Set once its claim was taken over: given back then.
     pub(super) until: Option<Instant>,
 }
-

@@ -28,9 +28,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
-use specc_runtime::wire::{
-    ClaimAnswer, FinishRequest, JournalRequest, SubmitRequest, Token,
-};
+use specc_runtime::wire::{ClaimAnswer, FinishRequest, JournalRequest, SubmitRequest, Token};
 use specc_runtime::{Claimed, Dispatch};
 use specc_vcs::object::ObjectId;
 

@@ -64,4 +64,3 @@ pub(crate) fn run(args: &ServeArgs, env: &Env, out: &mut dyn Write, err: &mut dy
     };
     build::run_with(&args.build, Some(serving), env, out, err)
 }
-

@@ -57,4 +57,3 @@ pub(super) fn refused(e: &LeaseError) -> Response<Full<Bytes>> {
         LeaseError::State(_) => text(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
     }
 }
-

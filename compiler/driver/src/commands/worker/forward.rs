@@ -75,7 +75,11 @@ impl Forward {
             token: token.clone(),
             steps,
         };
-        let answered = w.remote.journal(&request).await.map_err(ForwardError::Remote)?;
+        let answered = w
+            .remote
+            .journal(&request)
+            .await
+            .map_err(ForwardError::Remote)?;
         if answered == Answered::Ok
             && let Ok(mut acknowledged) = self.acknowledged.lock()
         {

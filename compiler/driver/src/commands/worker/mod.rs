@@ -29,11 +29,11 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use specc_ir::{Diagnostic, codes};
 use specc_llm::{Client, Ledger};
-use specc_runtime::{AttemptPolicy, Services, run_task};
 use specc_runtime::WorkOrder;
 use specc_runtime::wire::{ClaimAnswer, End, FinishRequest, Token};
-use specc_state::Journal;
+use specc_runtime::{AttemptPolicy, Services, run_task};
 use specc_sandbox::Runner;
+use specc_state::Journal;
 use specc_vcs::Repo;
 use tracing::Instrument as _;
 

@@ -11,9 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use specc_llm::{BoxFuture, BudgetGate, CallRow, LlmError};
-use specc_runtime::wire::{
-    ClaimAnswer, FinishRequest, JournalRequest, SubmitRequest, Token,
-};
+use specc_runtime::wire::{ClaimAnswer, FinishRequest, JournalRequest, SubmitRequest, Token};
 use specc_vcs::object::ObjectId;
 use specc_vcs::{Boxed, Bundle, Outcome, Submission, Upstream, UpstreamError};
 
@@ -159,7 +157,10 @@ impl Remote {
         let r = self
             .send(self.http.get(format!("{}/v1/build", self.base)))
             .await?;
-        let h: Hello = r.json().await.map_err(|e| RemoteError::Body(without_url(&e)))?;
+        let h: Hello = r
+            .json()
+            .await
+            .map_err(|e| RemoteError::Body(without_url(&e)))?;
         Ok((h.run, Duration::from_millis(h.lease_ms)))
     }
 
@@ -171,7 +172,9 @@ impl Remote {
     ) -> Result<ClaimAnswer, RemoteError> {
         let body = serde_json::json!({"holder": holder, "wait_ms": wait.as_millis() as u64});
         let r = self.post("/v1/claim", &body).await?;
-        r.json().await.map_err(|e| RemoteError::Body(without_url(&e)))
+        r.json()
+            .await
+            .map_err(|e| RemoteError::Body(without_url(&e)))
     }
 
     pub(super) async fn heartbeat(&self, t: &Token) -> Result<Answered, RemoteError> {
@@ -196,8 +199,7 @@ impl Remote {
         if r.status() == reqwest::StatusCode::CONFLICT {
             return Err(RemoteError::Fenced);
         }
-        Ok(r
-            .bytes()
+        Ok(r.bytes()
             .await
             .map_err(|e| RemoteError::Body(without_url(&e)))?
             .to_vec())

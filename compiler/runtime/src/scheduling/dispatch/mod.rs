@@ -401,11 +401,7 @@ impl Dispatch {
     /// Journals the steps `claim`'s worker made in serve's state store, under the claim's
     /// run (`RUN@N`); refused once the claim is lost, or for steps of another claim.
     #[tracing::instrument(level = "info", skip_all, fields(task = %claim.task, claim = claim.attempt))]
-    pub async fn journal(
-        &self,
-        claim: &Claim,
-        steps: &[StepRecord],
-    ) -> Result<(), LeaseError> {
+    pub async fn journal(&self, claim: &Claim, steps: &[StepRecord]) -> Result<(), LeaseError> {
         let mine = format!("{}@{}", self.run, claim.attempt);
         if steps.iter().any(|s| s.run != mine) {
             return self.note_fenced(

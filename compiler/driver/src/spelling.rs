@@ -1,0 +1,103 @@
+//! Names a user may have misspelt: the nearest candidate by edit distance, and a parser's
+//! "unknown field" message with a did-you-mean added.
+//! design: driver.config-check
+
+/// A parser's message with a did-you-mean added where it names an unknown field or variant
+/// and lists the expected ones (serde's "unknown field `x`, expected one of `a`, `b`").
+pub(crate) fn did_you_mean(message: &str) -> String {
+    let Some(rest) = message
+        .find("unknown field `")
+        .map(|i| &message[i + "unknown field `".len()..])
+        .or_else(|| {
+            message
+                .find("unknown variant `")
+                .map(|i| &message[i + "unknown variant `".len()..])
+        })
+    else {
+        return message.to_owned();
+    };
+    let Some((given, after)) = rest.split_once('`') else {
+        return message.to_owned();
+    };
+    let expected: Vec<&str> = after
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .collect();
+    match nearest(given, &expected) {
+        Some(near) => format!("{}\ndid you mean `{near}`?", message.trim_end()),
+        None => message.to_owned(),
+    }
+}
+
+/// The candidate closest to `given` by edit distance, if it is close enough to be a typo:
+/// at most a third of the longer name, and never more than three edits.
+pub(crate) fn nearest<'a>(given: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (edit_distance(given, c), *c))
+        .filter(|(d, c)| *d > 0 && *d <= 3 && *d * 3 <= given.len().max(c.len()))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+pub(crate) fn list(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("[{n}]"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Edit distance over characters, a swap of two neighbours counting as one edit (optimal
+/// string alignment): `depht` is one edit from `depth`.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_messages_gain_a_did_you_mean() {
+        let m = "unknown field `dollar`, expected `dollars`";
+        assert_eq!(did_you_mean(m), format!("{m}\ndid you mean `dollars`?"));
+        let m = "unknown field `depht`, expected one of `depth`, `width`, `steps`";
+        assert!(did_you_mean(m).ends_with("did you mean `depth`?"));
+        let m = "unknown field `zzzzzz`, expected one of `depth`, `width`";
+        assert_eq!(did_you_mean(m), m, "nothing close: no guess");
+        assert_eq!(did_you_mean("invalid type"), "invalid type");
+    }
+
+    #[test]
+    fn distance() {
+        assert_eq!(edit_distance("budjet", "budget"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("depht", "depth"), 1);
+    }
+}
