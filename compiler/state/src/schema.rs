@@ -44,7 +44,7 @@ impl Tables {
     }
 
     /// How far a database at version `at` of the one shared schema had taken these tables.
-    fn from_legacy(&self, at: i64) -> i64 {
+    fn at_shared_version(&self, at: i64) -> i64 {
         self.migrations
             .iter()
             .filter(|m| m.legacy.is_some_and(|l| l <= at))
@@ -108,7 +108,7 @@ pub fn migrate(sql: &mut dyn Sql, tables: &Tables) -> Result<(), StateError> {
         };
         let at = match owner_version(sql, tables.owner)? {
             Some(at) => at,
-            None => tables.from_legacy(shared),
+            None => tables.at_shared_version(shared),
         };
         if at > newest {
             return Err(StateError::Open(too_new(tables, at)));

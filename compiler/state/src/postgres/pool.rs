@@ -16,7 +16,7 @@ use crate::schema::Tables;
 pub struct PgState {
     pool: Pool,
     /// How to connect for a migration (none for a reader's pool).
-    config: Option<tokio_postgres::Config>,
+    config: Option<Box<tokio_postgres::Config>>,
 }
 
 impl PgState {
@@ -30,14 +30,14 @@ impl PgState {
     /// [`PgState::connect`], with `password` (PGPASSWORD, say) when the URL has none.
     pub fn connect_as(url: &str, password: Option<&str>) -> Result<PgState, StateError> {
         let mut state = PgState::pool(url, password, None)?;
-        state.config = Some(config_of(url, password, None)?);
+        state.config = Some(Box::new(config_of(url, password, None)?));
         Ok(state)
     }
 
     /// Brings `tables` to their newest version, through the one migration code both
     /// backends run, on a connection of its own, off the async threads.
     pub async fn migrate(&self, tables: &[&'static Tables]) -> Result<(), StateError> {
-        let Some(config) = self.config.clone() else {
+        let Some(config) = self.config.as_deref().cloned() else {
             return Err(StateError::Open("a reader's pool does not migrate".into()));
         };
         let tables: Vec<&'static Tables> = tables.to_vec();
