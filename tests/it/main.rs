@@ -32,4 +32,5 @@ mod plan_tasks;
 mod sandbox;
 mod serve;
 mod serve_coordinate;
+mod state_schema;
 mod support;

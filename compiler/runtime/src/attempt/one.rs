@@ -67,25 +67,10 @@ pub(super) async fn one_attempt(
     let ended = agent
         .run(context::messages(order, &guide, retry), replay)
         .await;
-    let (summary, steps) = match ended {
-        LoopEnd::Done {
-            summary,
-            flagged,
-            steps,
-        } => {
-            flag(s.repo, &flagged);
-            notes.flagged = flagged;
-            (summary, steps)
-        }
-        LoopEnd::Failed {
-            reason, flagged, ..
-        } => {
-            flag(s.repo, &flagged);
-            return end(s, task, attempt, Attempted::Failed(reason));
-        }
-        LoopEnd::Budget => return end(s, task, attempt, Attempted::Budget),
-        LoopEnd::Parked(after) => return end(s, task, attempt, Attempted::Parked(after)),
-        LoopEnd::Journal(e) => return Attempted::Journal(e),
+    let (summary, steps) = match done(s, ended, notes) {
+        Ok(done) => done,
+        Err(Attempted::Journal(e)) => return Attempted::Journal(e),
+        Err(other) => return end(s, task, attempt, other),
     };
     notes.breaks = tools.breaks();
     notes.contradictions = tools
@@ -113,6 +98,31 @@ pub(super) async fn one_attempt(
     };
     let submitted = submit(s, order, &submission, &diff, attempt, steps).await;
     end(s, task, attempt, submitted)
+}
+
+/// The loop's end: its summary and last step when the worker is done and the checks
+/// passed (the files it flagged flagged), else how the attempt ended.
+fn done(s: &Services<'_>, ended: LoopEnd, notes: &mut Notes) -> Result<(String, u32), Attempted> {
+    match ended {
+        LoopEnd::Done {
+            summary,
+            flagged,
+            steps,
+        } => {
+            flag(s.repo, &flagged);
+            notes.flagged = flagged;
+            Ok((summary, steps))
+        }
+        LoopEnd::Failed {
+            reason, flagged, ..
+        } => {
+            flag(s.repo, &flagged);
+            Err(Attempted::Failed(reason))
+        }
+        LoopEnd::Budget => Err(Attempted::Budget),
+        LoopEnd::Parked(after) => Err(Attempted::Parked(after)),
+        LoopEnd::Journal(e) => Err(Attempted::Journal(e)),
+    }
 }
 
 /// Journals the attempt's start and says so: its base (a resumed attempt's, or the head)
