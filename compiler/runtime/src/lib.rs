@@ -35,5 +35,5 @@ pub use landing::{
 pub use scheduling::dispatch::{Claimed, Counters, wire};
 pub use scheduling::{BuildReport, Dispatch, Plan, TaskReport, Workers, build};
 pub use services::{AttemptLimits, AttemptPolicy, Escalation, OnConflict, Services};
-pub use task_end::TaskEnd;
+pub use task_end::{Landed, TaskEnd};
 pub use tools::{Base, Toolbox};

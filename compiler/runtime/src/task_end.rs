@@ -6,19 +6,42 @@ use specc_vcs::object::ObjectId;
 
 use crate::landing::{FollowUp, SplitNeed};
 
+/// A task that landed.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Landed {
+    /// Its commit (`None`: the task changed nothing).
+    pub commit: Option<ObjectId>,
+    /// Paths that needed a 3-way merge when it landed.
+    pub merged: Vec<String>,
+    pub attempts: u32,
+    /// Tasks the reviewers' findings call for.
+    pub followups: Vec<FollowUp>,
+    /// Files flagged for the megafile guard (by this task or before): each needs a split.
+    pub flagged: Vec<SplitNeed>,
+}
+
+impl Landed {
+    /// A landing by claim `attempt` that a worker did not report (serve learns of it from
+    /// the VCS): its reviews and splits are not known.
+    pub(crate) fn unreported(
+        commit: Option<ObjectId>,
+        merged: Vec<String>,
+        attempt: i64,
+    ) -> Landed {
+        Landed {
+            commit,
+            merged,
+            attempts: u32::try_from(attempt).unwrap_or(u32::MAX),
+            followups: Vec::new(),
+            flagged: Vec::new(),
+        }
+    }
+}
+
 /// How a task ended.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TaskEnd {
-    /// Landed (`None`: the task changed nothing).
-    Landed {
-        commit: Option<ObjectId>,
-        merged: Vec<String>,
-        attempts: u32,
-        /// Tasks the reviewers' findings call for.
-        followups: Vec<FollowUp>,
-        /// Files flagged for the megafile guard (by this task or before): each needs a split.
-        flagged: Vec<SplitNeed>,
-    },
+    Landed(Landed),
     /// The VCS refused to let a file grow past its line budget: the task waits for the
     /// file's split and runs again on top of it.
     Blocked {

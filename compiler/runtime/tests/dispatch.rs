@@ -192,7 +192,7 @@ async fn a_landed_submission_wins_over_the_end_its_worker_reports() {
     };
     d.finish(&c, failed).await.expect("the claim holds");
     match runs.await.expect("joined") {
-        TaskEnd::Landed { commit, .. } => assert_eq!(commit, Some(id)),
+        TaskEnd::Landed(l) => assert_eq!(l.commit, Some(id)),
         other => panic!("{other:?}"),
     }
 }
@@ -259,7 +259,7 @@ async fn a_resumed_serve_ends_a_landed_but_unreported_task_as_landed() {
         .expect("the task ended")
         .expect("joined");
     match ended {
-        TaskEnd::Landed { commit, .. } => assert_eq!(commit, Some(landed)),
+        TaskEnd::Landed(l) => assert_eq!(l.commit, Some(landed)),
         other => panic!("{other:?}"),
     }
 }

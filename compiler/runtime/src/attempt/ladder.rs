@@ -19,7 +19,7 @@ use super::resume::{Resumed, Rung, resume};
 use crate::events::Event;
 use crate::landing::{reviewed, revisits, settle_contradictions, split_need};
 use crate::services::{Escalation, Services};
-use crate::task_end::TaskEnd;
+use crate::task_end::{Landed, TaskEnd};
 
 /// Conflicts one task may meet before it fails.
 pub const MAX_CONFLICT_RERUNS: u32 = 3;
@@ -44,13 +44,13 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
     let (mut attempt, mut rung) = (0, Rung::Worker);
     let resumed = resume(s, &mut order, &mut attempt, &mut rung);
     if let Some(id) = resumed.as_ref().and_then(|r| r.merged) {
-        return TaskEnd::Landed {
+        return TaskEnd::Landed(Landed {
             commit: Some(id),
             merged: Vec::new(),
             attempts: attempt + 1,
             followups: Vec::new(),
             flagged: Vec::new(),
-        };
+        });
     }
     let mut ladder = Ladder {
         order,
@@ -235,11 +235,11 @@ async fn landed(
     for path in paths {
         flagged.extend(split_need(s.repo, &path).await);
     }
-    TaskEnd::Landed {
+    TaskEnd::Landed(Landed {
         commit,
         merged,
         attempts: attempt,
         followups,
         flagged,
-    }
+    })
 }

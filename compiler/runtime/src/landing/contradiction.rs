@@ -12,7 +12,7 @@ use specc_vcs::{Change, Outcome, Submission};
 
 use super::reported::{Break, Contradiction};
 use super::review::FollowUp;
-use super::revisit::{revisits, update_decision};
+use super::revisit::update_decision;
 use crate::attempt::WorkOrder;
 use crate::events::Event;
 use crate::services::Services;
@@ -113,24 +113,9 @@ pub(crate) async fn settle(
             why: why.clone(),
             lines: 0,
         });
-        followups.extend(stale_revisits(s, order, &changed, at).await);
+        followups.extend(super::after::revisits(s, order, &changed, at).await);
     }
     followups
-}
-
-async fn stale_revisits(
-    s: &Services<'_>,
-    order: &WorkOrder,
-    changed: &[Break],
-    commit: ObjectId,
-) -> Vec<FollowUp> {
-    let Some(pins) = &s.pins else {
-        return Vec::new();
-    };
-    let Ok(lease) = s.slots.lease(s.repo, commit).await else {
-        return Vec::new();
-    };
-    revisits(order, changed, &pins.stale(&lease.dir))
 }
 
 async fn file_text(s: &Services<'_>, commit: ObjectId, path: &str) -> Option<String> {

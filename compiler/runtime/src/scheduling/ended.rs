@@ -6,30 +6,23 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use specc_state::TaskState;
-use specc_vcs::object::ObjectId;
 
 use super::plan::{BuildReport, TaskReport};
 use super::ready::{Scheduler, satisfied};
 use crate::events::Event;
-use crate::landing::{FollowUp, SplitNeed};
-use crate::task_end::TaskEnd;
+use crate::landing::SplitNeed;
+use crate::task_end::{Landed, TaskEnd};
 
 impl Scheduler<'_> {
     /// Takes in a finished leaf.
     pub(super) fn finish(&mut self, i: usize, end: TaskEnd, report: &mut BuildReport) {
         self.running.retain(|r| *r != i);
         match end {
-            TaskEnd::Landed {
-                commit,
-                merged,
-                attempts,
-                followups,
-                flagged,
-            } => {
-                self.attempts[i] = attempts;
-                report.commits += usize::from(commit.is_some());
-                report.merged.extend(merged.iter().cloned());
-                self.landed(i, commit, merged, followups, &flagged);
+            TaskEnd::Landed(l) => {
+                self.attempts[i] = l.attempts;
+                report.commits += usize::from(l.commit.is_some());
+                report.merged.extend(l.merged.iter().cloned());
+                self.landed(i, l);
             }
             TaskEnd::Blocked { need, attempts } => {
                 self.attempts[i] = attempts;
@@ -55,28 +48,21 @@ impl Scheduler<'_> {
 
     /// A leaf landed: its splits needed, its dependents queued, its follow-ups added (one
     /// whose fingerprint landed before is up to date: the same finding on the same task).
-    fn landed(
-        &mut self,
-        i: usize,
-        commit: Option<ObjectId>,
-        merged: Vec<String>,
-        followups: Vec<FollowUp>,
-        flagged: &[SplitNeed],
-    ) {
-        for need in flagged {
+    fn landed(&mut self, i: usize, l: Landed) {
+        for need in &l.flagged {
             self.split_for(need);
         }
-        let hex = commit.map(|c| c.hex());
+        let hex = l.commit.map(|c| c.hex());
         self.set(i, TaskState::Landed, None, hex.as_deref());
-        if commit.is_some() {
+        if l.commit.is_some() {
             self.queue_dependents(i);
         }
         (self.s.events)(Event::Landed {
             task: self.order[i].task.id.clone(),
             commit: hex,
-            merged,
+            merged: l.merged,
         });
-        for f in followups {
+        for f in l.followups {
             let added = self.add_new(f.order, &f.why, &[i]);
             let landed = self
                 .s

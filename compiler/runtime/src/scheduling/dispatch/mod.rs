@@ -27,7 +27,7 @@ use specc_vcs::{Outcome, Repo, Submission};
 use tokio::sync::oneshot;
 
 use crate::attempt::WorkOrder;
-use crate::task_end::TaskEnd;
+use crate::task_end::{Landed, TaskEnd};
 
 /// A leaf the scheduler waits for.
 struct Waiting {
@@ -274,13 +274,11 @@ impl Dispatch {
                 self.note_ended(&claim);
                 if self.store.finish(&self.run, &claim, true).await.is_ok() {
                     *landed = None;
-                    let end = TaskEnd::Landed {
-                        commit: Some(l.commit),
-                        merged: l.merged,
-                        attempts: u32::try_from(claim.attempt).unwrap_or(u32::MAX),
-                        followups: Vec::new(),
-                        flagged: Vec::new(),
-                    };
+                    let end = TaskEnd::Landed(Landed::unreported(
+                        Some(l.commit),
+                        l.merged,
+                        claim.attempt,
+                    ));
                     self.resolve(&claim.task, end);
                 }
                 continue;
@@ -377,19 +375,13 @@ impl Dispatch {
         // A submission of it landed (its answer may have been lost on the way back): it
         // ends as landed whatever its worker concluded, so it does not run again.
         let end = match (landed.take(), end) {
-            (Some(l), end) if !matches!(end, TaskEnd::Landed { .. }) => {
+            (Some(l), end) if !matches!(end, TaskEnd::Landed(_)) => {
                 tracing::warn!(
                     task = %claim.task,
                     claim = claim.attempt,
                     "the attempt reported no landing, but its submission landed: it ends as landed"
                 );
-                TaskEnd::Landed {
-                    commit: Some(l.commit),
-                    merged: l.merged,
-                    attempts: u32::try_from(claim.attempt).unwrap_or(u32::MAX),
-                    followups: Vec::new(),
-                    flagged: Vec::new(),
-                }
+                TaskEnd::Landed(Landed::unreported(Some(l.commit), l.merged, claim.attempt))
             }
             (_, end) => end,
         };
@@ -439,13 +431,11 @@ impl Dispatch {
 
     async fn landed_end(&self, claim: &Claim) -> TaskEnd {
         let l = self.lock_of(&claim.task).lock().await.clone();
-        TaskEnd::Landed {
-            commit: l.as_ref().map(|l| l.commit),
-            merged: l.map(|l| l.merged).unwrap_or_default(),
-            attempts: u32::try_from(claim.attempt).unwrap_or(u32::MAX),
-            followups: Vec::new(),
-            flagged: Vec::new(),
-        }
+        TaskEnd::Landed(Landed::unreported(
+            l.as_ref().map(|l| l.commit),
+            l.map(|l| l.merged).unwrap_or_default(),
+            claim.attempt,
+        ))
     }
 
     /// Finds the landings claims of this run made that no worker reported (serve died

@@ -9,8 +9,8 @@ use specc_vcs::object::ObjectId;
 use specc_state::{Claim, StepRecord};
 
 use crate::attempt::WorkOrder;
-use crate::landing::{FollowUp, SplitNeed};
-use crate::task_end::TaskEnd;
+use crate::landing::SplitNeed;
+use crate::task_end::{Landed, TaskEnd};
 
 /// A claim as it travels: the task and its fencing token.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,27 +74,11 @@ pub struct SubmitRequest {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "end", rename_all = "snake_case")]
 pub enum End {
-    Landed {
-        commit: Option<ObjectId>,
-        merged: Vec<String>,
-        attempts: u32,
-        followups: Vec<FollowUp>,
-        flagged: Vec<SplitNeed>,
-    },
-    Blocked {
-        need: SplitNeed,
-        attempts: u32,
-    },
-    Failed {
-        reason: String,
-        attempts: u32,
-    },
-    Budget {
-        attempts: u32,
-    },
-    Parked {
-        after_ms: u64,
-    },
+    Landed(Landed),
+    Blocked { need: SplitNeed, attempts: u32 },
+    Failed { reason: String, attempts: u32 },
+    Budget { attempts: u32 },
+    Parked { after_ms: u64 },
 }
 
 impl End {
@@ -102,19 +86,7 @@ impl End {
     /// the task; the worker releases the claim instead.
     pub fn of(end: TaskEnd) -> Option<End> {
         Some(match end {
-            TaskEnd::Landed {
-                commit,
-                merged,
-                attempts,
-                followups,
-                flagged,
-            } => End::Landed {
-                commit,
-                merged,
-                attempts,
-                followups,
-                flagged,
-            },
+            TaskEnd::Landed(l) => End::Landed(l),
             TaskEnd::Blocked { need, attempts } => End::Blocked { need, attempts },
             TaskEnd::Failed { reason, attempts } => End::Failed { reason, attempts },
             TaskEnd::Budget { attempts } => End::Budget { attempts },
@@ -127,19 +99,7 @@ impl End {
 
     pub fn into_task_end(self) -> TaskEnd {
         match self {
-            End::Landed {
-                commit,
-                merged,
-                attempts,
-                followups,
-                flagged,
-            } => TaskEnd::Landed {
-                commit,
-                merged,
-                attempts,
-                followups,
-                flagged,
-            },
+            End::Landed(l) => TaskEnd::Landed(l),
             End::Blocked { need, attempts } => TaskEnd::Blocked { need, attempts },
             End::Failed { reason, attempts } => TaskEnd::Failed { reason, attempts },
             End::Budget { attempts } => TaskEnd::Budget { attempts },
