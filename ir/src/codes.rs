@@ -74,6 +74,8 @@ codes! {
     INVALID_SCOPE = "E0313", Error, "a child's write or read scope is not a relative path or glob inside the repository";
     EMPTY_WORK_LEAF = "E0314", Error, "a work leaf has no instructions or no write scope";
     INVALID_DECISION_ID = "E0315", Error, "a planned decision's id is not a dotted name";
+    ACCEPTANCE_NOT_A_COMMAND = "E0317", Error, "a child's acceptance entry is not a shell command (prose, broken syntax, or a command the sandbox cannot find)";
+    UNKNOWN_COVERED_ID = "E0318", Error, "a child covers a node or requirement id that the planned node's part of the spec does not have";
     PLANNER_CALL_FAILED = "E0316", Error, "a planner call failed after its retries: the provider, the key, the request's size, the budget or a recording stopped it";
     FIELD_GUIDE_TRIMMED = "W0311", Warning, "the field guide could not be given to planners in full (over its line budget, or unreadable)";
     // E04xx: building (`specc build`).

@@ -97,6 +97,7 @@ fn main() {
                 &parsed.tree,
                 Limits::default(),
                 "",
+                &specc_passes::plan::Commands::default(),
                 &mut cache,
             ))
             .expect("planned");

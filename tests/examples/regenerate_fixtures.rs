@@ -195,7 +195,14 @@ fn planner_cases() {
             .enable_all()
             .build()
             .expect("runtime");
-        let _ = runtime.block_on(plan_tree(&client, &tree, limits, "", &mut Cache::new()));
+        let _ = runtime.block_on(plan_tree(
+            &client,
+            &tree,
+            limits,
+            "",
+            &specc_passes::plan::Commands::default(),
+            &mut Cache::new(),
+        ));
         assert!(
             Path::new(&rec).exists(),
             "{} recorded nothing",

@@ -47,7 +47,10 @@ pub fn request(conflict: &Conflict, max_tokens: u32) -> Request {
             description: "Submit the merged decision.".to_owned(),
             parameters: serde_json::json!({
                 "type": "object", "required": ["decision", "rationale"],
-                "properties": {"decision": {"type": "string"}, "rationale": {"type": "string"}}
+                "properties": {
+                    "decision": {"type": "string", "description": "The one decision every side follows, precise enough to follow without choosing."},
+                    "rationale": {"type": "string", "description": "Why: what each side needed, and what was chosen where they could not all hold."}
+                }
             }),
         },
         max_tokens,

@@ -60,7 +60,7 @@ impl Provider for OutlinePlanner {
             .as_array()
             .into_iter()
             .flatten()
-            .filter_map(|c| c.as_str())
+            .filter_map(|c| c["id"].as_str())
             .map(|c| {
                 serde_json::json!({"key": key(c), "kind": "plan", "title": c, "covers_nodes": [c],
                     "instructions": format!("Plan `{c}`."), "read_scope": [format!("design-docs/{}.md", slug(c))]})

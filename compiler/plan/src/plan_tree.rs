@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, HashMap};
 use specc_ir::plan::{ChildKind, PlannedChild, PlannedDecision, PlannerAnswer};
 use specc_ir::{Diagnostic, IntentNode, IntentTree};
 use specc_llm::Client;
-use specc_passes::plan::{self, Conflict, Owned};
+use specc_passes::plan::{self, Commands, Conflict, Owned};
 
 use crate::amend::{self, Amended};
 use crate::ask::{Asked, ForcedCall, MAX_REPAIRS};
@@ -62,6 +62,7 @@ pub async fn plan_tree(
     tree: &IntentTree,
     limits: Limits,
     field_guide: &str,
+    commands: &Commands,
     cache: &mut Cache,
 ) -> Result<PlannedTree, PlanError> {
     let mut settled: BTreeMap<String, Settled> = BTreeMap::new();
@@ -74,6 +75,7 @@ pub async fn plan_tree(
             tree,
             limits,
             field_guide,
+            commands,
             settled: &settled,
             spent: calls,
         };
@@ -135,6 +137,8 @@ struct Walk<'a> {
     tree: &'a IntentTree,
     limits: Limits,
     field_guide: &'a str,
+    /// What an acceptance entry may start with (the sandbox's commands).
+    commands: &'a Commands,
     settled: &'a BTreeMap<String, Settled>,
     /// Calls earlier walks made: with this walk's, bounded by `limits.planner_calls`.
     spent: usize,
@@ -193,6 +197,7 @@ impl Walk<'_> {
                 limits: (self.limits.max_depth, self.limits.max_width),
                 ancestors: p.above.clone(),
                 settled: settled.clone(),
+                siblings: sibling_decisions(&p, &out.answers),
                 spec_decisions: spec_decisions
                     .get(p.node.id.as_str())
                     .cloned()
@@ -230,6 +235,10 @@ impl Walk<'_> {
         calls: &mut usize,
     ) -> Result<PlannerAnswer, PlanError> {
         let (task, node, depth) = (&p.task, p.node, p.depth);
+        let assigned = p
+            .assignment
+            .as_ref()
+            .map_or(&[][..], |a| &a.covers_requirements[..]);
         let request = planner::request_for(inputs, self.limits.max_tokens);
         let key = cache_key(self.client, request.clone());
         let limits = self.limits;
@@ -242,6 +251,8 @@ impl Walk<'_> {
             d.extend(plan::check_keys(task, a));
             d.extend(plan::check_names_and_scopes(task, a));
             d.extend(plan::check_node_coverage(node, a));
+            d.extend(plan::check_known_ids(node, assigned, a));
+            d.extend(plan::check_acceptance(task, a, self.commands));
             d.extend(plan::check_cycles(task, a));
             d.extend(plan::check_limits(
                 task,
@@ -464,5 +475,44 @@ fn scoped_spec_decisions(root: &IntentNode) -> HashMap<&str, Vec<(String, String
     }
     let mut out = HashMap::new();
     walk(root, &[], &mut out);
+    out
+}
+
+/// Decisions a planner of `p` may see beyond its ancestors': at most this many.
+const SIBLING_DECISIONS: usize = 32;
+
+/// The decisions of the siblings `p` depends on, as planned so far: each sibling's own
+/// answer's first, then its subtree's, at most [`SIBLING_DECISIONS`]. Planned depth first in
+/// order, a sibling a task depends on (an earlier one) has its whole subtree planned.
+fn sibling_decisions(
+    p: &Pending<'_>,
+    answers: &BTreeMap<String, PlannerAnswer>,
+) -> Vec<PlannedDecision> {
+    let Some(assignment) = &p.assignment else {
+        return Vec::new();
+    };
+    let parent = p.task.rsplit_once('/').map_or("", |(parent, _)| parent);
+    let mut out: Vec<PlannedDecision> = Vec::new();
+    for key in &assignment.depends_on {
+        let sibling = if parent.is_empty() {
+            key.clone()
+        } else {
+            format!("{parent}/{key}")
+        };
+        let below = format!("{sibling}/");
+        let own = answers.get(&sibling).into_iter();
+        let subtree = answers
+            .range(below.clone()..)
+            .take_while(|(task, _)| task.starts_with(&below))
+            .map(|(_, a)| a);
+        for d in own.chain(subtree).flat_map(|a| a.decisions.iter()) {
+            if out.len() == SIBLING_DECISIONS {
+                return out;
+            }
+            if !out.iter().any(|o| o.id == d.id) {
+                out.push(d.clone());
+            }
+        }
+    }
     out
 }

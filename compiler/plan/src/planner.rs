@@ -28,36 +28,56 @@ pub struct Context {
     pub ancestors: Vec<PlannedDecision>,
     /// Decisions the coordinator settled after this task's planner disagreed: binding.
     pub settled: Vec<PlannedDecision>,
+    /// Decisions of the siblings this task depends on (bounded): what it builds on.
+    pub siblings: Vec<PlannedDecision>,
     /// `(id, text)` of the spec's own decisions in scope: those of the intent node's
     /// ancestors and of its subtree (the checks still hold every answer to all of them).
     pub spec_decisions: Vec<(String, String)>,
     pub field_guide: String,
 }
 
-/// The JSON schema of a planner answer (`PlannerAnswer`).
+/// The JSON schema of a planner answer (`PlannerAnswer`), each field described: the schema
+/// is where a model learns the protocol (design: runtime.planner-protocol).
 pub fn answer_schema() -> serde_json::Value {
-    let strings = serde_json::json!({"type": "array", "items": {"type": "string"}});
+    let strings = |description: &str| serde_json::json!({"type": "array", "items": {"type": "string"}, "description": description});
+    let text =
+        |description: &str| serde_json::json!({"type": "string", "description": description});
     serde_json::json!({
         "type": "object",
         "required": ["decisions", "children"],
         "properties": {
-            "decisions": {"type": "array", "items": {
-                "type": "object", "required": ["id", "decision", "rationale"],
-                "properties": {"id": {"type": "string"}, "decision": {"type": "string"}, "rationale": {"type": "string"}}
-            }},
-            "children": {"type": "array", "items": {
-                "type": "object",
-                "required": ["key", "kind", "title", "instructions"],
-                "properties": {
-                    "key": {"type": "string"},
-                    "kind": {"type": "string", "enum": ["plan", "work"]},
-                    "title": {"type": "string"},
-                    "covers_nodes": strings, "covers_requirements": strings,
-                    "instructions": {"type": "string"},
-                    "write_scope": strings, "read_scope": strings,
-                    "acceptance": strings, "depends_on": strings
+            "decisions": {
+                "type": "array",
+                "description": "The design decisions this node's children need, made here: workers follow them and never decide.",
+                "items": {
+                    "type": "object", "required": ["id", "decision", "rationale"],
+                    "properties": {
+                        "id": text("The question it answers, prefixed by this node's area: `area.question`, dot-separated letters, digits, `_` and `-` (`store.page-size`)."),
+                        "decision": text("The decision, precise enough for a worker to follow without choosing."),
+                        "rationale": text("Why this decision.")
+                    }
                 }
-            }}
+            },
+            "children": {
+                "type": "array",
+                "description": "The node split into children: `plan` children are planned further, `work` children are carried out by a worker.",
+                "items": {
+                    "type": "object",
+                    "required": ["key", "kind", "title", "instructions"],
+                    "properties": {
+                        "key": text("A short name unique among the siblings (letters, digits, `.`, `_`, `-`; up to 64): it names the task."),
+                        "kind": {"type": "string", "enum": ["plan", "work"], "description": "`plan`: another planner splits it further (give it the node it plans in covers_nodes). `work`: a worker that only follows instructions carries it out."},
+                        "title": text("A few words: what the child is."),
+                        "covers_nodes": strings("Intent node ids this child covers, exactly as node.id and node.children[].id give them. A plan child plans the first node it names, and takes on every requirement below it."),
+                        "covers_requirements": strings("Requirement ids this work child implements, exactly as node.requirements[].id and node.children[].requirements[].id give them (`R-3`, `store/pages#2`). Every MUST, MUST NOT, SHALL and SHALL NOT requirement of this node's part of the spec needs a work child that names it, or a plan child whose node holds it."),
+                        "instructions": text("For a work child: everything the worker must do, explicitly (files, functions, behaviour, the decisions to follow by id). For a plan child: what its planner must achieve."),
+                        "write_scope": strings("Paths or globs relative to the repository's root that the child may write: `src/semver/**`, `Cargo.toml`. A directory is `dir/**`. Give siblings that may run at once disjoint scopes."),
+                        "read_scope": strings("Paths or globs relative to the repository's root the child should read first."),
+                        "acceptance": strings("Shell commands, each run by `sh -c` from the repository's root after the worker's `done`; exit status 0 passes. Commands, not descriptions: `cargo test --lib version`, `python -m pytest -q tests/test_parse.py`, `test -f README.md`."),
+                        "depends_on": strings("Keys of siblings that must land before this child starts.")
+                    }
+                }
+            }
         }
     })
 }
@@ -67,11 +87,16 @@ pub(crate) const SYSTEM: &str = "You are specc's planner. Split the intent node 
         `plan` children are planned further, `work` children are carried out by a cheaper model \
         that only follows instructions, so write those explicitly. Make every design decision \
         the children need, with an id naming the question and prefixed by your node's area \
-        (`area.question`), and never contradict a spec decision. Restate every decision under \
+        (`area.question`), and never contradict a spec decision; decisions under \
+        ancestor_decisions and sibling_decisions bind you too. Restate every decision under \
         settled_decisions word for word among your decisions: the coordinator settled them after \
-        planners disagreed. Give siblings disjoint write scopes where you can, and cover every \
-        MUST, MUST NOT and SHALL requirement with a work child. Answer only by calling \
-        submit_plan.";
+        planners disagreed. Give siblings disjoint write scopes where you can (globs relative to \
+        the repository's root, like `src/**`), and cover every MUST, MUST NOT and SHALL \
+        requirement with a work child that names its id, or with a plan child for the section \
+        that holds it (a plan child plans only the first node in its covers_nodes). Use the \
+        node and requirement ids exactly as the request gives them. Acceptance entries are \
+        shell commands run from the repository's root (exit 0 passes), never descriptions. \
+        Answer only by calling submit_plan.";
 
 /// What a planner's answer for `node` depends on, as the JSON user message of its request.
 /// Nothing about the rest of the tree is in it (no ids owned elsewhere: ownership is
@@ -88,17 +113,63 @@ pub fn inputs(node: &IntentNode, ctx: &Context) -> serde_json::Value {
                            "write_scope": c.write_scope, "read_scope": c.read_scope,
                            "acceptance": c.acceptance})
     });
-    serde_json::json!({
+    let children: Vec<serde_json::Value> = node.children.iter().map(child_summary).collect();
+    let mut inputs = serde_json::json!({
         "task": {"id": ctx.task, "depth": ctx.depth, "assignment": assignment,
                  "max_depth": ctx.limits.0, "max_width": ctx.limits.1},
         "node": {"id": node.id.as_str(), "title": node.title, "prose": node.prose,
                   "requirements": requirements,
-                  "children": node.children.iter().map(|c| c.id.as_str()).collect::<Vec<_>>()},
+                  "children": children},
         "ancestor_decisions": ctx.ancestors,
         "settled_decisions": ctx.settled,
         "spec_decisions": ctx.spec_decisions,
         "field_guide": ctx.field_guide,
-    })
+    });
+    // Only when there are some: an answer that depends on none keeps its request (and its
+    // cached answer) as it was.
+    if !ctx.siblings.is_empty() {
+        inputs["sibling_decisions"] = serde_json::json!(ctx.siblings);
+    }
+    inputs
+}
+
+/// Characters of a child section's prose its parent's planner is shown.
+const SUMMARY_CHARS: usize = 200;
+
+/// What a planner is told of a child section of its node: its id and title, the start of
+/// its prose, and its own requirements' ids and levels (their texts are its planner's).
+fn child_summary(c: &IntentNode) -> serde_json::Value {
+    // What the section says besides its requirements, whose ids and levels follow: editing
+    // a requirement's wording re-plans the section and not its parent.
+    let mut rest = Vec::new();
+    for line in c.prose.lines() {
+        let mut line = line.to_owned();
+        for r in &c.requirements {
+            line = line.replace(r.text.as_str(), "");
+        }
+        let line = line.trim().trim_start_matches(['-', '*', '+']).trim();
+        if !line.is_empty() {
+            rest.push(line.to_owned());
+        }
+    }
+    let prose = rest
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let summary: String = if prose.chars().count() > SUMMARY_CHARS {
+        let cut: String = prose.chars().take(SUMMARY_CHARS).collect();
+        format!("{cut}…")
+    } else {
+        prose
+    };
+    let requirements: Vec<serde_json::Value> = c
+        .requirements
+        .iter()
+        .map(|r| serde_json::json!({"id": r.id.as_str(), "level": r.level.to_string()}))
+        .collect();
+    serde_json::json!({"id": c.id.as_str(), "title": c.title, "summary": summary,
+                       "requirements": requirements})
 }
 
 /// The request for `node`.

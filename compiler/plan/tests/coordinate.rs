@@ -135,7 +135,15 @@ fn answer(decisions: Vec<Value>, children: Vec<Value>) -> Value {
 
 async fn run(client: &Client, cache: &mut Cache) -> Result<PlannedTree, PlanError> {
     let tree = specc_passes::parse_spec(FileId(0), SPEC).tree;
-    plan_tree(client, &tree, Limits::default(), "", cache).await
+    plan_tree(
+        client,
+        &tree,
+        Limits::default(),
+        "",
+        &specc_passes::plan::Commands::default(),
+        cache,
+    )
+    .await
 }
 
 fn texts_of(planned: &PlannedTree, id: &str) -> Vec<String> {
@@ -338,7 +346,16 @@ async fn a_plan_child_that_covers_its_own_node_stops_at_the_depth_limit() {
         max_depth: 3,
         ..Limits::default()
     };
-    match plan_tree(&client, &tree, limits, "", &mut Cache::new()).await {
+    match plan_tree(
+        &client,
+        &tree,
+        limits,
+        "",
+        &specc_passes::plan::Commands::default(),
+        &mut Cache::new(),
+    )
+    .await
+    {
         Err(PlanError::Invalid { task, problems }) => {
             assert_eq!(
                 task, "again/again",

@@ -54,9 +54,16 @@ async fn an_edit_replans_only_its_sections_subtree() {
     let client = client(provider.clone());
     let mut cache = Cache::new();
 
-    let first = plan_tree(&client, &tree, Limits::default(), "", &mut cache)
-        .await
-        .expect("planned");
+    let first = plan_tree(
+        &client,
+        &tree,
+        Limits::default(),
+        "",
+        &specc_passes::plan::Commands::default(),
+        &mut cache,
+    )
+    .await
+    .expect("planned");
     let planned_nodes = tree.nodes().count();
     assert_eq!(
         first.calls, planned_nodes,
@@ -86,21 +93,36 @@ async fn an_edit_replans_only_its_sections_subtree() {
     provider.asked.lock().expect("lock").clear();
 
     // Unchanged spec: nothing is asked again.
-    let again = plan_tree(&client, &tree, Limits::default(), "", &mut cache)
-        .await
-        .expect("planned");
+    let again = plan_tree(
+        &client,
+        &tree,
+        Limits::default(),
+        "",
+        &specc_passes::plan::Commands::default(),
+        &mut cache,
+    )
+    .await
+    .expect("planned");
     assert_eq!(again.calls, 0);
 
-    // Edit one section's prose.
+    // Edit one requirement's text: its parent sees the section's title, the start of its
+    // prose and its requirements' ids and levels, none of which changes.
     let edited = text.replace(
-        "Redirects are the hot path.",
-        "Redirects are the hot path, and they are cached.",
+        "within 10 ms at p99",
+        "within 10 ms at p99, they are cached",
     );
     assert_ne!(edited, text);
     let tree2 = specc_passes::parse_spec(FileId(0), &edited).tree;
-    let third = plan_tree(&client, &tree2, Limits::default(), "", &mut cache)
-        .await
-        .expect("planned");
+    let third = plan_tree(
+        &client,
+        &tree2,
+        Limits::default(),
+        "",
+        &specc_passes::plan::Commands::default(),
+        &mut cache,
+    )
+    .await
+    .expect("planned");
     let asked = provider.asked.lock().expect("lock").clone();
     let section = tree2
         .nodes()
@@ -138,6 +160,7 @@ async fn another_model_or_other_limits_do_not_reuse_cached_answers() {
         &tree,
         Limits::default(),
         "",
+        &specc_passes::plan::Commands::default(),
         &mut cache,
     )
     .await
@@ -150,23 +173,44 @@ async fn another_model_or_other_limits_do_not_reuse_cached_answers() {
     .expect("config");
     let other =
         Client::from_config(config, &|_| None, None).with_provider("p", provider.clone(), 1);
-    let second = plan_tree(&other, &tree, Limits::default(), "", &mut cache)
-        .await
-        .expect("planned");
+    let second = plan_tree(
+        &other,
+        &tree,
+        Limits::default(),
+        "",
+        &specc_passes::plan::Commands::default(),
+        &mut cache,
+    )
+    .await
+    .expect("planned");
     assert_eq!(second.calls, nodes, "another model plans afresh");
     // Other limits are part of what a planner is told: asked again.
     let wider = Limits {
         max_width: 30,
         ..Limits::default()
     };
-    let third = plan_tree(&client(provider.clone()), &tree, wider, "", &mut cache)
-        .await
-        .expect("planned");
+    let third = plan_tree(
+        &client(provider.clone()),
+        &tree,
+        wider,
+        "",
+        &specc_passes::plan::Commands::default(),
+        &mut cache,
+    )
+    .await
+    .expect("planned");
     assert_eq!(third.calls, nodes);
     // And back to the first model and limits: all cached.
-    let fourth = plan_tree(&client(provider), &tree, Limits::default(), "", &mut cache)
-        .await
-        .expect("planned");
+    let fourth = plan_tree(
+        &client(provider),
+        &tree,
+        Limits::default(),
+        "",
+        &specc_passes::plan::Commands::default(),
+        &mut cache,
+    )
+    .await
+    .expect("planned");
     assert_eq!(fourth.calls, 0);
 }
 
@@ -187,7 +231,15 @@ async fn planning_stops_at_the_planner_call_limit_and_keeps_what_it_paid_for() {
         planner_calls: 8,
         ..Limits::default()
     };
-    let stopped = plan_tree(&client(provider.clone()), &tree, tight, "", &mut cache).await;
+    let stopped = plan_tree(
+        &client(provider.clone()),
+        &tree,
+        tight,
+        "",
+        &specc_passes::plan::Commands::default(),
+        &mut cache,
+    )
+    .await;
     assert!(
         matches!(stopped, Err(specc_plan::PlanError::CallLimit(8))),
         "{stopped:?}"
@@ -197,8 +249,15 @@ async fn planning_stops_at_the_planner_call_limit_and_keeps_what_it_paid_for() {
     assert!((6..=8).contains(&asked), "{asked} calls");
     // With room, planning goes on from the cache: the calls already made are not made again.
     let nodes = tree.nodes().count();
-    let done = plan_tree(&client(provider), &tree, Limits::default(), "", &mut cache)
-        .await
-        .expect("planned");
+    let done = plan_tree(
+        &client(provider),
+        &tree,
+        Limits::default(),
+        "",
+        &specc_passes::plan::Commands::default(),
+        &mut cache,
+    )
+    .await
+    .expect("planned");
     assert_eq!(done.calls, nodes - asked);
 }

@@ -99,9 +99,16 @@ impl Outline {
 
 async fn plan(client: &Client, spec: &str, cache: &mut Cache) -> PlannedTree {
     let tree = specc_passes::parse_spec(FileId(0), spec).tree;
-    plan_tree(client, &tree, Limits::default(), "", cache)
-        .await
-        .expect("planned")
+    plan_tree(
+        client,
+        &tree,
+        Limits::default(),
+        "",
+        &specc_passes::plan::Commands::default(),
+        cache,
+    )
+    .await
+    .expect("planned")
 }
 
 fn twenty_sections() -> String {

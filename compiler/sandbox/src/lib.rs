@@ -9,11 +9,13 @@
 //! `[runners]` table of specc.toml (`test_blocks`) says how a spec's test blocks in other
 //! languages run. This crate knows no other specc crate (design: runtime.sandbox).
 
+mod commands;
 mod confine;
 mod process;
 mod runner;
 mod test_blocks;
 
+pub use commands::commands_on_path;
 pub use confine::helper;
 pub use confine::{Probe, Rlimits, SUBCOMMAND, SYSTEM_READABLE, SandboxRunner, toolchain_dirs};
 pub use process::{ALLOWED_VARS, LOG_CAP, ProcessRunner};

@@ -4,6 +4,8 @@ use std::collections::HashSet;
 
 use specc_ir::{Diagnostic, IntentTree, Level, codes};
 
+use super::words::cut;
+
 /// Diagnostics for the binding requirements of `spec` that no id in `covered` (the
 /// requirement ids the work leaves of the whole tree cover) names.
 pub fn uncovered(spec: &IntentTree, covered: &HashSet<String>) -> Vec<Diagnostic> {
@@ -75,7 +77,7 @@ pub fn check_node_coverage(
                     .with_primary(r.span, "this requirement")
                     .with_help(format!(
                         "name it in a work child's `covers_requirements` (it says: {}), or give its section `{}` a plan child of its own: a plan child plans only the first node in its `covers_nodes`",
-                        super::words::cut(&r.text, 100),
+                        cut(&r.text, 100),
                         n.id
                     )),
                 );
@@ -84,4 +86,75 @@ pub fn check_node_coverage(
         stack.extend(n.children.iter().rev());
     }
     out
+}
+
+/// Diagnostics for ids `answer` names that `node`'s part of the spec does not have: a
+/// `covers_nodes` id that is not `node` or below it, a `covers_requirements` id that is no
+/// requirement of that subtree nor one the task was assigned (`assigned`). Each names the
+/// ids it could have meant, so the repair is a lookup, not a guess.
+pub fn check_known_ids(
+    node: &specc_ir::IntentNode,
+    assigned: &[String],
+    answer: &specc_ir::plan::PlannerAnswer,
+) -> Vec<Diagnostic> {
+    let mut nodes: Vec<&str> = Vec::new();
+    let mut requirements: Vec<&str> = assigned.iter().map(String::as_str).collect();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        nodes.push(n.id.as_str());
+        requirements.extend(n.requirements.iter().map(|r| r.id.as_str()));
+        stack.extend(n.children.iter().rev());
+    }
+    let mut out = Vec::new();
+    for c in &answer.children {
+        for id in c
+            .covers_nodes
+            .iter()
+            .filter(|id| !nodes.contains(&id.as_str()))
+        {
+            out.push(unknown_id(&c.key, "covers_nodes", "node", id, &nodes));
+        }
+        for id in c
+            .covers_requirements
+            .iter()
+            .filter(|id| !requirements.contains(&id.as_str()))
+        {
+            out.push(unknown_id(
+                &c.key,
+                "covers_requirements",
+                "requirement",
+                id,
+                &requirements,
+            ));
+        }
+    }
+    out
+}
+
+#[cold]
+fn unknown_id(key: &str, field: &str, what: &str, id: &str, valid: &[&str]) -> Diagnostic {
+    const SHOWN: usize = 24;
+    // The root's id is empty: it is the node itself, never named.
+    let valid: Vec<&&str> = valid.iter().filter(|v| !v.is_empty()).collect();
+    let mut list: Vec<String> = valid.iter().take(SHOWN).map(|v| format!("`{v}`")).collect();
+    if valid.len() > SHOWN {
+        list.push(format!("and {} more", valid.len() - SHOWN));
+    }
+    let help = if valid.is_empty() {
+        format!("this node's part of the spec has no {what} ids: leave `{field}` empty")
+    } else {
+        format!(
+            "the {what} ids of this node's part of the spec are {}",
+            list.join(", ")
+        )
+    };
+    Diagnostic::new(
+        codes::UNKNOWN_COVERED_ID,
+        format!(
+            "child `{}` names {what} `{}` in `{field}`, and this node's part of the spec has no such {what}",
+            key,
+            cut(id, 80)
+        ),
+    )
+    .with_help(help)
 }

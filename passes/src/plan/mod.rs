@@ -3,6 +3,7 @@
 //! dependencies to serialise siblings whose write scopes overlap.
 //! design: passes.plan-checks
 
+mod acceptance;
 mod coverage;
 mod lower;
 mod ownership;
@@ -11,7 +12,8 @@ mod shape;
 mod validate;
 mod words;
 
-pub use coverage::{check_node_coverage, uncovered};
+pub use acceptance::{Commands, check_acceptance, problem as acceptance_problem};
+pub use coverage::{check_known_ids, check_node_coverage, uncovered};
 pub use lower::{LowerOptions, design_docs, lower};
 pub use ownership::{
     Conflict, Owned, check_ownership, check_spec_decisions, claim_decisions, decision_key,
@@ -21,5 +23,7 @@ pub use shape::{check_cycles, check_keys, check_limits};
 pub use validate::{check_names_and_scopes, is_valid_decision_id, is_valid_key, scope_problem};
 pub use words::task_name;
 
+#[cfg(test)]
+mod acceptance_tests;
 #[cfg(test)]
 mod tests;

@@ -56,6 +56,8 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0314", include_str!("../explain/E0314.md")),
     ("E0315", include_str!("../explain/E0315.md")),
     ("E0316", include_str!("../explain/E0316.md")),
+    ("E0317", include_str!("../explain/E0317.md")),
+    ("E0318", include_str!("../explain/E0318.md")),
     ("E0401", include_str!("../explain/E0401.md")),
     ("E0402", include_str!("../explain/E0402.md")),
     ("E0403", include_str!("../explain/E0403.md")),

@@ -52,6 +52,7 @@ pub(crate) fn run(
         &setup.llm,
         setup.limits,
         &guide.text,
+        &specc_passes::plan::Commands::new(specc_sandbox::commands_on_path(&[])),
         &state,
     ));
     for d in notes.iter().chain(&super::recording_warning(&setup.client)) {

@@ -9,7 +9,7 @@ use std::path::Path;
 use specc_ir::plan::{PlannedDecision, TaskNode};
 use specc_ir::{Diagnostic, IntentTree, codes};
 use specc_llm::{Client, LlmConfig, Role};
-use specc_passes::plan::{LowerOptions, lower};
+use specc_passes::plan::{Commands, LowerOptions, lower};
 use specc_plan::{Cache, Limits, PlanError, PlannedTree, plan_tree};
 
 /// A planned and lowered spec.
@@ -29,12 +29,13 @@ pub(crate) async fn plan(
     config: &LlmConfig,
     limits: Limits,
     guide: &str,
+    commands: &Commands,
     state: &Path,
 ) -> (Result<Planned, PlanError>, Vec<Diagnostic>) {
     let cache_path = state.join("plan-cache.json");
     let mut notes = Vec::new();
     let mut cache = load_cache(&cache_path, &mut notes);
-    let planned = plan_cached(client, tree, config, limits, guide, &mut cache).await;
+    let planned = plan_cached(client, tree, config, limits, guide, commands, &mut cache).await;
     // Keep what was answered, even when planning stopped part way.
     if let Err(e) = save_cache(&cache, state, &cache_path) {
         notes.push(
@@ -117,6 +118,7 @@ async fn plan_cached(
     config: &LlmConfig,
     mut limits: Limits,
     guide: &str,
+    commands: &Commands,
     cache: &mut Cache,
 ) -> Result<Planned, PlanError> {
     // One source for the planner's max_tokens in every mode: the role's (it is part of each
@@ -124,7 +126,7 @@ async fn plan_cached(
     limits.max_tokens = config
         .role(Role::Planner)
         .map_or(specc_llm::config::DEFAULT_MAX_TOKENS, |r| r.max_tokens);
-    let planned = plan_tree(client, tree, limits, guide, cache).await;
+    let planned = plan_tree(client, tree, limits, guide, commands, cache).await;
     let planned = planned?;
     let spec_decisions: Vec<String> = tree
         .nodes()

@@ -91,6 +91,10 @@ pub(super) fn messages(
     if !t.read_scope.is_empty() {
         u.push_str(&format!("\nRead first: {}\n", t.read_scope.join(", ")));
     }
+    u.push_str(&format!(
+        "\n## Generated files\n{}\n",
+        crate::checkouts::generated_files_briefing()
+    ));
     if !order.checks.is_empty() {
         u.push_str("\n## Acceptance checks (run after `done`)\n");
         for c in &order.checks {

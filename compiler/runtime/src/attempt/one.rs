@@ -202,8 +202,8 @@ async fn submit(
 ) -> Attempted {
     let task = order.task.id.as_str();
     let outcome = s.repo.submit(submission.clone()).await;
-    let record =
-        json!({"paths": diff.paths(), "left_out": diff.left_out, "outcome": describe(&outcome)});
+    let record = json!({"paths": diff.paths(), "left_out": diff.left_out, "generated": diff.generated,
+               "outcome": describe(&outcome)});
     if let Err(e) = s
         .journal
         .step(s.run, task, attempt, steps + 1, StepKind::Submit, &record)

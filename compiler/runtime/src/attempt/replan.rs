@@ -44,7 +44,7 @@ pub(super) async fn replan(
         name: TOOL.to_owned(),
         description: "Submit the task's new instructions.".to_owned(),
         parameters: json!({"type": "object", "required": ["instructions"],
-                           "properties": {"instructions": {"type": "string"}}}),
+                           "properties": {"instructions": {"type": "string", "description": "The task's new instructions, complete: they replace the old ones for the next attempt."}}}),
     };
     let request = specc_plan::ask::request(system, &user, tool, 4096);
     let check = |a: &Answer| {

@@ -16,6 +16,7 @@ use specc_vcs::{Change, FileEntry, Repo};
 
 use specc_plan::field_guide::PATH as GUIDE;
 
+use super::generated::{Generated, generated};
 use super::scope::Scope;
 use super::slots::Wrote;
 use super::tree::{skipped, walk_files};
@@ -46,9 +47,21 @@ pub(crate) struct Diff {
     pub changes: Vec<Change>,
     /// Paths changed outside the write scope: not submitted.
     pub left_out: Vec<String>,
+    /// Lock files a command wrote outside the write scope: kept in the checkout, not
+    /// submitted (runtime.generated-files).
+    pub generated: Vec<String>,
 }
 
 impl Diff {
+    /// Takes in a changed path outside the write scope: a lock file is generated, the
+    /// rest is left out.
+    fn outside(&mut self, path: String) {
+        match generated(&path) {
+            Some(Generated::Lockfile) => self.generated.push(path),
+            _ => self.left_out.push(path),
+        }
+    }
+
     pub(crate) fn paths(&self) -> Vec<&str> {
         self.changes.iter().map(|c| c.path.as_str()).collect()
     }
@@ -64,7 +77,7 @@ pub(crate) async fn diff_tracked(
     scope: &Scope,
 ) -> std::io::Result<Diff> {
     let mut out = Diff::default();
-    for (path, touched) in paths.iter().filter(|(p, _)| !skipped(p)) {
+    for (path, touched) in paths.iter().filter(|(p, _)| !skipped(p) && !is_cache(p)) {
         let before = match &touched.before {
             Some(before) => before.clone(),
             None => repo
@@ -82,7 +95,7 @@ pub(crate) async fn diff_tracked(
             continue;
         }
         if !(path == GUIDE || scope.allows(path)) {
-            out.left_out.push(path.clone());
+            out.outside(path.clone());
             continue;
         }
         let executable = now.as_ref().is_some_and(|(_, x)| *x);
@@ -116,7 +129,7 @@ pub(crate) fn diff(dir: &Path, base: &[FileEntry], scope: &Scope) -> std::io::Re
     let mut out = Diff::default();
     for c in changes(dir, base, &in_scope)? {
         if !in_scope(&c.path) {
-            out.left_out.push(c.path);
+            out.outside(c.path);
             continue;
         }
         let expected = c.before.map(|b| ObjectId::of(Kind::Blob, &b.bytes));
@@ -145,7 +158,8 @@ pub(crate) fn restore_outside(
     let in_scope = |p: &str| p == GUIDE || scope.allows(p);
     let mut touched = Vec::new();
     for c in changes(dir, base, &in_scope)? {
-        if in_scope(&c.path) {
+        // Lock files stay for the checks (runtime.generated-files).
+        if in_scope(&c.path) || generated(&c.path).is_some() {
             continue;
         }
         let full = dir.join(&c.path);
@@ -200,7 +214,7 @@ fn changes<'a>(
     walk_files(dir, &mut now);
     now.sort();
     let mut out = Vec::new();
-    for path in &now {
+    for path in now.iter().filter(|p| !is_cache(p)) {
         let before = by_path.get(path.as_str()).copied();
         if before.is_none() && !read(path) {
             out.push(Changed {
@@ -223,7 +237,10 @@ fn changes<'a>(
         });
     }
     for (path, entry) in by_path {
-        if now.binary_search_by(|p| p.as_str().cmp(path)).is_err() && !skipped(path) {
+        if now.binary_search_by(|p| p.as_str().cmp(path)).is_err()
+            && !skipped(path)
+            && !is_cache(path)
+        {
             out.push(Changed {
                 path: path.to_owned(),
                 now: Now::Gone,
@@ -233,4 +250,9 @@ fn changes<'a>(
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
+}
+
+/// Whether `path` is a cache or build product, never compared nor landed.
+fn is_cache(path: &str) -> bool {
+    generated(path) == Some(Generated::Cache)
 }

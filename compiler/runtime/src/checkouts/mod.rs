@@ -4,11 +4,13 @@
 //! design: runtime.workspace
 
 mod diff;
+mod generated;
 mod scope;
 mod slots;
 mod tree;
 
 pub(crate) use diff::{Diff, diff, diff_tracked, logs_for, restore_outside};
+pub(crate) use generated::briefing as generated_files_briefing;
 pub use scope::Scope;
 pub(crate) use scope::{Denied, normalise, reserved};
 pub(crate) use slots::{Lease, Tracked};

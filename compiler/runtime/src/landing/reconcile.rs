@@ -316,7 +316,10 @@ async fn ask(
         description: "Submit the merged content of the file.".to_owned(),
         parameters: json!({
             "type": "object", "required": ["content"],
-            "properties": {"content": {"type": "string"}, "explanation": {"type": "string"}}
+            "properties": {
+                "content": {"type": "string", "description": "The file's whole merged content: every line from the base or one of the sides."},
+                "explanation": {"type": "string", "description": "How the two sides were combined."}
+            }
         }),
     };
     let req = specc_plan::ask::request(system, &user, tool, s.policy.worker_max_tokens);

@@ -313,10 +313,13 @@ fn request(
     let finding = json!({
         "type": "object", "required": ["file", "severity", "category", "finding"],
         "properties": {
-            "file": {"type": "string"}, "line": {"type": "integer"},
-            "severity": {"type": "string", "enum": ["minor", "major", "critical"]},
-            "category": {"type": "string"}, "concerns": {"type": "string"},
-            "finding": {"type": "string"}, "fix": {"type": "string"}
+            "file": {"type": "string", "description": "The file, relative to the repository's root."},
+            "line": {"type": "integer", "description": "The 1-based line, if you know it."},
+            "severity": {"type": "string", "enum": ["minor", "major", "critical"], "description": "How much it matters: a critical or major finding becomes a follow-up task."},
+            "category": {"type": "string", "description": "A word for the kind: bug, requirement, decision, test, style."},
+            "concerns": {"type": "string", "description": "The requirement or decision id it concerns, if any."},
+            "finding": {"type": "string", "description": "What is wrong, specifically."},
+            "fix": {"type": "string", "description": "What would fix it."}
         }
     });
     specc_plan::ask::request(
@@ -326,7 +329,8 @@ fn request(
             name: TOOL.to_owned(),
             description: "Submit the review's findings.".to_owned(),
             parameters: json!({"type": "object", "required": ["findings"],
-                "properties": {"findings": {"type": "array", "items": finding}}}),
+                "properties": {"findings": {"type": "array", "items": finding,
+                    "description": "The problems found; an empty list when there are none."}}}),
         },
         max_tokens,
     )

@@ -28,22 +28,26 @@ fn build() -> Vec<Tool> {
             "read",
             "Read a file of the checkout with line numbers, a window at a time.",
             obj(
-                json!({"path": {"type": "string"},
-                       "start_line": {"type": "integer", "description": "1-based, default 1"},
-                       "lines": {"type": "integer", "description": "default 200, at most 1000"}}),
+                json!({"path": {"type": "string", "description": "The file, relative to the repository's root (`src/lib.rs`)."},
+                       "start_line": {"type": "integer", "description": "The first line shown, 1-based; default 1."},
+                       "lines": {"type": "integer", "description": "How many lines; default 200, at most 1000."}}),
                 &["path"],
             ),
         ),
         tool(
             "list",
             "List the files under a directory of the checkout (default: all).",
-            obj(json!({"path": {"type": "string"}}), &[]),
+            obj(
+                json!({"path": {"type": "string", "description": "A directory relative to the repository's root; default: the whole checkout."}}),
+                &[],
+            ),
         ),
         tool(
             "search",
             "Search the checkout with a regular expression; answers path:line: text.",
             obj(
-                json!({"pattern": {"type": "string"}, "path": {"type": "string"}}),
+                json!({"pattern": {"type": "string", "description": "A regular expression (Rust regex syntax), matched against each line."},
+                       "path": {"type": "string", "description": "A file or directory to search, relative to the root; default: everything."}}),
                 &["pattern"],
             ),
         ),
@@ -51,7 +55,9 @@ fn build() -> Vec<Tool> {
             "edit",
             "Replace the one exact occurrence of `old` in a file with `new`.",
             obj(
-                json!({"path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"}}),
+                json!({"path": {"type": "string", "description": "The file, relative to the repository's root; inside your write scope."},
+                       "old": {"type": "string", "description": "The exact text to replace: it must occur exactly once in the file (include enough lines to be unique)."},
+                       "new": {"type": "string", "description": "The text that replaces it."}}),
                 &["path", "old", "new"],
             ),
         ),
@@ -59,8 +65,9 @@ fn build() -> Vec<Tool> {
             "write",
             "Write a whole file (created with its directories if missing).",
             obj(
-                json!({"path": {"type": "string"}, "content": {"type": "string"},
-                       "executable": {"type": "boolean"}}),
+                json!({"path": {"type": "string", "description": "The file, relative to the repository's root; inside your write scope. Missing directories are made."},
+                       "content": {"type": "string", "description": "The file's whole new content."},
+                       "executable": {"type": "boolean", "description": "Make the file executable (a script); default false."}}),
                 &["path", "content"],
             ),
         ),
@@ -68,8 +75,8 @@ fn build() -> Vec<Tool> {
             "run",
             "Run a shell command in the checkout (sandboxed; output capped).",
             obj(
-                json!({"command": {"type": "string"},
-                       "timeout_secs": {"type": "integer"}}),
+                json!({"command": {"type": "string", "description": "A shell command run by `sh -c` in the checkout's root, in the sandbox (no network beyond loopback): `cargo test`, `python -m pytest -q`."},
+                       "timeout_secs": {"type": "integer", "description": "Seconds before the command is killed; at most the attempt's limit."}}),
                 &["command"],
             ),
         ),
@@ -77,7 +84,8 @@ fn build() -> Vec<Tool> {
             "note",
             "Add a line to the field guide (field-guide/index.md), the notes every agent reads, under a section.",
             obj(
-                json!({"text": {"type": "string"}, "section": {"type": "string"}}),
+                json!({"text": {"type": "string", "description": "One line the next agent should know about the codebase (a convention, a pitfall, where something lives)."},
+                       "section": {"type": "string", "description": "The guide's section to add it under; default: the end."}}),
                 &["text"],
             ),
         ),
@@ -85,7 +93,8 @@ fn build() -> Vec<Tool> {
             "flag_big_file",
             "Flag a file that is too big to work on: it gets split before it grows further.",
             obj(
-                json!({"path": {"type": "string"}, "reason": {"type": "string"}}),
+                json!({"path": {"type": "string", "description": "The file, relative to the repository's root."},
+                       "reason": {"type": "string", "description": "Why it is too big to work on."}}),
                 &["path", "reason"],
             ),
         ),
@@ -93,9 +102,12 @@ fn build() -> Vec<Tool> {
             "break_scope",
             "Only when core code outside your write scope must change for the task: replace the one occurrence of `old` in that file with `new` (at most 20 lines in all), where `new` carries a comment referencing `design: <decision>`, and give the decision its new text and why. The code that relied on the old text is revisited after you land.",
             obj(
-                json!({"path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"},
-                       "why": {"type": "string"}, "decision": {"type": "string"},
-                       "decision_text": {"type": "string"}}),
+                json!({"path": {"type": "string", "description": "The file outside your write scope, relative to the root."},
+                       "old": {"type": "string", "description": "The exact text to replace: once in the file."},
+                       "new": {"type": "string", "description": "Its replacement, with a comment `design: <decision>` saying why."},
+                       "why": {"type": "string", "description": "Why the task cannot be done without this change."},
+                       "decision": {"type": "string", "description": "The id of the decision the change makes you update."},
+                       "decision_text": {"type": "string", "description": "The decision's new text."}}),
                 &["path", "old", "new", "why", "decision", "decision_text"],
             ),
         ),
@@ -103,7 +115,8 @@ fn build() -> Vec<Tool> {
             "pin",
             "Pin the `design:` references on a line of a file in your scope to their decisions' current text (after you revisited the code).",
             obj(
-                json!({"path": {"type": "string"}, "line": {"type": "integer"}}),
+                json!({"path": {"type": "string", "description": "The file, relative to the root, in your write scope."},
+                       "line": {"type": "integer", "description": "The 1-based line whose `design:` references to pin."}}),
                 &["path", "line"],
             ),
         ),
@@ -111,20 +124,27 @@ fn build() -> Vec<Tool> {
             "report_contradiction",
             "Report two decisions (by id) that contradict each other, and how: the coordinator merges them once you land.",
             obj(
-                json!({"a": {"type": "string"}, "b": {"type": "string"},
-                       "explanation": {"type": "string"}}),
+                json!({"a": {"type": "string", "description": "One decision's id."},
+                       "b": {"type": "string", "description": "The other decision's id."},
+                       "explanation": {"type": "string", "description": "How they contradict each other."}}),
                 &["a", "b", "explanation"],
             ),
         ),
         tool(
             "done",
             "Finish: the task is complete. Its acceptance checks run next.",
-            obj(json!({"summary": {"type": "string"}}), &["summary"]),
+            obj(
+                json!({"summary": {"type": "string", "description": "One line: what you did. It becomes the commit's message."}}),
+                &["summary"],
+            ),
         ),
         tool(
             "give_up",
             "Stop: the task cannot be done as given. Say why.",
-            obj(json!({"reason": {"type": "string"}}), &["reason"]),
+            obj(
+                json!({"reason": {"type": "string", "description": "Why the task cannot be done as given, and what would make it possible."}}),
+                &["reason"],
+            ),
         ),
     ]
 }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use specc_ir::{Diagnostic, IntentTree, codes};
-use specc_passes::plan::design_docs;
+use specc_passes::plan::{Commands, design_docs};
 use specc_plan::field_guide;
 use specc_runtime::Plan;
 
@@ -27,8 +27,19 @@ pub(super) async fn plan(
     tree: &IntentTree,
     guide: &str,
 ) -> Result<Planned, (Vec<Diagnostic>, i32)> {
-    let (planned, notes) =
-        planning::plan(&s.client, tree, &s.cfg.llm, s.cfg.limits, guide, &s.state).await;
+    // What the sandbox's commands find on their PATH: a plan's acceptance entries must start
+    // with one of them (design: passes.plan-acceptance).
+    let commands = Commands::new(specc_sandbox::commands_on_path(&s.cfg.sandbox_read));
+    let (planned, notes) = planning::plan(
+        &s.client,
+        tree,
+        &s.cfg.llm,
+        s.cfg.limits,
+        guide,
+        &commands,
+        &s.state,
+    )
+    .await;
     let planned = planned.map_err(|e| {
         let status = planning::failure_status(&e);
         let mut all = notes.clone();
