@@ -478,11 +478,7 @@ fn scoped_spec_decisions(root: &IntentNode) -> HashMap<&str, Vec<(String, String
     out
 }
 
-/// Decisions a planner of `p` may see beyond its ancestors': at most this many.
-const SIBLING_DECISIONS: usize = 32;
-
-/// The decisions of the siblings `p` depends on, as planned so far: each sibling's own
-/// answer's first, then its subtree's, at most [`SIBLING_DECISIONS`]. Planned depth first in
+/// The decisions of the siblings `p` depends on, as planned so far. Planned depth first in
 /// order, a sibling a task depends on (an earlier one) has its whole subtree planned.
 fn sibling_decisions(
     p: &Pending<'_>,
@@ -492,27 +488,8 @@ fn sibling_decisions(
         return Vec::new();
     };
     let parent = p.task.rsplit_once('/').map_or("", |(parent, _)| parent);
-    let mut out: Vec<PlannedDecision> = Vec::new();
-    for key in &assignment.depends_on {
-        let sibling = if parent.is_empty() {
-            key.clone()
-        } else {
-            format!("{parent}/{key}")
-        };
-        let below = format!("{sibling}/");
-        let own = answers.get(&sibling).into_iter();
-        let subtree = answers
-            .range(below.clone()..)
-            .take_while(|(task, _)| task.starts_with(&below))
-            .map(|(_, a)| a);
-        for d in own.chain(subtree).flat_map(|a| a.decisions.iter()) {
-            if out.len() == SIBLING_DECISIONS {
-                return out;
-            }
-            if !out.iter().any(|o| o.id == d.id) {
-                out.push(d.clone());
-            }
-        }
-    }
-    out
+    specc_passes::plan::sibling_decisions(answers, parent, &assignment.depends_on)
+        .into_iter()
+        .cloned()
+        .collect()
 }

@@ -49,8 +49,16 @@ pub fn lower(
             let task_id = child_id(&c.key);
             let mut child_place = place.clone();
             child_place.push(i);
+            // A task sees the decisions of the siblings it depends on, and so does every
+            // task below a plan child that does (its planner saw them in its request).
+            let mut reads = visible.clone();
+            for d in super::sibling_decisions(answers, &id, &c.depends_on) {
+                if !reads.contains(&d.id) {
+                    reads.push(d.id.clone());
+                }
+            }
             if c.kind == ChildKind::Plan {
-                stack.push((task_id.clone(), child_place.clone(), visible.clone()));
+                stack.push((task_id.clone(), child_place.clone(), reads.clone()));
             }
             let (role, model, budget) = match c.kind {
                 ChildKind::Plan => ("planner", &o.planner_model, o.planner_budget),
@@ -64,7 +72,7 @@ pub fn lower(
                 model: model.clone(),
                 title: c.title.clone(),
                 instructions: c.instructions.clone(),
-                decisions_to_read: visible.clone(),
+                decisions_to_read: reads,
                 write_scope: c.write_scope.clone(),
                 read_scope: c.read_scope.clone(),
                 acceptance: c.acceptance.clone(),

@@ -9,6 +9,7 @@ mod lower;
 mod ownership;
 mod scope;
 mod shape;
+mod siblings;
 mod validate;
 mod words;
 
@@ -20,6 +21,7 @@ pub use ownership::{
 };
 pub use scope::{scopes_may_overlap, serialise_overlapping_writes};
 pub use shape::{check_cycles, check_keys, check_limits};
+pub use siblings::{SIBLING_DECISIONS, sibling_decisions};
 pub use validate::{check_names_and_scopes, is_valid_decision_id, is_valid_key, scope_problem};
 pub use words::task_name;
 

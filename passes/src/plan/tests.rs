@@ -307,6 +307,13 @@ fn lowering_gives_ids_roles_inherited_decisions_and_stable_fingerprints() {
         ["spec.fixed", "arch.layers", "storage.pages"]
     );
     assert_eq!(tasks[1].parent.as_deref(), Some("storage"));
+    // `net` depends on `storage`: it reads the decisions of storage's subtree as well.
+    assert_eq!(
+        tasks[2].decisions_to_read,
+        ["spec.fixed", "arch.layers", "storage.pages"],
+        "a dependent sees its sibling's decision"
+    );
+    assert_eq!(tasks[0].decisions_to_read, ["spec.fixed", "arch.layers"]);
     // Fingerprints depend on content only.
     assert_eq!(
         lower(&answers, &["spec.fixed".to_owned()], &o)[1].fingerprint,
