@@ -7,7 +7,8 @@
 //!
 //! The book is JSON:
 //! ```json
-//! {"planner": {"": <PlannerAnswer>, "replan:<task>": {"instructions": "…"}},
+//! {"planner": {"": <PlannerAnswer>, "replan:<task>": {"instructions": "…"},
+//!              "replan-parent:<task>": {"instructions": "…", "acceptance": […], "reason": "…"}},
 //!  "workers": {"<task>": [[<step>, …], …]},
 //!  "merger": {"<task>": [{"content": "…", "explanation": "…"}, …]},
 //!  "reviewer": {"<task>": {"<lens>": {"findings": […]}}},
@@ -19,7 +20,7 @@
 //! this step is asked; `then` answers it afterwards).
 //! A worker's attempt is recognised by a request with no assistant message yet. The merge
 //! agent's answers for a conflicted submission of a task are served in order, the last
-//! repeated.
+//! repeated; so are a planner key's answers when the key holds a list.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -100,16 +101,26 @@ impl AnswerBook {
                 return Ok(respond(request, vec![call(tool, args, 0)], 100));
             }
             let task = user["task"]["id"].as_str().unwrap_or_default().to_owned();
-            let key = if tool == "replan_task" {
-                format!("replan:{task}")
-            } else {
-                task.clone()
+            let key = match tool.as_str() {
+                // The parent's re-plan after an exhausted ladder carries every failure.
+                "replan_task" if user.get("failures").is_some() => {
+                    format!("replan-parent:{task}")
+                }
+                "replan_task" => format!("replan:{task}"),
+                _ => task.clone(),
             };
+            let n = self
+                .seen()
+                .iter()
+                .filter(|s| **s == format!("plan:{key}"))
+                .count();
             self.note(format!("plan:{key}"));
-            let args = self.book["planner"]
-                .get(&key)
-                .cloned()
-                .ok_or_else(|| miss(format!("planner answer for `{key}`")))?;
+            // A list answers in order, its last repeated.
+            let args = match self.book["planner"].get(&key) {
+                Some(Value::Array(list)) => list.get(n).or(list.last()).cloned(),
+                other => other.cloned(),
+            }
+            .ok_or_else(|| miss(format!("planner answer for `{key}`")))?;
             return Ok(respond(request, vec![call(tool, args, 0)], 300));
         }
         let task = worker_task(request).ok_or_else(|| miss("task in this request".into()))?;

@@ -137,6 +137,7 @@ fn plan(n: usize) -> Plan {
         .iter()
         .map(|t| {
             let mut o = WorkOrder {
+                parent: None,
                 origin: None,
                 task: t.clone(),
                 fingerprint: String::new(),

@@ -88,6 +88,7 @@ fn order(w: usize) -> WorkOrder {
         decisions: Vec::new(),
         requirements: Vec::new(),
         checks: Vec::new(),
+        parent: None,
         origin: None,
     }
 }

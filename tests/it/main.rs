@@ -3,6 +3,7 @@
 mod adversarial;
 mod build;
 mod build_break;
+mod build_disputes;
 mod build_guards;
 mod build_incremental;
 mod build_logs;

@@ -32,6 +32,15 @@ pub enum Event {
         attempt: u32,
         reason: String,
     },
+    /// A planner re-planned a work leaf (after a failure, a dispute, or its whole ladder).
+    Replanned {
+        task: String,
+        /// `planner` (the leaf's re-plan) or `parent` (after its ladder was exhausted).
+        by: String,
+        /// What changed besides the instructions: `acceptance`, `write scope`.
+        changed: Vec<String>,
+        reason: String,
+    },
     Conflict {
         task: String,
         path: String,

@@ -50,6 +50,9 @@ pub struct AttemptPolicy {
     /// How landed tasks are reviewed (`[review]`; no lenses, no review).
     pub review: ReviewConfig,
     pub worker_max_tokens: u32,
+    /// The commands an acceptance command of a re-plan may start with: those the sandbox
+    /// finds (empty: the syntax only; design: passes.plan-acceptance).
+    pub known_commands: specc_passes::plan::Commands,
 }
 
 /// The last rung of the escalation ladder.

@@ -15,6 +15,7 @@ const WINDOW: Duration = Duration::from_secs(60);
 
 fn order(id: &str) -> Arc<WorkOrder> {
     Arc::new(WorkOrder {
+        parent: None,
         origin: None,
         task: TaskNode {
             id: id.into(),

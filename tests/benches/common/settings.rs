@@ -26,5 +26,6 @@ pub(crate) fn settings(merger: bool, worker_max_tokens: u32) -> AttemptPolicy {
         },
         review: specc_runtime::ReviewConfig::default(),
         worker_max_tokens,
+        known_commands: specc_passes::plan::Commands::default(),
     }
 }

@@ -16,7 +16,7 @@ use specc_state::{Journal, JournalError, StepAt, StepKind, step_write};
 use super::acceptance::{self, Check};
 use super::stuck::StuckDetector;
 use crate::services::AttemptLimits;
-use crate::tools::{self, Control, ToolOutcome, Toolbox};
+use crate::tools::{self, Control, Dispute, ToolOutcome, Toolbox};
 
 /// Who makes the attempt and where it is journaled.
 pub(super) struct AttemptId<'a> {
@@ -39,6 +39,13 @@ pub(super) enum LoopEnd {
     /// The attempt failed: gave up, a limit, stuck, or acceptance failed twice.
     Failed {
         reason: String,
+        flagged: Vec<String>,
+        /// It failed in the checks (they ran twice and failed): its work is worth keeping.
+        in_checks: bool,
+    },
+    /// The worker disputed one of its checks (design: runtime.disputes).
+    Disputed {
+        dispute: Dispute,
         flagged: Vec<String>,
     },
     /// The budget cap (or a halt) stops the build.
@@ -83,6 +90,7 @@ impl Turns {
         LoopEnd::Failed {
             reason,
             flagged: self.flagged.clone(),
+            in_checks: false,
         }
     }
 
@@ -232,6 +240,7 @@ impl AgentLoop<'_> {
             Control::Continue => None,
             Control::GiveUp(reason) => Some(t.fail(format!("gave up: {reason}"))),
             Control::Done(summary) => self.accept(t, summary, &mut outcome).await?,
+            Control::Dispute(dispute) => self.disputed(t, dispute, &mut outcome),
         };
         t.step += 1;
         let body = json!({"call_id": call.id, "tool": call.name, "failed": outcome.failed, "text": outcome.text});
@@ -284,7 +293,37 @@ impl AgentLoop<'_> {
         Ok(Some(LoopEnd::Failed {
             reason: report.summary(),
             flagged: t.flagged.clone(),
+            in_checks: true,
         }))
+    }
+
+    /// A dispute of one of the task's checks ends the attempt; one naming no check of the
+    /// task goes back to the worker with their names.
+    fn disputed(&self, t: &Turns, dispute: Dispute, outcome: &mut ToolOutcome) -> Option<LoopEnd> {
+        if self.checks.iter().any(|c| c.name == dispute.check.trim()) {
+            return Some(LoopEnd::Disputed {
+                dispute: Dispute {
+                    check: dispute.check.trim().to_owned(),
+                    ..dispute
+                },
+                flagged: t.flagged.clone(),
+            });
+        }
+        let names: Vec<String> = self
+            .checks
+            .iter()
+            .map(|c| format!("`{}`", c.name))
+            .collect();
+        *outcome = ToolOutcome::error(if names.is_empty() {
+            "this task has no checks to dispute".to_owned()
+        } else {
+            format!(
+                "`{}` is not one of this task's checks; they are {}",
+                dispute.check,
+                names.join(", ")
+            )
+        });
+        None
     }
 
     fn request(&self, messages: &[Message]) -> Request {

@@ -36,6 +36,38 @@ pub struct WorkOrder {
     /// Why the build added this task while it ran (a reviewer's finding); `None` for the
     /// plan's own leaves.
     pub origin: Option<String>,
+    /// The planner task that planned this leaf, for its re-plan once its ladder is
+    /// exhausted (design: runtime.disputes); `None` for the tasks the build added.
+    #[serde(default)]
+    pub parent: Option<ParentBrief>,
+}
+
+/// The planner task a leaf was planned by, as the leaf's re-plan by its parent sees it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ParentBrief {
+    /// The parent task's id (`""`: the root).
+    pub id: String,
+    pub title: String,
+    pub instructions: String,
+    /// The leaf's siblings: what else the parent planned, and where each writes.
+    pub siblings: Vec<SiblingBrief>,
+}
+
+/// One sibling of a leaf, as its parent's re-plan sees it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SiblingBrief {
+    pub id: String,
+    pub title: String,
+    pub write_scope: Vec<String>,
+}
+
+/// What a failed attempt left for this one (design: runtime.carried-work).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct CarriedNote {
+    /// Paths the checkout holds as the earlier attempt left them.
+    pub(super) kept: Vec<String>,
+    /// Paths another task changed since, where the earlier attempt's version was dropped.
+    pub(super) dropped: Vec<String>,
 }
 
 /// Why this attempt exists, when it is not the first.
@@ -43,9 +75,11 @@ pub struct WorkOrder {
 pub enum Retry {
     /// The earlier submission conflicted with work that landed meanwhile.
     Conflict { path: String, theirs: String },
-    /// An earlier attempt failed (acceptance, a limit, a give-up); this one may have new
-    /// instructions from the planner, or a stronger model.
+    /// An earlier attempt failed (acceptance, a limit, a give-up); this one may have a
+    /// stronger model.
     Failed { failure: String },
+    /// The task was re-planned after an earlier attempt: what happened, in words.
+    Replanned { note: String },
 }
 
 pub(super) const CHARTER: &str = "You are a worker of specc, a compiler from specifications to code. \
@@ -53,7 +87,9 @@ You carry out one task in a checkout of the repository, using the tools. Follow 
 instructions and the decisions exactly: you do not make design decisions, and you do not start \
 other agents. Write only inside your write scope. Keep files small and focused. When the task is \
 complete, call `done` with a one-line summary: the acceptance checks then run, and you see their \
-output once if they fail. If the task cannot be done as given, call `give_up` and say why. Use \
+output once if they fail. If a check is wrong (it demands what the task does not ask, or correct \
+work cannot pass it), call `dispute_check` with the evidence instead of bending the code to it: \
+your work is kept for the next attempt. If the task cannot be done as given, call `give_up` and say why. Use \
 `note` for what the next agent should know about the codebase (the field guide).";
 
 /// The conversation an attempt starts with.
@@ -61,6 +97,7 @@ pub(super) fn messages(
     order: &WorkOrder,
     field_guide: &str,
     retry: Option<&Retry>,
+    carried: Option<&CarriedNote>,
 ) -> Vec<Message> {
     let t = &order.task;
     let mut u = format!(
@@ -113,7 +150,13 @@ pub(super) fn messages(
         Some(Retry::Failed { failure }) => u.push_str(&format!(
             "\n## Earlier attempt\nAn earlier attempt failed:\n{failure}\n"
         )),
+        Some(Retry::Replanned { note }) => {
+            u.push_str(&format!("\n## Earlier attempt\n{}\n", note.trim_end()));
+        }
         None => {}
+    }
+    if let Some(c) = carried.filter(|c| !c.kept.is_empty() || !c.dropped.is_empty()) {
+        u.push_str(&carried_section(c));
     }
     let guide = if field_guide.trim().is_empty() {
         "(empty)".to_owned()
@@ -124,4 +167,30 @@ pub(super) fn messages(
         Message::system(format!("{CHARTER}\n\n# Field guide\n{guide}")),
         Message::user(u),
     ]
+}
+
+/// What the worker is told of the work an earlier attempt left in its checkout.
+fn carried_section(c: &CarriedNote) -> String {
+    let list = |paths: &[String]| {
+        paths
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut u = String::from("\n## Work kept from the earlier attempt\n");
+    if !c.kept.is_empty() {
+        u.push_str(&format!(
+            "The earlier attempt's changes are in the checkout, as it left them: {}. Start from \
+             them: read them, fix what the failure calls for, and keep what is right.\n",
+            list(&c.kept)
+        ));
+    }
+    if !c.dropped.is_empty() {
+        u.push_str(&format!(
+            "Its changes to {} were dropped: another task changed those files since.\n",
+            list(&c.dropped)
+        ));
+    }
+    u
 }

@@ -4,10 +4,11 @@
 use serde_json::json;
 use specc_state::JournalError;
 use specc_vcs::object::ObjectId;
-use specc_vcs::{Outcome, Refusal, Repo};
+use specc_vcs::{Change, Outcome, Refusal, Repo};
 
 use crate::landing::{BLOCKED_SUFFIX, Break, Contradiction, SplitNeed, split_need};
 use crate::services::Services;
+use crate::tools::Dispute;
 
 /// How one attempt ended.
 pub(super) enum Attempted {
@@ -23,13 +24,34 @@ pub(super) enum Attempted {
     /// Refused: a file of the head would pass the line budget; it needs a split first.
     Blocked(SplitNeed),
     /// The worker's attempt failed: the next rung of the ladder may do better.
-    Failed(String),
+    Failed(Failure),
     /// specc's own machinery failed (the VCS, the checkout): no model can fix that, so the
     /// task fails without climbing the ladder.
     Broken(String),
     Budget,
     Parked(std::time::Duration),
     Journal(JournalError),
+}
+
+/// A failed attempt, as the ladder climbs on it.
+#[derive(Debug, Default)]
+pub(super) struct Failure {
+    pub(super) reason: String,
+    /// The worker's case against one of its checks, when it disputed one.
+    pub(super) dispute: Option<Dispute>,
+    /// It failed in its checks or disputed one: its work is kept for the next attempt.
+    pub(super) keep: bool,
+    /// The attempt's in-scope changes, when kept (design: runtime.carried-work).
+    pub(super) work: Vec<Change>,
+}
+
+impl Failure {
+    pub(super) fn new(reason: String) -> Failure {
+        Failure {
+            reason,
+            ..Failure::default()
+        }
+    }
 }
 
 /// What an attempt's tools reported that outlives it: deliberate breaks and contradictions.
@@ -60,7 +82,8 @@ pub(super) fn end(s: &Services<'_>, task: &str, attempt: u32, a: Attempted) -> A
         Attempted::Conflict { path, .. } => ("conflict", Some(format!("conflict in {path}"))),
         Attempted::Refused(r) => ("refused", Some(r.clone())),
         Attempted::Blocked(n) => ("blocked", Some(format!("{}{BLOCKED_SUFFIX}", n.path))),
-        Attempted::Failed(r) => ("failed", Some(r.clone())),
+        Attempted::Failed(f) if f.dispute.is_some() => ("disputed", Some(f.reason.clone())),
+        Attempted::Failed(f) => ("failed", Some(f.reason.clone())),
         Attempted::Broken(r) => ("broken", Some(r.clone())),
         Attempted::Budget => ("stopped", Some("budget".to_owned())),
         Attempted::Parked(d) => (

@@ -1,20 +1,22 @@
-//! A work task up its escalation ladder: the worker's attempt, then (after a failure) the
-//! planner's re-plan of the leaf, then the `escalation` role's model if one is configured;
-//! a conflicted submission runs the task again on the new head, up to
+//! A work task up its escalation ladder: the worker's attempt, then (after a failure, or a
+//! check its worker disputes) the planner's re-plan of the leaf, then the `escalation`
+//! role's model if one is configured, then the re-plan of its parent planner with every
+//! failure, before the build gives up on it. An attempt that failed in its checks hands its
+//! work to the next one. A conflicted submission runs the task again on the new head, up to
 //! [`MAX_CONFLICT_RERUNS`] times. What a landing calls for (reviews, revisits, merged
 //! contradictions, splits) is gathered into the task's end.
 //! design: runtime.escalation
+//! design: runtime.disputes
 
-use serde_json::json;
 use specc_llm::Role;
-use specc_state::StepKind;
+use specc_vcs::Change;
 use specc_vcs::object::ObjectId;
 use tracing::Instrument as _;
 
 use super::context::{Retry, WorkOrder};
-use super::ending::{Attempted, Notes};
-use super::one::one_attempt;
-use super::replan;
+use super::ending::{Attempted, Failure, Notes};
+use super::one::{Start, one_attempt};
+use super::replan::Why;
 use super::resume::{Resumed, Rung, resume};
 use crate::events::Event;
 use crate::landing::{reviewed, revisits, settle_contradictions, split_need};
@@ -24,16 +26,26 @@ use crate::task_end::{Landed, TaskEnd};
 /// Conflicts one task may meet before it fails.
 pub const MAX_CONFLICT_RERUNS: u32 = 3;
 
+/// Disputes one task may bring before the planner; a further one is a failure.
+const MAX_DISPUTES: u32 = 2;
+
 /// Where a task stands on its ladder.
-struct Ladder {
-    order: WorkOrder,
+pub(super) struct Ladder {
+    pub(super) order: WorkOrder,
     /// The attempt last made (0 before the first).
-    attempt: u32,
-    rung: Rung,
+    pub(super) attempt: u32,
+    pub(super) rung: Rung,
     /// What the next attempt is told of the last one's failure or conflict.
-    retry: Option<Retry>,
+    pub(super) retry: Option<Retry>,
     /// Conflicts in a row.
     conflicts: u32,
+    /// Disputes brought before the planner.
+    disputes: u32,
+    /// Every attempt's failure, for the parent's re-plan.
+    failures: Vec<String>,
+    /// The last attempt's work, which the next one starts from (design:
+    /// runtime.carried-work).
+    pub(super) carried: Vec<Change>,
     /// The attempt a resumed run does again, if any.
     resumed: Option<Resumed>,
 }
@@ -41,8 +53,8 @@ struct Ladder {
 /// Carries out one work leaf. In a resumed run, its last attempt is done again from the
 /// same base with the model responses it journaled (design: runtime.resume).
 pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
-    let (mut attempt, mut rung) = (0, Rung::Worker);
-    let resumed = resume(s, &mut order, &mut attempt, &mut rung);
+    let (mut attempt, mut rung, mut carried) = (0, Rung::Worker, Vec::new());
+    let resumed = resume(s, &mut order, &mut attempt, &mut rung, &mut carried);
     if let Some(id) = resumed.as_ref().and_then(|r| r.merged) {
         return TaskEnd::Landed(Landed {
             commit: Some(id),
@@ -58,6 +70,9 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
         rung,
         retry: None,
         conflicts: 0,
+        disputes: 0,
+        failures: Vec::new(),
+        carried,
         resumed,
     };
     loop {
@@ -73,23 +88,32 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
 }
 
 impl Ladder {
-    fn role(&self) -> Role {
-        if self.rung == Rung::Escalation {
-            Role::Escalation
-        } else {
-            Role::Worker
+    /// Who makes the next attempt: the escalation role's model on its rung, and after the
+    /// parent's re-plan when one is configured.
+    fn role(&self, s: &Services<'_>) -> Role {
+        let stronger = s.policy.escalation == Escalation::StrongerModel;
+        match self.rung {
+            Rung::Escalation => Role::Escalation,
+            Rung::Parent if stronger => Role::Escalation,
+            _ => Role::Worker,
         }
     }
 
     /// Makes the next attempt: the task's end, or (`Err`) the failure the ladder climbs
     /// on, `None` for a conflict the task runs again for.
-    async fn attempt(&mut self, s: &Services<'_>) -> Result<TaskEnd, Option<String>> {
+    async fn attempt(&mut self, s: &Services<'_>) -> Result<TaskEnd, Option<Failure>> {
         self.attempt += 1;
-        let (attempt, role) = (self.attempt, self.role());
-        let again = self.resumed.take();
+        let (attempt, role) = (self.attempt, self.role(s));
         let mut notes = Notes::default();
-        let retry = self.retry.as_ref();
-        let ended = one_attempt(s, &self.order, attempt, role, retry, again, &mut notes);
+        let carried = std::mem::take(&mut self.carried);
+        let start = Start {
+            attempt,
+            role,
+            retry: self.retry.as_ref(),
+            carried: &carried,
+            resumed: self.resumed.take(),
+        };
+        let ended = one_attempt(s, &self.order, start, &mut notes);
         let span = tracing::error_span!("attempt", n = attempt, role = role.as_str());
         Ok(match ended.instrument(span).await {
             Attempted::Landed { commit, merged } => {
@@ -117,7 +141,7 @@ impl Ladder {
         s: &Services<'_>,
         path: String,
         theirs: String,
-    ) -> Result<TaskEnd, Option<String>> {
+    ) -> Result<TaskEnd, Option<Failure>> {
         self.conflicts += 1;
         (s.events)(Event::Conflict {
             task: self.order.task.id.clone(),
@@ -134,76 +158,46 @@ impl Ladder {
     }
 
     /// Climbs one rung after `failure`: the task's end if none is left.
-    async fn climb(&mut self, s: &Services<'_>, failure: String) -> Option<TaskEnd> {
+    async fn climb(&mut self, s: &Services<'_>, failure: Failure) -> Option<TaskEnd> {
         (s.events)(Event::AttemptFailed {
             task: self.order.task.id.clone(),
             attempt: self.attempt,
-            reason: failure.clone(),
+            reason: failure.reason.clone(),
         });
+        self.failures.push(failure.reason.clone());
+        self.carried = failure.work;
+        let reason = failure.reason;
+        if let Some(dispute) = failure.dispute.filter(|_| self.disputes < MAX_DISPUTES) {
+            self.disputes += 1;
+            let rung = self.rung;
+            return self
+                .replanned(s, Why::Disputed(&dispute), &reason, rung)
+                .await;
+        }
         let escalation = s.policy.escalation == Escalation::StrongerModel;
+        let parent = self.order.parent.is_some();
         match self.rung {
-            Rung::Worker => return self.replanned(s, failure, escalation).await,
+            Rung::Worker => {
+                return self
+                    .replanned(s, Why::Failed(&reason), &reason, Rung::Replanned)
+                    .await;
+            }
             Rung::Replanned if escalation => self.rung = Rung::Escalation,
-            Rung::Replanned | Rung::Escalation => {
+            Rung::Replanned | Rung::Escalation if parent => {
+                let failures = self.failures.clone();
+                return self
+                    .replanned(s, Why::Exhausted(&failures), &reason, Rung::Parent)
+                    .await;
+            }
+            Rung::Replanned | Rung::Escalation | Rung::Parent => {
                 return Some(TaskEnd::Failed {
-                    reason: failure,
+                    reason,
                     attempts: self.attempt,
                 });
             }
         }
-        self.retry = Some(Retry::Failed { failure });
-        None
-    }
-
-    /// The re-plan rung: the planner's new instructions for the next attempt, journaled as
-    /// its step 0 before it starts (a re-plan journaled before the build died is not asked
-    /// for again). A re-plan that fails goes on to the escalation rung, if there is one.
-    async fn replanned(
-        &mut self,
-        s: &Services<'_>,
-        failure: String,
-        escalation: bool,
-    ) -> Option<TaskEnd> {
-        self.rung = Rung::Replanned;
-        let (task, next) = (self.order.task.id.clone(), self.attempt + 1);
-        let replanned = match s.journal.replanned(s.run, &task, next) {
-            Ok(Some(instructions)) => Ok(instructions),
-            _ => replan::replan(s.client, &self.order, &failure).await,
-        };
-        match replanned {
-            Ok(instructions) => {
-                let step = json!({"replanned": instructions, "after": failure});
-                let journaled = s
-                    .journal
-                    .step(s.run, &task, next, 0, StepKind::Replan, &step);
-                // A paid answer: committed before anything else happens.
-                let durable = match journaled {
-                    Ok(()) => s.journal.durable().await,
-                    Err(e) => Err(e),
-                };
-                if let Err(e) = durable {
-                    return Some(TaskEnd::Journal(e));
-                }
-                self.order.task.instructions = instructions;
-            }
-            Err(e) if e.is_stop() => {
-                return Some(TaskEnd::Budget {
-                    attempts: self.attempt,
-                });
-            }
-            Err(e) => {
-                tracing::warn!(task = %task, error = %e, "re-planning failed");
-                if !escalation {
-                    return Some(TaskEnd::Failed {
-                        reason: format!("{failure}; re-planning failed: {e}"),
-                        attempts: self.attempt,
-                    });
-                }
-                self.rung = Rung::Escalation;
-            }
-        }
-        self.retry = Some(Retry::Failed { failure });
-        None
+        self.retry = Some(Retry::Failed { failure: reason });
+        self.carry_journaled(s)
     }
 }
 

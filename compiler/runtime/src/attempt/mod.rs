@@ -15,6 +15,7 @@
 
 mod acceptance;
 mod agent;
+mod carry;
 mod context;
 mod ending;
 mod handoff;
@@ -23,10 +24,11 @@ mod one;
 mod orders;
 mod replan;
 mod resume;
+mod rungs;
 mod stuck;
 
 pub use acceptance::Check;
 pub(crate) use acceptance::run as run_checks;
-pub use context::{DecisionText, RequirementText, Retry, WorkOrder};
+pub use context::{DecisionText, ParentBrief, RequirementText, Retry, SiblingBrief, WorkOrder};
 pub use ladder::{MAX_CONFLICT_RERUNS, run_task};
 pub use orders::{Unrunnable, fingerprint, leaves, work_orders};

@@ -9,11 +9,12 @@ use serde_json::json;
 use specc_llm::{Response, Role};
 use specc_state::StepKind;
 use specc_vcs::object::ObjectId;
-use specc_vcs::{Outcome, Submission};
+use specc_vcs::{Change, Outcome, Submission};
 
 use super::agent::{AgentLoop, AttemptId, LoopEnd};
+use super::carry::carry;
 use super::context::{self, Retry, WorkOrder};
-use super::ending::{Attempted, Notes, describe, end, flag, refused, theirs};
+use super::ending::{Attempted, Failure, Notes, describe, end, flag, refused, theirs};
 use super::handoff::merged;
 use super::resume::Resumed;
 use crate::checkouts::{Diff, Lease, Scope, diff, diff_tracked, logs_for};
@@ -21,17 +22,33 @@ use crate::events::Event;
 use crate::services::{OnConflict, Services};
 use crate::tools::{Base, Toolbox};
 
-/// Makes attempt `attempt` of `order` as `role`, told `retry`; `resumed` does a journaled
-/// attempt again. What its tools reported that outlives it goes into `notes`.
+/// What one attempt starts from besides its task.
+pub(super) struct Start<'a> {
+    pub(super) attempt: u32,
+    pub(super) role: Role,
+    /// Why there is this attempt, when it is not the first.
+    pub(super) retry: Option<&'a Retry>,
+    /// The earlier attempt's work, written into the checkout first.
+    pub(super) carried: &'a [Change],
+    /// A journaled attempt to do again.
+    pub(super) resumed: Option<Resumed>,
+}
+
+/// Makes attempt `start.attempt` of `order`. What its tools reported that outlives it goes
+/// into `notes`.
 pub(super) async fn one_attempt(
     s: &Services<'_>,
     order: &WorkOrder,
-    attempt: u32,
-    role: Role,
-    retry: Option<&Retry>,
-    resumed: Option<Resumed>,
+    how: Start<'_>,
     notes: &mut Notes,
 ) -> Attempted {
+    let Start {
+        attempt,
+        role,
+        retry,
+        carried,
+        resumed,
+    } = how;
     let task = order.task.id.as_str();
     let (base, replay) = match start(s, task, attempt, role, resumed) {
         Ok(started) => started,
@@ -49,6 +66,21 @@ pub(super) async fn one_attempt(
         }
     };
     let tools = toolbox(s, order, &lease, base, attempt);
+    let carried = if carried.is_empty() {
+        None
+    } else {
+        match carry(s.repo, base, &lease.dir, &tools.tracked, carried).await {
+            Ok(note) => Some(note),
+            Err(e) => {
+                return end(
+                    s,
+                    task,
+                    attempt,
+                    Attempted::Broken(format!("checkout: {e}")),
+                );
+            }
+        }
+    };
     let guide = specc_plan::field_guide::load(&lease.dir, s.policy.guide_lines).text;
     let agent = AgentLoop {
         client: s.client,
@@ -65,11 +97,22 @@ pub(super) async fn one_attempt(
         max_tokens_per_call: s.policy.worker_max_tokens,
     };
     let ended = agent
-        .run(context::messages(order, &guide, retry), replay)
+        .run(
+            context::messages(order, &guide, retry, carried.as_ref()),
+            replay,
+        )
         .await;
     let (summary, steps) = match done(s, ended, notes) {
         Ok(done) => done,
         Err(Attempted::Journal(e)) => return Attempted::Journal(e),
+        Err(Attempted::Failed(mut f)) if f.keep => {
+            // Failed in its checks (or disputed one): its in-scope work is kept for the next
+            // attempt (design: runtime.carried-work); none if it cannot be read.
+            if let Ok(d) = landing_diff(s, &tools, base, &lease).await {
+                f.work = d.changes;
+            }
+            return end(s, task, attempt, Attempted::Failed(f));
+        }
         Err(other) => return end(s, task, attempt, other),
     };
     notes.breaks = tools.breaks();
@@ -114,10 +157,24 @@ fn done(s: &Services<'_>, ended: LoopEnd, notes: &mut Notes) -> Result<(String, 
             Ok((summary, steps))
         }
         LoopEnd::Failed {
-            reason, flagged, ..
+            reason,
+            flagged,
+            in_checks,
         } => {
             flag(s.repo, &flagged);
-            Err(Attempted::Failed(reason))
+            Err(Attempted::Failed(Failure {
+                keep: in_checks,
+                ..Failure::new(reason)
+            }))
+        }
+        LoopEnd::Disputed { dispute, flagged } => {
+            flag(s.repo, &flagged);
+            Err(Attempted::Failed(Failure {
+                reason: format!("disputed {}: {}", dispute.check, dispute.evidence.trim()),
+                dispute: Some(dispute),
+                keep: true,
+                work: Vec::new(),
+            }))
         }
         LoopEnd::Budget => Err(Attempted::Budget),
         LoopEnd::Parked(after) => Err(Attempted::Parked(after)),

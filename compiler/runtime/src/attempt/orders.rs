@@ -12,7 +12,7 @@ use specc_ir::{IntentNode, IntentTree};
 use specc_sandbox::Runners;
 
 use super::acceptance::Check;
-use super::context::{DecisionText, RequirementText, WorkOrder};
+use super::context::{DecisionText, ParentBrief, RequirementText, SiblingBrief, WorkOrder};
 
 /// The fingerprint of an order: its task's, and every text it carries, so an edit of a
 /// decision it reads, a requirement it covers or a check it must pass changes it.
@@ -126,6 +126,7 @@ pub fn work_orders(
         }
         let mut order = WorkOrder {
             origin: None,
+            parent: Some(parent_brief(tree, tasks, t)),
             task: t.clone(),
             fingerprint: String::new(),
             decisions,
@@ -136,6 +137,28 @@ pub fn work_orders(
         orders.push(order);
     }
     (orders, unrunnable)
+}
+
+/// The planner task `leaf` was planned by, and its siblings, for the leaf's re-plan by its
+/// parent (design: runtime.disputes). The root's title is the spec's.
+fn parent_brief(tree: &IntentTree, tasks: &[TaskNode], leaf: &TaskNode) -> ParentBrief {
+    let id = leaf.parent.clone().unwrap_or_default();
+    let planner = tasks.iter().find(|p| p.id == id);
+    let siblings = tasks
+        .iter()
+        .filter(|t| t.parent.as_deref() == Some(id.as_str()) && t.id != leaf.id)
+        .map(|t| SiblingBrief {
+            id: t.id.clone(),
+            title: t.title.clone(),
+            write_scope: t.write_scope.clone(),
+        })
+        .collect();
+    ParentBrief {
+        title: planner.map_or_else(|| tree.root.title.clone(), |p| p.title.clone()),
+        instructions: planner.map(|p| p.instructions.clone()).unwrap_or_default(),
+        id,
+        siblings,
+    }
 }
 
 /// The work leaves of `tasks`.

@@ -1,65 +1,212 @@
-//! Re-planning a failed work leaf: the planner gets the leaf (its instructions, decisions,
-//! requirements, scope and checks) and the failure, and answers with new instructions by
-//! calling `replan_task`. Only the instructions change: the write scope, the dependencies
-//! and the acceptance checks stay the task's own, so a re-plan cannot widen what a task may
-//! touch or weaken what it must pass.
+//! Re-planning a work leaf: after a failed attempt, after its worker disputed one of its
+//! checks, and once its ladder is exhausted, by the parent planner that planned it (with
+//! the parent task, the leaf's siblings and every attempt's failure). The planner answers
+//! `replan_task`: new instructions and, with a reason, new acceptance commands or a new
+//! write scope when the old ones were wrong. The spec's own test blocks are the user's and
+//! stay; acceptance commands are checked as at plan time (E0317) and scopes as paths inside
+//! the repository (E0313), so a re-plan cannot reach outside the repository or hand a
+//! worker prose to run.
 //! design: runtime.escalation
+//! design: runtime.disputes
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use specc_ir::{Diagnostic, codes};
 use specc_llm::{Client, Role, Tool};
+use specc_passes::plan::{Commands, acceptance_problem, scope_problem};
 
 use specc_plan::{ForcedCall, PlanError};
 
+use super::acceptance::Check;
 use super::context::WorkOrder;
+use crate::tools::Dispute;
 
 pub(super) const TOOL: &str = "replan_task";
 
-#[derive(Deserialize)]
-struct Answer {
-    instructions: String,
+/// Why the leaf is re-planned.
+pub(super) enum Why<'a> {
+    /// An attempt failed.
+    Failed(&'a str),
+    /// Its worker disputes one of its checks.
+    Disputed(&'a Dispute),
+    /// Its ladder is exhausted: its parent planner re-plans it with every failure.
+    Exhausted(&'a [String]),
 }
 
-/// New instructions for `order` after `failure`.
+/// A re-plan: new instructions, and what else changed and why.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct Replan {
+    pub(super) instructions: String,
+    /// The task's own acceptance commands, replaced; `None`: unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) acceptance: Option<Vec<String>>,
+    /// The write scope, replaced; `None`: unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) write_scope: Option<Vec<String>>,
+    /// Why: what was wrong with the checks or the scope, or why a disputed check stays.
+    #[serde(default)]
+    pub(super) reason: String,
+}
+
+impl Replan {
+    /// What it changes besides the instructions, in words (`acceptance`, `write scope`).
+    pub(super) fn changes(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.acceptance.is_some() {
+            out.push("acceptance");
+        }
+        if self.write_scope.is_some() {
+            out.push("write scope");
+        }
+        out
+    }
+
+    /// Applies it to `order`: the task's acceptance checks are replaced (the spec's stay,
+    /// after them), and its scope. The fingerprint stays the plan's: a re-plan is how the
+    /// build carried the task out, journaled, not a new task.
+    pub(super) fn apply(&self, order: &mut WorkOrder) {
+        order.task.instructions = self.instructions.clone();
+        if let Some(acceptance) = &self.acceptance {
+            let spec: Vec<Check> = order
+                .checks
+                .iter()
+                .filter(|c| !c.name.starts_with("acceptance #"))
+                .cloned()
+                .collect();
+            order.checks = acceptance
+                .iter()
+                .enumerate()
+                .map(|(i, a)| Check {
+                    name: format!("acceptance #{}", i + 1),
+                    script: a.clone(),
+                })
+                .chain(spec)
+                .collect();
+            order.task.acceptance = acceptance.clone();
+        }
+        if let Some(scope) = &self.write_scope {
+            order.task.write_scope = scope.clone();
+        }
+    }
+}
+
+const SYSTEM: &str = "You are specc's planner: you planned the work task below, and it needs you \
+    again. Rewrite its instructions so that a worker that only follows instructions can succeed: \
+    same goal, same decisions and requirements, explicit steps, and what to do about what went \
+    wrong. If a check or the write scope is what is wrong — a check that tests something the \
+    task does not ask for, or that correct work cannot pass, or a scope that leaves out a file \
+    the task must write — replace it (`acceptance`, `write_scope`) and say why in `reason`. A \
+    check the work failed because the work is wrong stays: never weaken a check to let wrong \
+    work land. The checks named `spec …` are the user's test blocks: they cannot be changed. \
+    Answer only by calling replan_task.";
+
+const SYSTEM_PARENT: &str = "You are specc's planner for the parent task below. One of the work \
+    tasks you planned failed every attempt: its worker, a re-plan of its instructions and any \
+    stronger model. Re-plan it with everything that went wrong: rewrite its instructions, and \
+    replace its acceptance commands or its write scope (keeping clear of its siblings' scopes) \
+    where they are what is wrong, saying why in `reason`. Never weaken a check to let wrong \
+    work land; the checks named `spec …` are the user's and cannot be changed. Answer only by \
+    calling replan_task.";
+
+/// The `replan_task` tool: its parameters say what each field may hold.
+fn tool() -> Tool {
+    Tool {
+        name: TOOL.to_owned(),
+        description: "Submit the task's new instructions, and its new acceptance commands or write scope if they change.".to_owned(),
+        parameters: json!({"type": "object", "required": ["instructions", "reason"],
+            "properties": {
+                "instructions": {"type": "string", "description": "The task's new instructions, complete: they replace the old ones for the next attempt."},
+                "acceptance": {"type": "array", "items": {"type": "string"}, "description": "Only to replace the task's own acceptance commands (not the `spec …` checks): each a shell command run by `sh -c` from the repository's root after the worker's `done`; exit status 0 passes (`cargo test --offline`, `test -f README.md`). Leave it out to keep them."},
+                "write_scope": {"type": "array", "items": {"type": "string"}, "description": "Only to replace the write scope: paths or globs relative to the repository's root (`src/semver/**`, `Cargo.toml`). Leave it out to keep it."},
+                "reason": {"type": "string", "description": "What was wrong and what you changed; for a disputed check, why it changes or why it stays."}
+            }}),
+    }
+}
+
+/// The re-plan of `order` for `why`; `commands` are those an acceptance command may start
+/// with (the sandbox's).
 pub(super) async fn replan(
     client: &Client,
     order: &WorkOrder,
-    failure: &str,
-) -> Result<String, PlanError> {
+    why: &Why<'_>,
+    commands: &Commands,
+) -> Result<Replan, PlanError> {
     let t = &order.task;
-    let system = "You are specc's planner. A work task you planned failed. Rewrite its \
-        instructions so that a worker that only follows instructions can succeed: same goal, \
-        same decisions, explicit steps, and what to do about the failure. The write scope and \
-        acceptance checks stay as they are. Answer only by calling replan_task.";
-    let user = json!({
+    let checks: Vec<serde_json::Value> = order
+        .checks
+        .iter()
+        .map(|c| json!({"name": c.name, "command": c.script}))
+        .collect();
+    let mut user = json!({
         "task": {"id": t.id, "title": t.title, "instructions": t.instructions,
                  "write_scope": t.write_scope, "read_scope": t.read_scope},
         "decisions": order.decisions,
         "requirements": order.requirements,
-        "acceptance": order.checks,
-        "failure": failure,
+        "checks": checks,
     });
-    let tool = Tool {
-        name: TOOL.to_owned(),
-        description: "Submit the task's new instructions.".to_owned(),
-        parameters: json!({"type": "object", "required": ["instructions"],
-                           "properties": {"instructions": {"type": "string", "description": "The task's new instructions, complete: they replace the old ones for the next attempt."}}}),
-    };
-    let request = specc_plan::ask::request(system, &user, tool, 4096);
-    let check = |a: &Answer| {
-        if a.instructions.trim().is_empty() {
-            vec![Diagnostic::new(
-                codes::PLANNING_FAILED,
-                "the instructions are empty",
-            )]
-        } else {
-            Vec::new()
+    let system = match why {
+        Why::Failed(failure) => {
+            user["failure"] = json!(failure);
+            SYSTEM
+        }
+        Why::Disputed(d) => {
+            user["dispute"] = json!({"check": d.check, "evidence": d.evidence, "output": d.output});
+            SYSTEM
+        }
+        Why::Exhausted(failures) => {
+            user["failures"] = json!(failures);
+            user["parent"] = json!(order.parent);
+            SYSTEM_PARENT
         }
     };
+    let request = specc_plan::ask::request(system, &user, tool(), 4096);
+    let check = |a: &Replan| problems(a, commands);
     ForcedCall::new(Role::Planner, &t.id, request, TOOL)
         .check(&check)
         .ask(client)
         .await
-        .map(|asked| asked.answer.instructions)
+        .map(|asked| asked.answer)
+}
+
+/// What is wrong with a re-plan, for its repair.
+fn problems(a: &Replan, commands: &Commands) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if a.instructions.trim().is_empty() {
+        out.push(Diagnostic::new(
+            codes::PLANNING_FAILED,
+            "the instructions are empty",
+        ));
+    }
+    for entry in a.acceptance.iter().flatten() {
+        if let Some(p) = acceptance_problem(entry, commands) {
+            out.push(
+                Diagnostic::new(
+                    codes::ACCEPTANCE_NOT_A_COMMAND,
+                    format!("the acceptance entry `{}` {p}", entry.trim()),
+                )
+                .with_help("an acceptance entry is a shell command run by `sh -c` from the repository's root; exit status 0 passes (`cargo test --offline`)"),
+            );
+        }
+    }
+    for scope in a.write_scope.iter().flatten() {
+        if let Some(p) = scope_problem(scope) {
+            out.push(
+                Diagnostic::new(codes::INVALID_SCOPE, format!("the write scope `{scope}` {p}"))
+                    .with_help("a scope is a path or glob relative to the repository's root: `src/**`, `Cargo.toml`"),
+            );
+        }
+    }
+    if a.write_scope.as_ref().is_some_and(Vec::is_empty) {
+        out.push(Diagnostic::new(
+            codes::INVALID_SCOPE,
+            "the new write scope is empty: leave `write_scope` out to keep the old one",
+        ));
+    }
+    if !a.changes().is_empty() && a.reason.trim().is_empty() {
+        out.push(Diagnostic::new(
+            codes::PLANNING_FAILED,
+            "the checks or the scope change without a reason: say why in `reason`",
+        ));
+    }
+    out
 }

@@ -1,12 +1,16 @@
 //! Where a task of a resumed run stands: its last attempt is done again from the same base
-//! with the model responses it journaled, on the rung it was on, with the instructions a
-//! re-plan gave it (design: runtime.resume).
+//! with the model responses it journaled, on the rung it was on, with what its re-plans
+//! gave it and the work it started from (design: runtime.resume).
 //! design: runtime.resume
 
 use specc_llm::{Response, Role};
 use specc_vcs::object::ObjectId;
 
+use specc_state::StepKind;
+use specc_vcs::Change;
+
 use super::context::WorkOrder;
+use super::replan::Replan;
 use crate::services::Services;
 
 /// The rungs of the escalation ladder.
@@ -15,6 +19,8 @@ pub(super) enum Rung {
     Worker,
     Replanned,
     Escalation,
+    /// Re-planned by its parent planner after the rungs above: the last.
+    Parent,
 }
 
 /// An attempt done again after the build died: its base and its journaled responses.
@@ -26,13 +32,15 @@ pub(super) struct Resumed {
 }
 
 /// Where a task of a resumed run stands: its last attempt is to be done again (so
-/// `attempt` is set one before it), on the rung it was on, with the instructions a re-plan
-/// gave it. `None` when the task has no attempt in this run.
+/// `attempt` is set one before it), on the rung it was on, with what every re-plan before
+/// it gave the task (instructions, checks, scope) and the work it started from in
+/// `carried`. `None` when the task has no attempt in this run.
 pub(super) fn resume(
     s: &Services<'_>,
     order: &mut WorkOrder,
     attempt: &mut u32,
     rung: &mut Rung,
+    carried: &mut Vec<Change>,
 ) -> Option<Resumed> {
     let task = order.task.id.clone();
     let last = s.journal.last_attempt(s.run, &task).ok().flatten()?;
@@ -44,11 +52,36 @@ pub(super) fn resume(
     let base = ObjectId::from_hex(&last.base)?;
     let replay = s.journal.model_responses(s.run, &task, last.attempt).ok()?;
     *attempt = last.attempt - 1;
-    if let Ok(Some(instructions)) = s.journal.replanned(s.run, &task, last.attempt) {
-        order.task.instructions = instructions;
-        *rung = Rung::Replanned;
+    for n in 1..=last.attempt {
+        let Ok(Some((kind, body))) = s.journal.prelude(s.run, &task, n) else {
+            continue;
+        };
+        if n == last.attempt {
+            *carried = serde_json::from_value(body["carried"].clone()).unwrap_or_default();
+        }
+        if kind != StepKind::Replan {
+            continue;
+        }
+        // A journal from before re-plans could change checks holds the instructions only.
+        let replan = serde_json::from_value::<Replan>(body["replan"].clone())
+            .ok()
+            .or_else(|| {
+                let instructions = body["replanned"].as_str()?.to_owned();
+                Some(Replan {
+                    instructions,
+                    ..Replan::default()
+                })
+            });
+        if let Some(r) = replan {
+            r.apply(order);
+        }
+        if body["by"] == "parent" {
+            *rung = Rung::Parent;
+        } else if body["dispute"].is_null() && *rung == Rung::Worker {
+            *rung = Rung::Replanned;
+        }
     }
-    if last.role == Role::Escalation.as_str() {
+    if last.role == Role::Escalation.as_str() && *rung != Rung::Parent {
         *rung = Rung::Escalation;
     }
     Some(Resumed {

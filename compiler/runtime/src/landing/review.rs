@@ -202,6 +202,7 @@ fn follow_up(order: &WorkOrder, f: &Finding, n: usize) -> FollowUp {
         decisions: order.decisions.clone(),
         requirements: order.requirements.clone(),
         checks: order.checks.clone(),
+        parent: None,
         origin: Some(format!("review of {}", t.id)),
     };
     o.fingerprint = crate::attempt::fingerprint(&o);

@@ -71,6 +71,7 @@ pub(super) fn revisits(by: &WorkOrder, breaks: &[Break], stale: &[StaleRef]) -> 
             }],
             requirements: Vec::new(),
             checks: Vec::new(),
+            parent: None,
             origin: Some(format!("revisit after {}", by.task.id)),
         };
         o.fingerprint = crate::attempt::fingerprint(&o);

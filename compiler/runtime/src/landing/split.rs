@@ -136,6 +136,7 @@ pub(crate) fn split_order(
         decisions: Vec::new(),
         requirements: Vec::new(),
         checks: all,
+        parent: None,
         origin: Some(format!("split of {path}")),
     };
     o.fingerprint = crate::attempt::fingerprint(&o);

@@ -1,13 +1,13 @@
 //! Carrying out one tool call: its arguments read against the tool's schema, then the
 //! tool of its family (`view`, `edit`, `run`, `notes`, `breaking`), or the end of the
-//! attempt (`done`, `give_up`).
+//! attempt (`done`, `dispute_check`, `give_up`).
 //! design: runtime.tools
 
 use std::time::Duration;
 
 use specc_llm::ToolCall;
 
-use super::outcome::{Control, ToolOutcome};
+use super::outcome::{Control, Dispute, ToolOutcome};
 use super::schema::{Finish, parse};
 use super::toolbox::Toolbox;
 use super::{breaking, edit, notes, run, view};
@@ -37,6 +37,15 @@ impl Toolbox {
                 control: Control::Done(a.summary),
                 flagged: None,
             }),
+            "dispute_check" => parse::<Dispute>(call).map(|d| ToolOutcome {
+                text: format!(
+                    "disputed `{}`: the attempt ends here, your work is kept, and the planner that wrote the check decides",
+                    d.check
+                ),
+                failed: false,
+                control: Control::Dispute(d),
+                flagged: None,
+            }),
             "give_up" => parse::<Finish>(call).map(|a| ToolOutcome {
                 text: "stopped".to_owned(),
                 failed: false,
@@ -44,7 +53,7 @@ impl Toolbox {
                 flagged: None,
             }),
             other => Err(ToolOutcome::error(format!(
-                "there is no tool `{other}`; the tools are read, list, search, edit, write, run, note, flag_big_file, break_scope, pin, report_contradiction, done and give_up"
+                "there is no tool `{other}`; the tools are read, list, search, edit, write, run, note, flag_big_file, break_scope, pin, report_contradiction, dispute_check, done and give_up"
             ))),
         };
         outcome.unwrap_or_else(|e| e)

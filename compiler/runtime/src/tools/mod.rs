@@ -3,7 +3,7 @@
 //! schema) is answered with an error the model can act on, never a crash. Writes outside
 //! the write scope, into `.specc/` or `.git/`, or through a symlink are refused.
 //! One file per family: `view` (read, list, search), `edit` (edit, write), `run`,
-//! `notes` (note, flag_big_file); `done` and `give_up` end the attempt.
+//! `notes` (note, flag_big_file); `done`, `dispute_check` and `give_up` end the attempt.
 //! design: runtime.tools
 
 mod breaking;
@@ -16,6 +16,7 @@ mod schema;
 mod toolbox;
 mod view;
 
+pub(crate) use outcome::Dispute;
 pub(crate) use outcome::{Control, ToolOutcome};
 pub(crate) use schema::{action_key, definitions};
 pub use toolbox::{Base, Toolbox};

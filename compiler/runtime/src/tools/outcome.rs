@@ -8,6 +8,20 @@ pub enum Control {
     /// The worker says it is finished.
     Done(String),
     GiveUp(String),
+    /// The worker says one of its checks is wrong: the planner that wrote it decides.
+    Dispute(Dispute),
+}
+
+/// A worker's case against one of its task's checks (design: runtime.disputes).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Dispute {
+    /// The check's name as the task lists it: `acceptance #2`, `spec cli check 1`.
+    pub check: String,
+    /// Why the check is wrong: what it demands against what the task and the spec ask.
+    pub evidence: String,
+    /// The check's output that shows it, if it ran.
+    #[serde(default)]
+    pub output: String,
 }
 
 /// A tool's answer.

@@ -139,6 +139,16 @@ fn build() -> Vec<Tool> {
             ),
         ),
         tool(
+            "dispute_check",
+            "Dispute one of your task's acceptance checks that is wrong (it tests something the task does not ask for, cannot pass on correct work, or is not a command): the attempt ends, your work is kept, and the planner that wrote the check decides whether to change it. Not for a check your work fails: fix the work.",
+            obj(
+                json!({"check": {"type": "string", "description": "The check's name exactly as your task lists it: `acceptance #2`, `spec cli check 1`."},
+                       "evidence": {"type": "string", "description": "Why the check is wrong: what it demands, what the instructions, decisions and requirements ask instead, and why correct work cannot pass it."},
+                       "output": {"type": "string", "description": "The check's output that shows it (the lines that matter), if it ran."}}),
+                &["check", "evidence"],
+            ),
+        ),
+        tool(
             "give_up",
             "Stop: the task cannot be done as given. Say why.",
             obj(

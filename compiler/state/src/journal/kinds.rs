@@ -20,8 +20,12 @@ pub enum StepKind {
     Acceptance,
     /// The submission to the VCS and its outcome.
     Submit,
-    /// The planner's new instructions, before the attempt that uses them (step 0).
+    /// The planner's re-plan (new instructions, maybe new checks or scope, and why),
+    /// before the attempt that uses them (step 0), with the work it starts from.
     Replan,
+    /// The earlier attempt's work the next one starts from, when it was not re-planned
+    /// (step 0; design: runtime.carried-work).
+    Carry,
     /// The merge agent's work on a conflicted submission, and its outcome.
     Merge,
     /// The reviewers' findings on a landing, and the follow-ups they called for.
@@ -37,6 +41,7 @@ impl StepKind {
             StepKind::Acceptance => "acceptance",
             StepKind::Submit => "submit",
             StepKind::Replan => "replan",
+            StepKind::Carry => "carry",
             StepKind::Merge => "merge",
             StepKind::Review => "review",
         }

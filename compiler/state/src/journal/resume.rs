@@ -5,6 +5,7 @@
 //! design: runtime.resume
 
 use super::handle::{Attempted, Journal, JournalError};
+use super::kinds::StepKind;
 use crate::args;
 use crate::error::StateError;
 
@@ -134,24 +135,30 @@ impl Journal {
             .collect()
     }
 
-    /// The instructions the planner gave for `attempt` (its step 0), if it was re-planned.
-    pub fn replanned(
+    /// What the ladder decided before `attempt` started (its step 0, a `replan` or a
+    /// `carry`): the re-plan it was given and the work it starts from, as journaled.
+    pub fn prelude(
         &self,
         run: &str,
         task: &str,
         attempt: u32,
-    ) -> Result<Option<String>, JournalError> {
-        let body: Option<String> = self.with(|c| {
+    ) -> Result<Option<(StepKind, serde_json::Value)>, JournalError> {
+        let row: Option<(String, String)> = self.with(|c| {
             c.query_opt(
-                "SELECT body FROM steps WHERE run = ?1 AND task = ?2 AND attempt = ?3
-                 AND step = 0 AND kind = 'replan'",
+                "SELECT kind, body FROM steps WHERE run = ?1 AND task = ?2 AND attempt = ?3
+                 AND step = 0 AND kind IN ('replan', 'carry')",
                 args![run, task, attempt],
             )?
-            .map(|r| r.text(0))
+            .map(|r| Ok((r.text(0)?, r.text(1)?)))
             .transpose()
         })?;
-        Ok(body
-            .and_then(|b| serde_json::from_str::<serde_json::Value>(&b).ok())
-            .and_then(|v| v["replanned"].as_str().map(str::to_owned)))
+        Ok(row.and_then(|(kind, body)| {
+            let kind = if kind == "carry" {
+                StepKind::Carry
+            } else {
+                StepKind::Replan
+            };
+            serde_json::from_str(&body).ok().map(|v| (kind, v))
+        }))
     }
 }

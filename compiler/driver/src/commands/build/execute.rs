@@ -45,6 +45,9 @@ pub(in crate::commands) fn policy(cfg: &config::BuildConfig) -> AttemptPolicy {
         },
         review: cfg.review.clone(),
         worker_max_tokens: planning::worker_max_tokens(&cfg.llm),
+        known_commands: specc_passes::plan::Commands::new(specc_sandbox::commands_on_path(
+            &cfg.sandbox_read,
+        )),
     }
 }
 

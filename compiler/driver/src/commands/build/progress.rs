@@ -164,6 +164,29 @@ pub(super) fn line(e: &Event) -> String {
             attempt,
             reason,
         } => format!("attempt {attempt} of {task} failed: {reason}"),
+        Event::Replanned {
+            task,
+            by,
+            changed,
+            reason,
+        } => {
+            let what = if changed.is_empty() {
+                "its instructions".to_owned()
+            } else {
+                format!("its instructions and {}", changed.join(" and "))
+            };
+            let by = if by == "parent" {
+                "its parent planner"
+            } else {
+                "the planner"
+            };
+            let why = if reason.trim().is_empty() {
+                String::new()
+            } else {
+                format!(": {}", reason.trim())
+            };
+            format!("re-planned  {task}: {by} changed {what}{why}")
+        }
         Event::Conflict { task, path } => {
             format!("conflict    {task} in {path}: re-running it on the new head")
         }
@@ -246,6 +269,15 @@ fn json(e: &Event, secs: f64) -> serde_json::Value {
         } => (
             "attempt_failed",
             json!({"task": task, "attempt": attempt, "reason": reason}),
+        ),
+        Event::Replanned {
+            task,
+            by,
+            changed,
+            reason,
+        } => (
+            "replanned",
+            json!({"task": task, "by": by, "changed": changed, "reason": reason}),
         ),
         Event::Conflict { task, path } => ("conflict", json!({"task": task, "path": path})),
         Event::Merging { task, path } => ("merging", json!({"task": task, "path": path})),
