@@ -206,9 +206,11 @@ async fn a_paraphrasing_planner_keeps_the_subtrees_it_marks_unchanged() {
 
     let edited = SPEC.replace("A keeps things.", "A keeps things, durably.");
     let second = plan(&client, &edited, &mut cache).await;
-    // `a` amends its answer; it paraphrased x, y and its decision but marked them
-    // unchanged, so their earlier texts stand and x's and y's requests are cache hits.
-    assert_eq!(provider.take(), ["a@amend"]);
+    // The root's request holds the start of a's prose (its children's summaries), so the
+    // root amends its answer, to the same. `a` amends its answer; it paraphrased x, y and
+    // its decision but marked them unchanged, so their earlier texts stand and x's and y's
+    // requests are cache hits.
+    assert_eq!(provider.take(), ["@amend", "a@amend"]);
     assert_eq!(second.answers["a"], first.answers["a"]);
     assert_eq!(second.answers["a"].children[0].instructions, "Plan x.");
 }
@@ -224,7 +226,10 @@ async fn without_the_marks_a_paraphrase_replans_the_children() {
     let second = plan(&client, &edited, &mut cache).await;
     // The reworded assignments and decision are new inputs below `a`: both children are
     // asked again, in amend mode, with what changed.
-    assert_eq!(provider.take(), ["a@amend", "a/x@amend", "a/y@amend"]);
+    assert_eq!(
+        provider.take(),
+        ["@amend", "a@amend", "a/x@amend", "a/y@amend"]
+    );
     assert_eq!(
         second.answers["a"].children[0].instructions,
         "Plan the x part."
@@ -239,9 +244,19 @@ async fn the_amend_request_carries_the_earlier_answer_and_what_changed() {
     plan(&client, SPEC, &mut cache).await;
     let edited = SPEC.replace("A keeps things.", "A keeps things, durably.");
     plan(&client, &edited, &mut cache).await;
-    assert_eq!(provider.take()[..5], ["", "a", "a/x", "a/y", "a@amend"]);
+    assert_eq!(
+        provider.take()[..6],
+        ["", "a", "a/x", "a/y", "@amend", "a@amend"]
+    );
     let users = provider.users.lock().expect("lock").clone();
-    let user = users[4].clone();
+    // The root's amend request says its child's summary changed.
+    assert_eq!(
+        users[4]["amend"]["changed"][0]["what"],
+        "node.children",
+        "{}",
+        users[4]
+    );
+    let user = users[5].clone();
     assert_eq!(user["amend"]["earlier_answer"]["children"][0]["key"], "x");
     assert_eq!(
         user["amend"]["changed"],
@@ -298,7 +313,12 @@ async fn a_cached_answer_that_now_clashes_with_a_new_owner_is_asked_again() {
     let asked = provider.take();
     // `b` is amended (its earlier answer clashes with the new owner), says JSON again, is
     // told the owner's text by the repair, and yields.
-    assert_eq!(asked, ["a@amend", "b@amend", "b@amend"], "{asked:?}");
+    // (The root amends first: its request holds a's new opening.)
+    assert_eq!(
+        asked,
+        ["@amend", "a@amend", "b@amend", "b@amend"],
+        "{asked:?}"
+    );
     let texts: Vec<&str> = planned
         .answers
         .values()
