@@ -40,7 +40,7 @@ pub use http::{MAX_RETRY_AFTER, Timeouts, retry_after};
 pub use ledger::{CallRow, LEDGER, Ledger, Price};
 pub use openai::OpenAiCompatible;
 pub use provider::{BoxFuture, Provider};
-pub use replay::{RecordFailures, Recorder, Recording, Replay, fingerprint};
+pub use replay::{RecordFailures, Recorder, Recording, Replay, fingerprint, loose_fingerprint};
 pub use retry::RetryPolicy;
 #[cfg(feature = "testing")]
 pub use scripted::Scripted;

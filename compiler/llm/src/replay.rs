@@ -21,6 +21,18 @@ pub fn fingerprint(request: &Request) -> String {
     blake3::hash(&json).to_hex()[..16].to_owned()
 }
 
+/// The fingerprint of a request with the text of its tool results left out: what a
+/// conversation said and asked, without what its commands printed. A worker's `run` prints
+/// timings and temporary paths that differ on every run, so a recorded conversation is
+/// found by this when its exact fingerprint is not (design: llm.replay).
+pub fn loose_fingerprint(request: &Request) -> String {
+    let mut r = request.clone();
+    for m in r.messages.iter_mut().filter(|m| m.author == Author::Tool) {
+        m.text.clear();
+    }
+    fingerprint(&r)
+}
+
 /// A few words naming a request in messages: model and the start of the last user message.
 pub(crate) fn summary(request: &Request) -> String {
     let last = request
@@ -45,10 +57,13 @@ pub struct Recording {
     pub response: Response,
 }
 
-/// Serves recorded responses. A request with no recording is `LlmError::ReplayMiss`.
+/// Serves recorded responses: by exact fingerprint, else by loose fingerprint when that
+/// names one recorded response only. A request with neither is `LlmError::ReplayMiss`.
 pub struct Replay {
     name: String,
     by_fingerprint: HashMap<String, Response>,
+    /// By loose fingerprint; `None` where two recorded requests share one.
+    by_loose: HashMap<String, Option<Response>>,
 }
 
 impl Replay {
@@ -60,6 +75,7 @@ impl Replay {
             Err(e) => return Err(LlmError::Config(format!("{}: {e}", path.display()))),
         };
         let mut by_fingerprint = HashMap::new();
+        let mut by_loose: HashMap<String, Option<Response>> = HashMap::new();
         for (i, line) in text
             .lines()
             .enumerate()
@@ -72,11 +88,20 @@ impl Replay {
                     i + 1
                 ))
             })?;
+            by_loose
+                .entry(loose_fingerprint(&r.request))
+                .and_modify(|seen| {
+                    if seen.as_ref() != Some(&r.response) {
+                        *seen = None;
+                    }
+                })
+                .or_insert_with(|| Some(r.response.clone()));
             by_fingerprint.insert(r.fingerprint, r.response);
         }
         Ok(Replay {
             name: name.into(),
             by_fingerprint,
+            by_loose,
         })
     }
 
@@ -96,7 +121,13 @@ impl Provider for Replay {
 
     fn complete<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, LlmError>> {
         let fp = fingerprint(request);
-        let found = self.by_fingerprint.get(&fp).cloned();
+        let found = self.by_fingerprint.get(&fp).cloned().or_else(|| {
+            let loose = self.by_loose.get(&loose_fingerprint(request))?.clone();
+            if loose.is_some() {
+                tracing::debug!(fingerprint = %fp, "replayed by the loose fingerprint");
+            }
+            loose
+        });
         Box::pin(async move {
             found.ok_or_else(|| LlmError::ReplayMiss {
                 fingerprint: fp,
