@@ -43,6 +43,9 @@ pub(crate) enum Command {
     /// The latest build of a spec, read-only (also while it runs): tasks by state, running
     /// attempts, cost against the budget, recent commits, failures.
     Status(StatusArgs),
+    /// One task's whole story from the journal, read-only (also while the build runs): what
+    /// it was told, every model turn and tool call, its checks, what landed and its cost.
+    Show(ShowArgs),
     /// Score the build's head (or a commit) against the hidden tests of `[eval]`, in the
     /// sandbox: passed, failed, total and every test's result.
     Eval(EvalArgs),
@@ -99,6 +102,26 @@ pub(crate) struct StatusArgs {
     /// How to print it (`prometheus`: the metrics text format, for a textfile collector).
     #[arg(long, value_enum, default_value_t = StatusFormat::Text)]
     pub(crate) format: StatusFormat,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct ShowArgs {
+    /// The task's id, as the build's progress and `specc status` name it.
+    pub(crate) task: String,
+    /// The spec whose build to read [default: the state in .specc/ here].
+    pub(crate) spec: Option<PathBuf>,
+    /// Only this attempt.
+    #[arg(long)]
+    pub(crate) attempt: Option<u32>,
+    /// A run other than the latest one that has the task.
+    #[arg(long)]
+    pub(crate) run: Option<String>,
+    /// Show every text whole instead of capping it.
+    #[arg(long)]
+    pub(crate) full: bool,
+    /// How to print it.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

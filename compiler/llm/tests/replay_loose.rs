@@ -40,10 +40,16 @@ async fn a_conversation_whose_tool_results_differ_replays_and_one_that_says_othe
     )]);
     let replay = Replay::open("r", f.path()).expect("open");
     let timing = conversation("build it", "test result: ok. finished in 0.07s");
-    let r = replay.complete(&timing).await.expect("found by the loose fingerprint");
+    let r = replay
+        .complete(&timing)
+        .await
+        .expect("found by the loose fingerprint");
     assert_eq!(r.text, "next");
     let other = conversation("build something else", "test result: ok. finished in 0.52s");
-    assert!(replay.complete(&other).await.is_err(), "a changed prompt is a miss");
+    assert!(
+        replay.complete(&other).await.is_err(),
+        "a changed prompt is a miss"
+    );
 }
 
 #[tokio::test]

@@ -52,7 +52,7 @@ pub fn answer_schema() -> serde_json::Value {
                 "items": {
                     "type": "object", "required": ["id", "decision", "rationale"],
                     "properties": {
-                        "id": text("The question it answers, prefixed by this node's area: `area.question`, dot-separated letters, digits, `_` and `-` (`store.page-size`)."),
+                        "id": text("The question it answers, prefixed by this node's area (task.area): `area.question`, dot-separated letters, digits, `_` and `-` (`store.page-size`)."),
                         "decision": text("The decision, precise enough for a worker to follow without choosing."),
                         "rationale": text("Why this decision.")
                     }
@@ -68,12 +68,12 @@ pub fn answer_schema() -> serde_json::Value {
                         "key": text("A short name unique among the siblings (letters, digits, `.`, `_`, `-`; up to 64): it names the task."),
                         "kind": {"type": "string", "enum": ["plan", "work"], "description": "`plan`: another planner splits it further (give it the node it plans in covers_nodes). `work`: a worker that only follows instructions carries it out."},
                         "title": text("A few words: what the child is."),
-                        "covers_nodes": strings("Intent node ids this child covers, exactly as node.id and node.children[].id give them. A plan child plans the first node it names, and takes on every requirement below it."),
+                        "covers_nodes": strings("Intent node ids this child covers, exactly as node.id and node.children[].id give them. A plan child plans the first node it names, and takes on every requirement below it. For a work child it only records the sections it works on: its covers_requirements are what count."),
                         "covers_requirements": strings("Requirement ids this work child implements, exactly as node.requirements[].id and node.children[].requirements[].id give them (`R-3`, `store/pages#2`). Every MUST, MUST NOT, SHALL and SHALL NOT requirement of this node's part of the spec needs a work child that names it, or a plan child whose node holds it."),
                         "instructions": text("For a work child: everything the worker must do, explicitly (files, functions, behaviour, the decisions to follow by id). For a plan child: what its planner must achieve."),
                         "write_scope": strings("Paths or globs relative to the repository's root that the child may write: `src/semver/**`, `Cargo.toml`. A directory is `dir/**`. Give siblings that may run at once disjoint scopes."),
                         "read_scope": strings("Paths or globs relative to the repository's root the child should read first."),
-                        "acceptance": strings("Shell commands, each run by `sh -c` from the repository's root after the worker's `done`; exit status 0 passes. Commands, not descriptions: `cargo test --lib version`, `python -m pytest -q tests/test_parse.py`, `test -f README.md`."),
+                        "acceptance": strings("Shell commands, each run by `sh -c` from the repository's root after the worker's `done`; exit status 0 passes. Commands, not descriptions: `cargo test --lib version`, `python -m pytest -q tests/test_parse.py`, `test -f README.md`. They run in the sandbox: the checkout and `$TMPDIR` are writable, `/tmp` and the rest of the system are not, and there is no network. The spec's own test blocks (node.checks, node.children[].checks) already run after every work child that covers a requirement of their section: do not repeat them here. On a plan child they go to its planner, whose work children must make them pass."),
                         "depends_on": strings("Keys of siblings that must land before this child starts.")
                     }
                 }
@@ -87,7 +87,7 @@ pub(crate) const SYSTEM: &str = "You are specc's planner. Split the intent node 
         `plan` children are planned further, `work` children are carried out by a cheaper model \
         that only follows instructions, so write those explicitly. Make every design decision \
         the children need, with an id naming the question and prefixed by your node's area \
-        (`area.question`), and never contradict a spec decision; decisions under \
+        (task.area: `area.question`), and never contradict a spec decision; decisions under \
         ancestor_decisions and sibling_decisions bind you too. Restate every decision under \
         settled_decisions word for word among your decisions: the coordinator settled them after \
         planners disagreed. Give siblings disjoint write scopes where you can (globs relative to \
@@ -95,8 +95,11 @@ pub(crate) const SYSTEM: &str = "You are specc's planner. Split the intent node 
         requirement with a work child that names its id, or with a plan child for the section \
         that holds it (a plan child plans only the first node in its covers_nodes). Use the \
         node and requirement ids exactly as the request gives them. Acceptance entries are \
-        shell commands run from the repository's root (exit 0 passes), never descriptions. \
-        Answer only by calling submit_plan.";
+        shell commands run from the repository's root (exit 0 passes), never descriptions; \
+        the spec's test blocks (checks) run on their own after every work child that covers a \
+        requirement of their section. Every planner answers before any code is written: a \
+        planner sees its ancestors' and the siblings' decisions it depends on, never their \
+        code, so decide interfaces here. Answer only by calling submit_plan.";
 
 /// What a planner's answer for `node` depends on, as the JSON user message of its request.
 /// Nothing about the rest of the tree is in it (no ids owned elsewhere: ownership is
@@ -116,9 +119,9 @@ pub fn inputs(node: &IntentNode, ctx: &Context) -> serde_json::Value {
     let children: Vec<serde_json::Value> = node.children.iter().map(child_summary).collect();
     let mut inputs = serde_json::json!({
         "task": {"id": ctx.task, "depth": ctx.depth, "assignment": assignment,
-                 "max_depth": ctx.limits.0, "max_width": ctx.limits.1},
+                 "area": area(node, ctx), "max_depth": ctx.limits.0, "max_width": ctx.limits.1},
         "node": {"id": node.id.as_str(), "title": node.title, "prose": node.prose,
-                  "requirements": requirements,
+                  "requirements": requirements, "checks": checks(node),
                   "children": children},
         "ancestor_decisions": ctx.ancestors,
         "settled_decisions": ctx.settled,
@@ -135,12 +138,59 @@ pub fn inputs(node: &IntentNode, ctx: &Context) -> serde_json::Value {
 
 /// Characters of a child section's prose its parent's planner is shown.
 const SUMMARY_CHARS: usize = 200;
+/// Characters of one requirement's text, and of one test block, a planner is shown.
+const TEXT_CHARS: usize = 400;
+
+/// The area a node's decision ids start with: the first part of its id, and at the root the
+/// spec's own decisions' area (or the first word of its title).
+fn area(node: &IntentNode, ctx: &Context) -> String {
+    if let Some(first) = node.id.as_str().split('/').next().filter(|f| !f.is_empty()) {
+        return first.to_owned();
+    }
+    if let Some((id, _)) = ctx.spec_decisions.first()
+        && let Some(area) = id.split('.').next().filter(|a| !a.is_empty())
+    {
+        return area.to_owned();
+    }
+    let word: String = node
+        .title
+        .split_whitespace()
+        .next()
+        .unwrap_or("spec")
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .collect::<String>()
+        .to_lowercase();
+    if word.is_empty() {
+        "spec".to_owned()
+    } else {
+        word
+    }
+}
+
+/// The spec's test blocks of `node`, as the workers that cover its requirements run them.
+fn checks(node: &IntentNode) -> Vec<serde_json::Value> {
+    node.checks
+        .iter()
+        .map(|c| serde_json::json!({"runner": c.runner, "code": bounded(c.code.trim_end())}))
+        .collect()
+}
+
+/// `text` cut at [`TEXT_CHARS`] characters.
+fn bounded(text: &str) -> String {
+    if text.chars().count() > TEXT_CHARS {
+        let cut: String = text.chars().take(TEXT_CHARS).collect();
+        format!("{cut}…")
+    } else {
+        text.to_owned()
+    }
+}
 
 /// What a planner is told of a child section of its node: its id and title, the start of
-/// its prose, and its own requirements' ids and levels (their texts are its planner's).
+/// its prose, its own requirements (id, level and text, bounded) and its test blocks: what
+/// a parent needs to cover the section with work children of its own.
 fn child_summary(c: &IntentNode) -> serde_json::Value {
-    // What the section says besides its requirements, whose ids and levels follow: editing
-    // a requirement's wording re-plans the section and not its parent.
+    // What the section says besides its requirements, which follow.
     let mut rest = Vec::new();
     for line in c.prose.lines() {
         let mut line = line.to_owned();
@@ -166,10 +216,13 @@ fn child_summary(c: &IntentNode) -> serde_json::Value {
     let requirements: Vec<serde_json::Value> = c
         .requirements
         .iter()
-        .map(|r| serde_json::json!({"id": r.id.as_str(), "level": r.level.to_string()}))
+        .map(|r| {
+            serde_json::json!({"id": r.id.as_str(), "level": r.level.to_string(),
+                                    "text": bounded(&r.text)})
+        })
         .collect();
     serde_json::json!({"id": c.id.as_str(), "title": c.title, "summary": summary,
-                       "requirements": requirements})
+                       "requirements": requirements, "checks": checks(c)})
 }
 
 /// The request for `node`.

@@ -93,6 +93,11 @@ async fn prose_acceptance_and_unknown_ids_are_repaired_and_a_dependent_sees_its_
     assert_eq!(children[0]["title"], "Library");
     assert_eq!(children[0]["requirements"][0]["id"], "R-1");
     assert_eq!(children[0]["requirements"][0]["level"], "MUST");
+    assert_eq!(
+        children[0]["requirements"][0]["text"],
+        "[R-1] The library MUST parse MAJOR.MINOR.PATCH."
+    );
+    assert_eq!(user["task"]["area"], "semver", "the root's area: {user}");
     assert_eq!(children[0]["summary"], "Parsing and ordering versions.");
 
     // The repair names both problems and what would be right.

@@ -251,8 +251,7 @@ async fn the_amend_request_carries_the_earlier_answer_and_what_changed() {
     let users = provider.users.lock().expect("lock").clone();
     // The root's amend request says its child's summary changed.
     assert_eq!(
-        users[4]["amend"]["changed"][0]["what"],
-        "node.children",
+        users[4]["amend"]["changed"][0]["what"], "node.children",
         "{}",
         users[4]
     );

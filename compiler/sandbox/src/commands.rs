@@ -13,16 +13,8 @@ use crate::confine::{SYSTEM_READABLE, toolchain_dirs};
 /// regular files (or links to them) with an execute bit, in a `PATH` directory inside one
 /// the sandbox lets it read, `readable` included. Sorted, each once.
 pub fn commands_on_path(readable: &[PathBuf]) -> Vec<String> {
-    let mut roots: Vec<PathBuf> = SYSTEM_READABLE.iter().map(PathBuf::from).collect();
-    roots.extend(toolchain_dirs());
-    roots.extend(readable.iter().cloned());
-    let path = std::env::var_os("PATH").unwrap_or_default();
     let mut names = Vec::new();
-    for dir in std::env::split_paths(&path) {
-        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-        if !roots.iter().any(|r| inside(&dir, r)) {
-            continue;
-        }
+    for dir in sandbox_path_dirs(readable) {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -37,6 +29,24 @@ pub fn commands_on_path(readable: &[PathBuf]) -> Vec<String> {
     names.sort();
     names.dedup();
     names
+}
+
+/// The directories of this process's `PATH` that lie inside one the sandbox lets a command
+/// read (the system's, the toolchains', `readable`), in order: the `PATH` a sandboxed
+/// command gets. A directory outside them could only fail (`Permission denied`), and worse,
+/// mislead: Python's `sys.executable` names the first `python3` on `PATH`, a pyenv shim
+/// the sandbox cannot run, although `/usr/bin/python3` runs.
+pub(crate) fn sandbox_path_dirs(readable: &[PathBuf]) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = SYSTEM_READABLE.iter().map(PathBuf::from).collect();
+    roots.extend(toolchain_dirs());
+    roots.extend(readable.iter().cloned());
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .filter(|dir| {
+            let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            roots.iter().any(|r| inside(&real, r))
+        })
+        .collect()
 }
 
 /// Whether `dir` is `root` or below it (`root` resolved as the sandbox resolves it).

@@ -37,7 +37,7 @@ pub struct CommandSpec {
 }
 
 /// How a command ended.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "value")]
 pub enum Exit {
     Code(i32),
@@ -48,7 +48,7 @@ pub enum Exit {
 }
 
 /// One stream's output: the start and end, and how much there was.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Captured {
     pub head: String,
     pub tail: String,
@@ -71,7 +71,7 @@ impl Captured {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CommandResult {
     pub exit: Exit,
     pub stdout: Captured,

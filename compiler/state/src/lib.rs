@@ -26,9 +26,9 @@ mod writer;
 pub use dialect::Dialect;
 pub use error::StateError;
 pub use journal::{
-    JOURNAL, Journal, JournalError, LastAttempt, RunRow, RunningAttempt, Status, StepAt, StepKind,
-    StepRow, Submissions, TASK_STATES, TaskLine, TaskRef, TaskRow, TaskState, read_status,
-    status_of, step_write,
+    AttemptStory, JOURNAL, Journal, JournalError, LastAttempt, RunRow, RunningAttempt, Status,
+    StepAt, StepKind, StepRow, Story, StoryStep, Submissions, TASK_STATES, TaskLine, TaskRef,
+    TaskRow, TaskState, read_status, read_story, status_of, step_write, story_of,
 };
 pub use leases::{
     Claim, LEASES, LeaseError, LeaseRow, LeaseStore, StepRecord, read as read_leases,

@@ -98,27 +98,76 @@ pub fn problem(script: &str, commands: &Commands) -> Option<String> {
     None
 }
 
-/// The first command word of `script`: past leading variable assignments (`A=1 cmd`),
-/// `!`, and a leading `(` or `{`.
+/// The first command word of `script`: past leading variable assignments (`A=1 cmd`,
+/// `out=$(cmd 2>&1)`), `!`, and a leading `(` or `{`; a command of assignments only
+/// (`st=$?;`) hands on to the next one. Words are split as the shell splits them: a quote,
+/// `$( )`, `${ }` or back quote holds its spaces.
 fn first_word(script: &str) -> Option<String> {
-    let line = script
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#'))?;
-    for word in line.split_whitespace() {
-        let word = word.trim_start_matches(['(', '{']);
-        if word.is_empty() || word == "!" {
-            continue;
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let (mut single, mut double, mut back) = (false, false, false);
+    let mut depth = 0usize;
+    let mut chars = script.chars().peekable();
+    let mut comment = false;
+    // Ends the word being read; `Some` when it is the command word.
+    let end = |word: &mut String, words: &mut Vec<String>| -> Option<String> {
+        if word.is_empty() {
+            return None;
         }
-        let assignment = word.split_once('=').is_some_and(|(name, _)| {
-            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        let w = std::mem::take(word);
+        let bare = w.trim_start_matches(['(', '{']);
+        let assignment = bare.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         });
-        if assignment {
+        if bare.is_empty() || bare == "!" || assignment {
+            words.push(w);
+            return None;
+        }
+        Some(bare.trim_end_matches([';', ')', '}']).to_owned())
+    };
+    while let Some(c) = chars.next() {
+        if comment {
+            comment = c != '\n';
             continue;
         }
-        return Some(word.trim_end_matches([';', ')', '}']).to_owned());
+        let quoted = single || double || back || depth > 0;
+        match c {
+            '\'' if !double && !back && depth == 0 => single = !single,
+            '"' if !single => double = !double,
+            '`' if !single => back = !back,
+            '$' if !single && matches!(chars.peek(), Some('(') | Some('{')) => {
+                word.push(c);
+                if let Some(open) = chars.next() {
+                    word.push(open);
+                }
+                depth += 1;
+                continue;
+            }
+            ')' | '}' if depth > 0 && !single => depth -= 1,
+            '\\' if !single => {
+                word.push(c);
+                if let Some(next) = chars.next() {
+                    word.push(next);
+                }
+                continue;
+            }
+            '#' if !quoted && word.is_empty() => {
+                comment = true;
+                continue;
+            }
+            c if !quoted && (c.is_whitespace() || matches!(c, ';' | '|' | '&')) => {
+                if let Some(first) = end(&mut word, &mut words) {
+                    return Some(first);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        word.push(c);
     }
-    None
+    end(&mut word, &mut words)
 }
 
 /// What `sh -n` would refuse in `script`, as far as a lexical scan can tell: an unclosed

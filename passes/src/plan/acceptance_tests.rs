@@ -116,3 +116,20 @@ fn an_id_the_node_does_not_have_is_sent_back_with_the_ones_it_has() {
     a.children[0].covers_nodes = vec!["pages".into()];
     assert!(check_known_ids(&spec.root, &[], &a).is_empty());
 }
+
+#[test]
+fn the_command_word_is_found_past_assignments_that_hold_spaces() {
+    let commands = Commands::new(["printf", "python3", "cargo"].map(str::to_owned));
+    // A capable model's re-plan, refused as "starts with `'Zm9v!'`" before.
+    let capture = r#"err=$(printf 'Zm9v!' | python3 -m basen -d base64 2>&1 >/dev/null); st=$?; test $st -eq 1 && test -n "$err""#;
+    assert!(problems(capture, &commands).is_empty(), "{:?}", problems(capture, &commands));
+    assert!(problems("A='x y' B=\"$(pwd)\" cargo test", &commands).is_empty());
+    assert!(problems("{ cargo build; } && (cd src && cargo test)", &commands).is_empty());
+    let unknown = problems("st=$?; frobnicate --all", &commands);
+    assert!(
+        unknown.len() == 1 && unknown[0].contains("starts with `frobnicate`"),
+        "an assignment-only command hands on to the next: {unknown:?}"
+    );
+    let prose = problems("The tool's output matches", &commands);
+    assert_eq!(prose.len(), 1, "{prose:?}");
+}

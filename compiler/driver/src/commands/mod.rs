@@ -15,6 +15,7 @@ mod report;
 mod runners;
 mod sandbox;
 mod serve;
+mod show;
 mod state_url;
 mod status;
 mod worker;
@@ -61,6 +62,7 @@ fn run_command(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn Write) ->
         Command::Pin(args) => pin::run(&args, env, out, err),
         Command::Cost(args) => cost::run(&args, env, out, err),
         Command::Status(args) => status::run(&args, env, out, err),
+        Command::Show(args) => show::run(&args, env, out, err),
         Command::Eval(args) => eval::run(&args, env, out, err),
         Command::Report(args) => report::run(&args, env, out, err),
         Command::Explain(args) => explain::run(&args, out, err),

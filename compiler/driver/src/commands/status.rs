@@ -146,12 +146,12 @@ fn write_text(
 
 /// Where the build's state is: the state database beside the spec, or the PostgreSQL
 /// database a state URL names (`[state] url` in specc.toml, or `SPECC_STATE_URL`).
-enum Source {
+pub(super) enum Source {
     Sqlite(PathBuf),
     Postgres(String),
 }
 
-fn source_of(dir: &Path, db: &Path) -> Result<Source, ReadError> {
+pub(super) fn source_of(dir: &Path, db: &Path) -> Result<Source, ReadError> {
     let from_file = std::fs::read_to_string(dir.join("specc.toml"))
         .ok()
         .and_then(|t| t.parse::<toml::Table>().ok())

@@ -90,7 +90,9 @@ complete, call `done` with a one-line summary: the acceptance checks then run, a
 output once if they fail. If a check is wrong (it demands what the task does not ask, or correct \
 work cannot pass it), call `dispute_check` with the evidence instead of bending the code to it: \
 your work is kept for the next attempt. If the task cannot be done as given, call `give_up` and say why. Use \
-`note` for what the next agent should know about the codebase (the field guide).";
+`note` for what the next agent should know about the codebase (the field guide). Where code carries \
+out one of the decisions you are given, say so in a comment `design: <decision id>` beside it: \
+specc checks those references when a decision changes.";
 
 /// The conversation an attempt starts with.
 pub(super) fn messages(

@@ -96,12 +96,15 @@ pub(super) async fn one_attempt(
         limits: s.policy.attempt,
         max_tokens_per_call: s.policy.worker_max_tokens,
     };
-    let ended = agent
-        .run(
-            context::messages(order, &guide, retry, carried.as_ref()),
-            replay,
-        )
-        .await;
+    let opening = context::messages(order, &guide, retry, carried.as_ref());
+    // What the worker was told, for `specc show` (design: driver.show).
+    if let Err(e) = s
+        .journal
+        .attempt_context(s.run, task, attempt, &json!(opening))
+    {
+        return Attempted::Journal(e);
+    }
+    let ended = agent.run(opening, replay).await;
     let (summary, steps) = match done(s, ended, notes) {
         Ok(done) => done,
         Err(Attempted::Journal(e)) => return Attempted::Journal(e),

@@ -70,17 +70,12 @@ pub(crate) fn generated(path: &str) -> Option<Generated> {
     LOCKFILES.contains(&name).then_some(Generated::Lockfile)
 }
 
-/// What a worker is told of them.
+/// What a worker is told of them: short, since every task reads it.
 pub(crate) fn briefing() -> String {
-    format!(
-        "Tools generate some files as they build and test. Lock files ({}) that your commands \
-         write outside your write scope stay in your checkout, so the checks run with them, \
-         and do not land: a lock file lands only when your write scope names it. Caches and \
-         build products (directories {}; `*.pyc`, `*.class`, `*.o`) never land. Nothing of \
-         either is undone.",
-        LOCKFILES[..6].join(", ") + ", …",
-        CACHE_DIRS[..6].join(", ") + ", …"
-    )
+    "Lock files your commands write (`Cargo.lock`, `package-lock.json`, `poetry.lock`, …) stay \
+     in your checkout for the checks but land only if your write scope names them; caches \
+     (`__pycache__`, `node_modules`, `*.pyc`, …) never land. Neither is undone."
+        .to_owned()
 }
 
 #[cfg(test)]

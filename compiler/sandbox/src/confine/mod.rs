@@ -92,6 +92,7 @@ impl SandboxRunner {
             .map(|p| absolute(p))
             .chain(ancestor_manifests(&spec.dir))
             .collect();
+        let path_roots = readable.clone();
         let limits = self.limits.clone();
         let helper = self.helper.clone();
         let require_full = !probe && self.probe.full();
@@ -121,10 +122,17 @@ impl SandboxRunner {
                 path: cargo_home.clone(),
                 error,
             })?;
+            // Only the `PATH` directories the command may run programs from.
+            let path = std::env::join_paths(crate::commands::sandbox_path_dirs(&path_roots))
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default();
             Ok(Launch {
                 program: helper.into_os_string(),
                 args: vec![SUBCOMMAND.into(), "stage1".into(), file.into_os_string()],
-                env: vec![("CARGO_HOME".to_owned(), cargo_home.display().to_string())],
+                env: vec![
+                    ("CARGO_HOME".to_owned(), cargo_home.display().to_string()),
+                    ("PATH".to_owned(), path),
+                ],
             })
         })
         .await

@@ -1,7 +1,7 @@
 //! The execution journal in the state database: runs, tasks, attempts and their steps,
 //! written by the build (`record.rs`) through one handle (`handle.rs`) and read back to
-//! resume a killed build (`resume.rs`), for the record (`read.rs`) and for `specc status`
-//! (`status.rs`). Its tables are its own (`tables.rs`).
+//! resume a killed build (`resume.rs`), for the record (`read.rs`), for `specc status`
+//! (`status.rs`) and for `specc show` (`story.rs`). Its tables are its own (`tables.rs`).
 //! design: runtime.journal
 
 mod handle;
@@ -10,6 +10,7 @@ mod read;
 mod record;
 mod resume;
 mod status;
+mod story;
 mod tables;
 
 pub use handle::{Journal, JournalError};
@@ -18,4 +19,5 @@ pub use read::{StepRow, TaskRow};
 pub use resume::LastAttempt;
 pub use status::{RunRow, RunningAttempt, Status, Submissions, TASK_STATES, TaskLine};
 pub use status::{of as status_of, read as read_status};
+pub use story::{AttemptStory, Story, StoryStep, of as story_of, read as read_story};
 pub use tables::JOURNAL;

@@ -197,6 +197,25 @@ impl Journal {
         Ok(())
     }
 
+    /// What `attempt` was told as it started: its opening messages (a JSON list), as sent.
+    pub fn attempt_context(
+        &self,
+        run: &str,
+        task: &str,
+        attempt: u32,
+        messages: &serde_json::Value,
+    ) -> Result<(), JournalError> {
+        let (run, task, messages) = (run.to_owned(), task.to_owned(), messages.to_string());
+        self.defer(move |c| {
+            c.execute(
+                "INSERT INTO contexts (run, task, attempt, messages) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (run, task, attempt) DO UPDATE SET messages = ?4",
+                args![&run, &task, attempt, &messages],
+            )
+            .map(drop)
+        })
+    }
+
     pub fn end_attempt(
         &self,
         run: &str,

@@ -1,6 +1,6 @@
 //! The journal's tables (design: state.owners): runs, their tasks and attempts, each
-//! attempt's steps, what landed in any run, the texts the seed wrote, and the follow-ups a
-//! run added.
+//! attempt's steps and opening messages, what landed in any run, the texts the seed wrote,
+//! and the follow-ups a run added.
 //! design: runtime.journal
 
 use crate::schema::{Migration, Tables};
@@ -18,6 +18,11 @@ pub const JOURNAL: Tables = Tables {
             version: 2,
             legacy: Some(3),
             sql: V2,
+        },
+        Migration {
+            version: 3,
+            legacy: None,
+            sql: V3,
         },
     ],
 };
@@ -53,3 +58,10 @@ CREATE TABLE IF NOT EXISTS followups (
 const V2: &str = "
 ALTER TABLE followups ADD COLUMN seq {int};
 ALTER TABLE tasks ADD COLUMN landed_ms {int}";
+
+/// What each attempt was told: its opening messages as sent (a JSON list), for
+/// `specc show` (design: driver.show).
+const V3: &str = "
+CREATE TABLE IF NOT EXISTS contexts (
+    run {text} NOT NULL, task {text} NOT NULL, attempt {int} NOT NULL,
+    messages {text} NOT NULL, PRIMARY KEY (run, task, attempt))";

@@ -64,10 +64,20 @@ pub(in crate::commands) fn score_words(e: &Evaluation) -> String {
         ),
         Some(_) => "no test ran".to_owned(),
         None => format!(
-            "score unknown: the output could not be read as test results ({})",
-            exit_words(&e.exit)
+            "score unknown: the output could not be read as test results ({}{}; log {})",
+            exit_words(&e.exit),
+            last_line(&e.log).map_or_else(String::new, |l| format!("; it ended `{l}`")),
+            e.log.display()
         ),
     }
+}
+
+/// The last line of a log that says something (a test suite that did not compile ends
+/// with the compiler's verdict), cut short.
+fn last_line(log: &std::path::Path) -> Option<String> {
+    let text = std::fs::read_to_string(log).ok()?;
+    let line = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
+    Some(line.chars().take(160).collect())
 }
 
 fn exit_words(exit: &specc_sandbox::Exit) -> String {
