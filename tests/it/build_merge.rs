@@ -19,7 +19,7 @@ fn note(t: &str) -> Value {
 }
 
 /// Both leaves note under `## Notes` (two attempts each, for a re-run); `merger` answers.
-fn build(merger: Value) -> Built {
+pub(crate) fn build(merger: Value) -> Built {
     let dir = project(&with_merger());
     std::fs::create_dir_all(dir.path().join("field-guide")).expect("dir");
     std::fs::write(dir.path().join("field-guide/index.md"), GUIDE).expect("guide");
@@ -40,12 +40,12 @@ fn build(merger: Value) -> Built {
     )
 }
 
-fn resolution(content: &str) -> Value {
+pub(crate) fn resolution(content: &str) -> Value {
     json!({"content": content, "explanation": "both notes, landed one first"})
 }
 
 /// The task whose submission went to the merge agent, and how often it was asked.
-fn merged_task(b: &Built) -> (String, usize) {
+pub(crate) fn merged_task(b: &Built) -> (String, usize) {
     let seen = b.book.seen();
     let merges: Vec<&String> = seen.iter().filter(|s| s.starts_with("merge:")).collect();
     let task = merges

@@ -33,5 +33,6 @@ mod plan_tasks;
 mod sandbox;
 mod serve;
 mod serve_coordinate;
+mod show;
 mod state_schema;
 mod support;

@@ -5,9 +5,9 @@
 //! design: runtime.sandbox
 
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::confine::{SYSTEM_READABLE, toolchain_dirs};
+use crate::confine::sandbox_path_dirs;
 
 /// The names of the commands on this process's `PATH` that a sandboxed command may run:
 /// regular files (or links to them) with an execute bit, in a `PATH` directory inside one
@@ -29,30 +29,6 @@ pub fn commands_on_path(readable: &[PathBuf]) -> Vec<String> {
     names.sort();
     names.dedup();
     names
-}
-
-/// The directories of this process's `PATH` that lie inside one the sandbox lets a command
-/// read (the system's, the toolchains', `readable`), in order: the `PATH` a sandboxed
-/// command gets. A directory outside them could only fail (`Permission denied`), and worse,
-/// mislead: Python's `sys.executable` names the first `python3` on `PATH`, a pyenv shim
-/// the sandbox cannot run, although `/usr/bin/python3` runs.
-pub(crate) fn sandbox_path_dirs(readable: &[PathBuf]) -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = SYSTEM_READABLE.iter().map(PathBuf::from).collect();
-    roots.extend(toolchain_dirs());
-    roots.extend(readable.iter().cloned());
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .filter(|dir| {
-            let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-            roots.iter().any(|r| inside(&real, r))
-        })
-        .collect()
-}
-
-/// Whether `dir` is `root` or below it (`root` resolved as the sandbox resolves it).
-fn inside(dir: &Path, root: &Path) -> bool {
-    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    dir.starts_with(root)
 }
 
 #[cfg(test)]

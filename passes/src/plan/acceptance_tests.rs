@@ -122,7 +122,11 @@ fn the_command_word_is_found_past_assignments_that_hold_spaces() {
     let commands = Commands::new(["printf", "python3", "cargo"].map(str::to_owned));
     // A capable model's re-plan, refused as "starts with `'Zm9v!'`" before.
     let capture = r#"err=$(printf 'Zm9v!' | python3 -m basen -d base64 2>&1 >/dev/null); st=$?; test $st -eq 1 && test -n "$err""#;
-    assert!(problems(capture, &commands).is_empty(), "{:?}", problems(capture, &commands));
+    assert!(
+        problems(capture, &commands).is_empty(),
+        "{:?}",
+        problems(capture, &commands)
+    );
     assert!(problems("A='x y' B=\"$(pwd)\" cargo test", &commands).is_empty());
     assert!(problems("{ cargo build; } && (cd src && cargo test)", &commands).is_empty());
     let unknown = problems("st=$?; frobnicate --all", &commands);

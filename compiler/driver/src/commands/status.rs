@@ -133,9 +133,15 @@ fn write_text(
         )?;
     }
     for l in &s.failed {
+        // What one would run next to see why.
+        let see = if l.state == "failed" {
+            format!(" (specc show {})", l.task)
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "{}: {}: {}",
+            "{}: {}: {}{see}",
             l.state,
             l.task,
             l.detail.as_deref().unwrap_or_default()

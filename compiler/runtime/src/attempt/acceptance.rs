@@ -81,7 +81,11 @@ impl Report {
             .results
             .iter()
             .filter(|r| !r.result.success())
-            .map(|r| format!("`{}` ({:?})", r.name, r.result.exit))
+            .map(|r| {
+                let report = r.result.report();
+                let how = report.lines().next().unwrap_or_default();
+                format!("`{}` ({how})", r.name)
+            })
             .collect();
         format!("acceptance failed: {}", failed.join(", "))
     }

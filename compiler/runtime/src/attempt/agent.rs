@@ -290,6 +290,11 @@ impl AgentLoop<'_> {
             );
             return Ok(None);
         }
+        outcome.failed = true;
+        outcome.text = format!(
+            "The acceptance checks failed again; the attempt ends here:\n{}",
+            report.failures()
+        );
         Ok(Some(LoopEnd::Failed {
             reason: report.summary(),
             flagged: t.flagged.clone(),

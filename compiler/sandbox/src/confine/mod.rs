@@ -123,7 +123,7 @@ impl SandboxRunner {
                 error,
             })?;
             // Only the `PATH` directories the command may run programs from.
-            let path = std::env::join_paths(crate::commands::sandbox_path_dirs(&path_roots))
+            let path = std::env::join_paths(sandbox_path_dirs(&path_roots))
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_default();
             Ok(Launch {
@@ -171,6 +171,30 @@ pub fn toolchain_dirs() -> Vec<PathBuf> {
     }
     dirs.retain(|d| Path::new(d).is_dir());
     dirs
+}
+
+/// The directories of this process's `PATH` that lie inside one the sandbox lets a command
+/// read (the system's, the toolchains', `readable`), in order: the `PATH` a sandboxed
+/// command gets. A directory outside them could only fail (`Permission denied`), and worse,
+/// mislead: Python's `sys.executable` names the first `python3` on `PATH`, a pyenv shim
+/// the sandbox cannot run, although `/usr/bin/python3` runs.
+pub(crate) fn sandbox_path_dirs(readable: &[PathBuf]) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = SYSTEM_READABLE.iter().map(PathBuf::from).collect();
+    roots.extend(toolchain_dirs());
+    roots.extend(readable.iter().cloned());
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .filter(|dir| {
+            let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            roots.iter().any(|r| inside(&real, r))
+        })
+        .collect()
+}
+
+/// Whether `dir` is `root` or below it (`root` resolved as the sandbox resolves it).
+fn inside(dir: &Path, root: &Path) -> bool {
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    dir.starts_with(root)
 }
 
 /// The `Cargo.toml` files of `dir`'s ancestors: cargo reads them to find its workspace,

@@ -62,7 +62,8 @@ pub(crate) fn run(args: &ShowArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
     if let Some(n) = args.attempt {
         story.attempts.retain(|a| a.attempt == n);
     }
-    let costs = costs(&rows, args.attempt);
+    // The ledger counts a task's calls, not its attempts': the cost is the task's.
+    let costs = costs(&rows);
     let diff = story
         .commit
         .as_deref()
@@ -111,15 +112,20 @@ fn read(
         .and_then(|l| l.rows().ok())
         .unwrap_or_default()
         .into_iter()
-        .filter(|r| r.run == story.run && r.task == story.task)
+        // The merge agent's and the reviewers' calls about the task are `merge:<task>`, …
+        .filter(|r| {
+            r.run == story.run
+                && (r.task == story.task
+                    || r.task.split_once(':').is_some_and(|(_, t)| t == story.task))
+        })
         .collect();
     Ok(Some((story, rows)))
 }
 
-/// The task's calls by role (the planner's re-plans of it included), or one attempt's.
-fn costs(rows: &[CallRow], only: Option<u32>) -> BTreeMap<String, RoleCost> {
+/// The task's calls by role, every attempt's (the planner's re-plans of it included).
+fn costs(rows: &[CallRow]) -> BTreeMap<String, RoleCost> {
     let mut by: BTreeMap<String, RoleCost> = BTreeMap::new();
-    for r in rows.iter().filter(|r| only.is_none_or(|n| r.attempt == n)) {
+    for r in rows {
         let c = by.entry(r.role.clone()).or_default();
         c.calls += 1;
         c.input += r.usage.input + r.usage.cached_input;
