@@ -11,6 +11,7 @@ mod build_megafile;
 mod build_merge;
 mod build_resume;
 mod build_review;
+mod capable;
 mod check_cli;
 mod check_fixtures;
 mod check_incremental;

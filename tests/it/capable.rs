@@ -1,0 +1,52 @@
+//! The build a capable model's answers were recorded for (`fixtures/capable/basen`, see its
+//! README: answers written by a model through the bridge, not by hand), replayed offline:
+//! every task lands and every hidden test passes. The workers' commands and the checks run
+//! for real, in the sandbox; only the answers are replayed.
+
+use std::path::Path;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("dir");
+    for e in std::fs::read_dir(from)
+        .expect("read")
+        .filter_map(Result::ok)
+    {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if src.is_dir() {
+            copy_dir(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).expect("copy");
+        }
+    }
+}
+
+#[test]
+fn the_capable_models_recorded_build_lands_every_task_and_passes_the_hidden_tests() {
+    let dir = tempfile::tempdir().expect("tmp");
+    copy_dir(
+        &crate::support::root().join("fixtures/capable/basen"),
+        dir.path(),
+    );
+    let env = specc::Env {
+        no_color: true,
+        width: Some(100),
+        sandbox_helper: Some(specc_tests::specc_binary()),
+        ..specc::Env::default()
+    };
+    let spec = dir.path().join("spec.md").display().to_string();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = specc::run(["specc", "build", spec.as_str()], &env, &mut out, &mut err);
+    let (out, err) = (
+        String::from_utf8_lossy(&out).into_owned(),
+        String::from_utf8_lossy(&err).into_owned(),
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("3 work tasks: 3 landed"), "{out}");
+    assert!(
+        err.contains("75 of 75 tests pass (100.0%) (final)"),
+        "the hidden tests: {err}"
+    );
+    // Replayed: the same calls as recorded, and nothing asked that was not.
+    assert!(out.contains("planner       1 calls"), "{out}");
+    assert!(out.contains("worker        9 calls"), "{out}");
+}
