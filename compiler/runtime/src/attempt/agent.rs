@@ -45,7 +45,7 @@ pub(super) enum LoopEnd {
     },
     /// The worker disputed one of its checks (design: runtime.disputes).
     Disputed {
-        dispute: Dispute,
+        dispute: Box<Dispute>,
         flagged: Vec<String>,
     },
     /// The budget cap (or a halt) stops the build.
@@ -240,7 +240,7 @@ impl AgentLoop<'_> {
             Control::Continue => None,
             Control::GiveUp(reason) => Some(t.fail(format!("gave up: {reason}"))),
             Control::Done(summary) => self.accept(t, summary, &mut outcome).await?,
-            Control::Dispute(dispute) => self.disputed(t, dispute, &mut outcome),
+            Control::Dispute(dispute) => self.disputed(t, *dispute, &mut outcome),
         };
         t.step += 1;
         let body = json!({"call_id": call.id, "tool": call.name, "failed": outcome.failed, "text": outcome.text});
@@ -307,10 +307,10 @@ impl AgentLoop<'_> {
     fn disputed(&self, t: &Turns, dispute: Dispute, outcome: &mut ToolOutcome) -> Option<LoopEnd> {
         if self.checks.iter().any(|c| c.name == dispute.check.trim()) {
             return Some(LoopEnd::Disputed {
-                dispute: Dispute {
+                dispute: Box::new(Dispute {
                     check: dispute.check.trim().to_owned(),
                     ..dispute
-                },
+                }),
                 flagged: t.flagged.clone(),
             });
         }

@@ -38,7 +38,7 @@ pub(super) enum Attempted {
 pub(super) struct Failure {
     pub(super) reason: String,
     /// The worker's case against one of its checks, when it disputed one.
-    pub(super) dispute: Option<Dispute>,
+    pub(super) dispute: Option<Box<Dispute>>,
     /// It failed in its checks or disputed one: its work is kept for the next attempt.
     pub(super) keep: bool,
     /// The attempt's in-scope changes, when kept (design: runtime.carried-work).

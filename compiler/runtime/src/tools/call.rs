@@ -43,7 +43,7 @@ impl Toolbox {
                     d.check
                 ),
                 failed: false,
-                control: Control::Dispute(d),
+                control: Control::Dispute(Box::new(d)),
                 flagged: None,
             }),
             "give_up" => parse::<Finish>(call).map(|a| ToolOutcome {

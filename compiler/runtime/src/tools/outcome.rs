@@ -9,7 +9,7 @@ pub enum Control {
     Done(String),
     GiveUp(String),
     /// The worker says one of its checks is wrong: the planner that wrote it decides.
-    Dispute(Dispute),
+    Dispute(Box<Dispute>),
 }
 
 /// A worker's case against one of its task's checks (design: runtime.disputes).
