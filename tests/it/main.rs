@@ -32,6 +32,7 @@ mod pg;
 mod plan_cases;
 mod plan_tasks;
 mod sandbox;
+mod schemas;
 mod serve;
 mod serve_coordinate;
 mod show;

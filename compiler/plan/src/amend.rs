@@ -142,7 +142,8 @@ pub(crate) fn request(inputs: &Value, earlier: &Earlier<'_>, max_tokens: u32) ->
     });
     let mut schema = planner::answer_schema();
     for list in ["decisions", "children"] {
-        schema["properties"][list]["items"]["properties"]["unchanged"] = json!({"type": "boolean"});
+        schema["properties"][list]["items"]["properties"]["unchanged"] = json!({"type": "boolean",
+            "description": "true: this entry is the earlier answer's, kept word for word (specc keeps the earlier text whatever you wrote here, so the tasks below are not planned again)."});
     }
     crate::ask::request(
         &system,

@@ -210,3 +210,19 @@ fn problems(a: &Replan, commands: &Commands) -> Vec<Diagnostic> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_parameter_of_replan_task_is_described() {
+        let parameters = super::tool().parameters;
+        let props = parameters["properties"].as_object().expect("properties");
+        for (name, p) in props {
+            assert!(
+                p["description"].as_str().is_some_and(|d| !d.is_empty()),
+                "`{name}` has no description"
+            );
+        }
+        assert_eq!(props.len(), 4);
+    }
+}
