@@ -199,3 +199,40 @@ fn a_lock_file_written_outside_the_scope_stays_for_the_checks_and_does_not_land(
     assert_eq!(submit["generated"], json!(["Cargo.lock"]), "{submit}");
     assert_eq!(submit["left_out"], json!([]), "{submit}");
 }
+
+#[test]
+fn the_next_build_rechecks_a_replanned_task_with_the_checks_it_landed_with() {
+    let planner = json!({
+        "": {"decisions": [], "children": [
+            child("a", "R-1", "a.txt", &["test -f a.txt"], &[]),
+            child("b", "R-2", "b.txt", &["grep -q BETA b.txt"], &["a"]),
+        ]},
+        "replan:b": {"instructions": "write `beta` to b.txt", "acceptance": ["grep -q beta b.txt"],
+                     "reason": "R-2 says nothing of upper case"},
+    });
+    let workers = json!({
+        "a": [
+            [[write("a.txt", "alpha\n")], [done()]],
+            [[write("a.txt", "alpha, again\n")], [done()]],
+        ],
+        "b": [
+            [[write("b.txt", "beta\n")], [done()], [dispute("acceptance #1")]],
+            [[done()]],
+        ],
+    });
+    let b = build_with(TOML, planner, workers);
+    assert_eq!(b.code, 0, "{}\n{}", b.out, b.err);
+    // `a` runs again: `b`, up to date, is re-checked — with its new check, which passes.
+    let again = super::build::rebuild(b.dir.path(), &b.book, &["--force", "a"]);
+    assert_eq!(again.code, 0, "{}\n{}", again.out, again.err);
+    assert!(
+        again.err.contains("re-checked  b: its checks pass"),
+        "{}",
+        again.err
+    );
+    assert!(
+        !b.book.seen().iter().any(|s| s.starts_with("b#3")),
+        "b did not run again: {:?}",
+        b.book.seen()
+    );
+}

@@ -18,6 +18,10 @@ pub struct Landed {
     pub followups: Vec<FollowUp>,
     /// Files flagged for the megafile guard (by this task or before): each needs a split.
     pub flagged: Vec<SplitNeed>,
+    /// It was re-planned on the way (its checks or scope may have changed): the
+    /// scheduler reads the re-plans back from the journal (design: runtime.disputes).
+    #[serde(default)]
+    pub replanned: bool,
 }
 
 impl Landed {
@@ -34,6 +38,8 @@ impl Landed {
             attempts: u32::try_from(attempt).unwrap_or(u32::MAX),
             followups: Vec::new(),
             flagged: Vec::new(),
+            // Not known: the journal is read back in any case.
+            replanned: true,
         }
     }
 }

@@ -43,11 +43,10 @@ impl Commands {
 /// POSIX sh's special builtins, regular builtins and reserved words (what `sh -c` runs
 /// without a `PATH` lookup).
 const SHELL_WORDS: &[&str] = &[
-    ".", ":", "!", "[", "[[", "{", "(", "alias", "bg", "break", "case", "cd", "command",
-    "continue", "echo", "eval", "exec", "exit", "export", "false", "fg", "for", "getopts", "hash",
-    "if", "jobs", "kill", "printf", "pwd", "read", "readonly", "return", "set", "shift", "test",
-    "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "until", "wait",
-    "while",
+    ".", ":", "!", "[", "{", "(", "alias", "bg", "break", "case", "cd", "command", "continue",
+    "echo", "eval", "exec", "exit", "export", "false", "fg", "for", "getopts", "hash", "if",
+    "jobs", "kill", "printf", "pwd", "read", "readonly", "return", "set", "shift", "test", "times",
+    "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
 ];
 
 /// Diagnostics for `answer`'s acceptance entries under `node` that are not commands.
@@ -90,12 +89,28 @@ pub fn problem(script: &str, commands: &Commands) -> Option<String> {
         return Some(why);
     }
     let first = first_word(script)?;
+    if matches!(first.as_str(), "true" | "false" | ":") && !alone(script, &first) {
+        return Some(format!(
+            "starts with `{first}`, which ignores the words after it: the entry always {}",
+            if first == "false" { "fails" } else { "passes" }
+        ));
+    }
     if !commands.knows(&first) {
         return Some(format!(
             "starts with `{first}`, which is neither a shell builtin nor a command the sandbox finds"
         ));
     }
     None
+}
+
+/// Whether `word`, the first command word of `script`, stands alone: the end of the script
+/// or an operator follows it (`true && …` is a command, `true when it works` is prose).
+fn alone(script: &str, word: &str) -> bool {
+    let Some(at) = script.find(word) else {
+        return true;
+    };
+    let rest = script[at + word.len()..].trim_start();
+    rest.is_empty() || rest.starts_with([';', '|', '&', ')', '}', '\n'])
 }
 
 /// The first command word of `script`: past leading variable assignments (`A=1 cmd`,

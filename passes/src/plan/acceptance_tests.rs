@@ -51,7 +51,8 @@ fn commands_pass_and_prose_is_sent_back() {
         "for f in src/*.rs; do grep -q 'design:' \"$f\" || exit 1; done",
         "case \"$(uname)\" in Linux) true ;; *) false ;; esac",
         "python3 - <<'PY'\nprint(\"(unbalanced in a heredoc is fine\")\nPY",
-        "[ -d src ] && [[ -f Cargo.toml ]]",
+        "[ -d src ] && [ -f Cargo.toml ]",
+        "true && cargo test",
         "echo \"$(cargo --version)\" | grep -q cargo",
     ] {
         assert_eq!(problems(good, &known()), Vec::<String>::new(), "{good}");
@@ -68,6 +69,8 @@ fn commands_pass_and_prose_is_sent_back() {
         ("cargo test |", "ends with an operator"),
         ("python3 - <<PY\nprint(1)", "never ends"),
         ("cargo test)", "never opened"),
+        ("[[ -f Cargo.toml ]]", "starts with `[[`"),
+        ("true when all the tests pass", "the entry always passes"),
         ("", "is empty"),
     ] {
         let p = problems(bad, &known());

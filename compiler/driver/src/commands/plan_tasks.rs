@@ -52,7 +52,7 @@ pub(crate) fn run(
         &setup.llm,
         setup.limits,
         &guide.text,
-        &specc_passes::plan::Commands::new(specc_sandbox::commands_on_path(&[])),
+        &specc_passes::plan::Commands::new(specc_sandbox::commands_on_path(&sandbox_read(&dir))),
         &state,
     ));
     for d in notes.iter().chain(&super::recording_warning(&setup.client)) {
@@ -100,6 +100,25 @@ pub(crate) fn run(
 /// What planning needs before the first call: the configuration, a client of its planner
 /// (the outline planner plugged in, `--record` wrapped around it, the ledger in `.specc/`)
 /// and the async runtime. Each failure is one diagnostic.
+/// specc.toml's `[sandbox] read`, relative to `dir`: what `specc build` passes too, so the
+/// plan cache both share holds answers checked against the same commands.
+fn sandbox_read(dir: &Path) -> Vec<std::path::PathBuf> {
+    let table = std::fs::read_to_string(dir.join("specc.toml"))
+        .ok()
+        .and_then(|t| t.parse::<toml::Table>().ok());
+    let read = table
+        .as_ref()
+        .and_then(|t| t.get("sandbox")?.get("read")?.as_array().cloned())
+        .unwrap_or_default();
+    read.iter()
+        .filter_map(|v| v.as_str())
+        .map(|p| {
+            let p = std::path::PathBuf::from(p);
+            if p.is_relative() { dir.join(p) } else { p }
+        })
+        .collect()
+}
+
 struct Setup {
     llm: LlmConfig,
     limits: Limits,

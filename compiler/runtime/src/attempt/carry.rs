@@ -9,21 +9,26 @@ use specc_vcs::object::{Kind, ObjectId};
 use specc_vcs::{Change, FileAt, Repo};
 
 use super::context::CarriedNote;
-use crate::checkouts::{Tracked, apply};
+use crate::checkouts::{Scope, Tracked, apply};
 
 /// Writes `work` into the checkout at `dir` (of `base`), recording each write in
 /// `tracked` as the tools would. A change whose base no longer holds what it was made
-/// against is dropped.
+/// against is dropped, and so is one outside `scope` (a re-plan narrowed it, or a
+/// deliberate break of the last attempt patched it): it would be undone before the checks.
 pub(super) async fn carry(
     repo: &Repo,
     base: ObjectId,
     dir: &std::path::Path,
     tracked: &Tracked,
-    work: &[Change],
+    (work, scope): (&[Change], &Scope),
 ) -> std::io::Result<CarriedNote> {
     let mut note = CarriedNote::default();
     let mut writes: Vec<(String, FileAt)> = Vec::new();
     for c in work {
+        if !scope.allows(&c.path) && c.path != specc_plan::field_guide::PATH {
+            note.dropped.push(c.path.clone());
+            continue;
+        }
         let Some(now) = repo.file(base, &c.path).await else {
             note.dropped.push(c.path.clone());
             continue;

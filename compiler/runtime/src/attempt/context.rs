@@ -66,7 +66,8 @@ pub struct SiblingBrief {
 pub(super) struct CarriedNote {
     /// Paths the checkout holds as the earlier attempt left them.
     pub(super) kept: Vec<String>,
-    /// Paths another task changed since, where the earlier attempt's version was dropped.
+    /// Paths whose earlier version was dropped: another task changed them since, or they
+    /// are outside the write scope now.
     pub(super) dropped: Vec<String>,
 }
 
@@ -190,7 +191,7 @@ fn carried_section(c: &CarriedNote) -> String {
     }
     if !c.dropped.is_empty() {
         u.push_str(&format!(
-            "Its changes to {} were dropped: another task changed those files since.\n",
+            "Its changes to {} were dropped: another task changed those files since, or they are outside your write scope now.\n",
             list(&c.dropped)
         ));
     }

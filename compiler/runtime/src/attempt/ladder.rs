@@ -53,8 +53,15 @@ pub(super) struct Ladder {
 /// Carries out one work leaf. In a resumed run, its last attempt is done again from the
 /// same base with the model responses it journaled (design: runtime.resume).
 pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
-    let (mut attempt, mut rung, mut carried) = (0, Rung::Worker, Vec::new());
-    let resumed = resume(s, &mut order, &mut attempt, &mut rung, &mut carried);
+    let (mut attempt, mut rung, mut carried, mut disputes) = (0, Rung::Worker, Vec::new(), 0);
+    let resumed = resume(
+        s,
+        &mut order,
+        &mut attempt,
+        &mut rung,
+        &mut carried,
+        &mut disputes,
+    );
     if let Some(id) = resumed.as_ref().and_then(|r| r.merged) {
         return TaskEnd::Landed(Landed {
             commit: Some(id),
@@ -62,6 +69,7 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
             attempts: attempt + 1,
             followups: Vec::new(),
             flagged: Vec::new(),
+            replanned: rung != Rung::Worker || disputes > 0,
         });
     }
     let mut ladder = Ladder {
@@ -70,7 +78,7 @@ pub async fn run_task(s: &Services<'_>, mut order: WorkOrder) -> TaskEnd {
         rung,
         retry: None,
         conflicts: 0,
-        disputes: 0,
+        disputes,
         failures: Vec::new(),
         carried,
         resumed,
@@ -117,7 +125,11 @@ impl Ladder {
         let span = tracing::error_span!("attempt", n = attempt, role = role.as_str());
         Ok(match ended.instrument(span).await {
             Attempted::Landed { commit, merged } => {
-                landed(s, &self.order, attempt, commit, merged, &notes).await
+                let mut end = landed(s, &self.order, attempt, commit, merged, &notes).await;
+                if let TaskEnd::Landed(l) = &mut end {
+                    l.replanned = self.rung != Rung::Worker || self.disputes > 0;
+                }
+                end
             }
             Attempted::Conflict { path, theirs } => return self.conflicted(s, path, theirs),
             Attempted::Blocked(need) => TaskEnd::Blocked {
@@ -235,5 +247,6 @@ async fn landed(
         attempts: attempt,
         followups,
         flagged,
+        replanned: false,
     })
 }

@@ -32,3 +32,4 @@ pub(crate) use acceptance::run as run_checks;
 pub use context::{DecisionText, ParentBrief, RequirementText, Retry, SiblingBrief, WorkOrder};
 pub use ladder::{MAX_CONFLICT_RERUNS, run_task};
 pub use orders::{Unrunnable, fingerprint, leaves, work_orders};
+pub(crate) use replan::apply_journaled;

@@ -69,7 +69,8 @@ pub(super) async fn one_attempt(
     let carried = if carried.is_empty() {
         None
     } else {
-        match carry(s.repo, base, &lease.dir, &tools.tracked, carried).await {
+        let scope = (carried, &tools.scope);
+        match carry(s.repo, base, &lease.dir, &tools.tracked, scope).await {
             Ok(note) => Some(note),
             Err(e) => {
                 return end(

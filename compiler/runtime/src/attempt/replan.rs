@@ -90,6 +90,27 @@ impl Replan {
     }
 }
 
+/// Applies the re-plan a journaled step-0 `replan` body holds to `order` (a journal from
+/// before re-plans could change checks holds the instructions only). Whether it held one.
+pub(crate) fn apply_journaled(order: &mut WorkOrder, body: &serde_json::Value) -> bool {
+    let replan = serde_json::from_value::<Replan>(body["replan"].clone())
+        .ok()
+        .or_else(|| {
+            let instructions = body["replanned"].as_str()?.to_owned();
+            Some(Replan {
+                instructions,
+                ..Replan::default()
+            })
+        });
+    match replan {
+        Some(r) => {
+            r.apply(order);
+            true
+        }
+        None => false,
+    }
+}
+
 const SYSTEM: &str = "You are specc's planner: you planned the work task below, and it needs you \
     again. Rewrite its instructions so that a worker that only follows instructions can succeed: \
     same goal, same decisions and requirements, explicit steps, and what to do about what went \
@@ -160,7 +181,7 @@ pub(super) async fn replan(
         }
     };
     let request = specc_plan::ask::request(system, &user, tool(), 4096);
-    let check = |a: &Replan| problems(a, commands);
+    let check = |a: &Replan| problems(a, commands, order);
     ForcedCall::new(Role::Planner, &t.id, request, TOOL)
         .check(&check)
         .ask(client)
@@ -168,8 +189,10 @@ pub(super) async fn replan(
         .map(|asked| asked.answer)
 }
 
-/// What is wrong with a re-plan, for its repair.
-fn problems(a: &Replan, commands: &Commands) -> Vec<Diagnostic> {
+/// What is wrong with a re-plan, for its repair: what a plan's checks refuse, and what
+/// would weaken the task or reach into a sibling's files — checks removed altogether, a
+/// scope that may share a path with a sibling's.
+fn problems(a: &Replan, commands: &Commands, order: &WorkOrder) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if a.instructions.trim().is_empty() {
         out.push(Diagnostic::new(
@@ -194,6 +217,42 @@ fn problems(a: &Replan, commands: &Commands) -> Vec<Diagnostic> {
                 Diagnostic::new(codes::INVALID_SCOPE, format!("the write scope `{scope}` {p}"))
                     .with_help("a scope is a path or glob relative to the repository's root: `src/**`, `Cargo.toml`"),
             );
+        }
+    }
+    if a.acceptance.as_ref().is_some_and(Vec::is_empty) && !order.task.acceptance.is_empty() {
+        out.push(
+            Diagnostic::new(
+                codes::ACCEPTANCE_NOT_A_COMMAND,
+                "the new acceptance list is empty: a re-plan may replace the task's checks, not remove them all",
+            )
+            .with_help("give at least one command that checks what the task must do, or leave `acceptance` out to keep the old ones"),
+        );
+    }
+    let siblings = order.parent.iter().flat_map(|p| &p.siblings);
+    // Only what the re-plan adds: the plan's own overlaps were serialised when it was made.
+    let added = a
+        .write_scope
+        .iter()
+        .flatten()
+        .filter(|s| !order.task.write_scope.contains(s));
+    for scope in added {
+        for sib in siblings.clone() {
+            if let Some(theirs) = sib
+                .write_scope
+                .iter()
+                .find(|t| specc_passes::plan::scopes_may_overlap(scope, t))
+            {
+                out.push(
+                    Diagnostic::new(
+                        codes::INVALID_SCOPE,
+                        format!(
+                            "the write scope `{scope}` may share paths with `{theirs}`, which sibling `{}` writes",
+                            sib.id
+                        ),
+                    )
+                    .with_help("keep the task's scope clear of its siblings': name its own files or directories"),
+                );
+            }
         }
     }
     if a.write_scope.as_ref().is_some_and(Vec::is_empty) {

@@ -10,7 +10,7 @@ use specc_state::StepKind;
 use specc_vcs::Change;
 
 use super::context::WorkOrder;
-use super::replan::Replan;
+use super::replan::apply_journaled;
 use crate::services::Services;
 
 /// The rungs of the escalation ladder.
@@ -41,6 +41,7 @@ pub(super) fn resume(
     attempt: &mut u32,
     rung: &mut Rung,
     carried: &mut Vec<Change>,
+    disputes: &mut u32,
 ) -> Option<Resumed> {
     let task = order.task.id.clone();
     let last = s.journal.last_attempt(s.run, &task).ok().flatten()?;
@@ -62,18 +63,9 @@ pub(super) fn resume(
         if kind != StepKind::Replan {
             continue;
         }
-        // A journal from before re-plans could change checks holds the instructions only.
-        let replan = serde_json::from_value::<Replan>(body["replan"].clone())
-            .ok()
-            .or_else(|| {
-                let instructions = body["replanned"].as_str()?.to_owned();
-                Some(Replan {
-                    instructions,
-                    ..Replan::default()
-                })
-            });
-        if let Some(r) = replan {
-            r.apply(order);
+        apply_journaled(order, &body);
+        if !body["dispute"].is_null() {
+            *disputes += 1;
         }
         if body["by"] == "parent" {
             *rung = Rung::Parent;

@@ -34,13 +34,21 @@ impl Ladder {
         } else {
             "planner"
         };
+        // A re-plan journaled before the build died is used as it was, on the rung it
+        // put the task on.
+        let mut next = next;
         let journaled = s
             .journal
             .prelude(s.run, &task, attempt)
             .ok()
             .flatten()
             .filter(|(kind, _)| *kind == StepKind::Replan)
-            .and_then(|(_, body)| serde_json::from_value::<Replan>(body["replan"].clone()).ok());
+            .and_then(|(_, body)| {
+                if body["by"] == "parent" {
+                    next = Rung::Parent;
+                }
+                serde_json::from_value::<Replan>(body["replan"].clone()).ok()
+            });
         let replanned = match journaled {
             Some(r) => Ok((r, true)),
             None => replan::replan(s.client, &self.order, &why, &s.policy.known_commands)
@@ -121,6 +129,15 @@ impl Ladder {
             });
             return self.carry_journaled(s);
         }
+        if next == Rung::Replanned && self.order.parent.is_some() {
+            // The leaf's own re-plan could not be had: one more attempt as it stands, and
+            // its parent re-plans it if that fails too.
+            self.rung = Rung::Replanned;
+            self.retry = Some(Retry::Failed {
+                failure: failure.to_owned(),
+            });
+            return self.carry_journaled(s);
+        }
         Some(TaskEnd::Failed {
             reason: format!("{failure}; re-planning failed: {error}"),
             attempts: self.attempt,
@@ -161,7 +178,7 @@ fn told(why: &Why<'_>, failure: &str, r: &Replan) -> String {
             "An earlier attempt failed:\n{failure}\nThe planner re-planned the task{changed}{reason}"
         ),
         Why::Disputed(d) if r.acceptance.is_some() => format!(
-            "The earlier attempt disputed `{}`. The planner agreed and changed the task{changed}{reason}",
+            "The earlier attempt disputed `{}`. The planner changed the task{changed}{reason}",
             d.check
         ),
         Why::Disputed(d) => format!(

@@ -49,6 +49,9 @@ impl Scheduler<'_> {
     /// A leaf landed: its splits needed, its dependents queued, its follow-ups added (one
     /// whose fingerprint landed before is up to date: the same finding on the same task).
     fn landed(&mut self, i: usize, l: Landed) {
+        if l.replanned {
+            self.replanned(i, Some(self.s.run));
+        }
         for need in &l.flagged {
             self.split_for(need);
         }
@@ -73,6 +76,24 @@ impl Scheduler<'_> {
             if done && self.state[added] == TaskState::Pending {
                 self.set(added, TaskState::UpToDate, None, None);
             }
+        }
+    }
+
+    /// Leaf `i` as its journaled re-plans of `run` left it (its instructions, checks and
+    /// scope), so that its re-checks and the splits after it check what it landed with.
+    fn replanned(&mut self, i: usize, run: Option<&str>) {
+        let task = self.order[i].task.id.clone();
+        let Ok(mut replans) = self.s.journal.replans(run, Some(&task)) else {
+            return;
+        };
+        let mut order = (*self.order[i]).clone();
+        let mut changed = false;
+        for body in replans.remove(&task).unwrap_or_default() {
+            changed |= crate::attempt::apply_journaled(&mut order, &body);
+        }
+        if changed {
+            self.scopes[i] = crate::checkouts::Scope::new(&order.task.write_scope);
+            self.order[i] = std::sync::Arc::new(order);
         }
     }
 

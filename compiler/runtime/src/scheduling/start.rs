@@ -109,6 +109,27 @@ impl<'s> Scheduler<'s> {
             };
             self.transition(i, st);
         }
+        // A leaf that was re-planned when it landed, and whose plan has not changed since,
+        // is re-checked (or forced to run again) with what it landed with, not the plan's
+        // checks and scope (design: runtime.disputes).
+        let replans = s.journal.replans(None, None).unwrap_or_default();
+        for (i, o) in order.iter().enumerate() {
+            let Some(bodies) = replans.get(&o.task.id) else {
+                continue;
+            };
+            if landed.get(&o.task.id) != Some(&o.fingerprint) {
+                continue;
+            }
+            let mut o = (**o).clone();
+            let mut changed = false;
+            for body in bodies {
+                changed |= crate::attempt::apply_journaled(&mut o, body);
+            }
+            if changed {
+                self.scopes[i] = crate::checkouts::Scope::new(&o.task.write_scope);
+                self.order[i] = Arc::new(o);
+            }
+        }
         let first: Vec<(TaskRef<'_>, TaskState)> = order
             .iter()
             .enumerate()

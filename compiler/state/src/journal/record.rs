@@ -198,6 +198,7 @@ impl Journal {
     }
 
     /// What `attempt` was told as it started: its opening messages (a JSON list), as sent.
+    /// A resumed attempt, done again, keeps the first record: that is what the model read.
     pub fn attempt_context(
         &self,
         run: &str,
@@ -209,7 +210,7 @@ impl Journal {
         self.defer(move |c| {
             c.execute(
                 "INSERT INTO contexts (run, task, attempt, messages) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (run, task, attempt) DO UPDATE SET messages = ?4",
+                 ON CONFLICT (run, task, attempt) DO NOTHING",
                 args![&run, &task, attempt, &messages],
             )
             .map(drop)

@@ -135,6 +135,40 @@ impl Journal {
             .collect()
     }
 
+    /// The re-plans (step-0 `replan` bodies, in attempt order) of `task` in `run`, or of
+    /// every task in the run it last landed in (`run` = `None`): what a re-planned task's
+    /// checks and scope became, for the scheduler and the next build's re-checks.
+    pub fn replans(
+        &self,
+        run: Option<&str>,
+        task: Option<&str>,
+    ) -> Result<std::collections::HashMap<String, Vec<serde_json::Value>>, JournalError> {
+        let rows: Vec<(String, String)> = self.with(|c| {
+            let rows = match (run, task) {
+                (Some(run), Some(task)) => c.query(
+                    "SELECT task, body FROM steps WHERE run = ?1 AND task = ?2 AND step = 0
+                     AND kind = 'replan' ORDER BY attempt",
+                    args![run, task],
+                )?,
+                _ => c.query(
+                    "SELECT s.task, s.body FROM steps s JOIN landed l
+                       ON l.task = s.task AND l.run = s.run
+                     WHERE s.step = 0 AND s.kind = 'replan' ORDER BY s.task, s.attempt",
+                    &[],
+                )?,
+            };
+            rows.iter().map(|r| Ok((r.text(0)?, r.text(1)?))).collect()
+        })?;
+        let mut out: std::collections::HashMap<String, Vec<serde_json::Value>> =
+            std::collections::HashMap::new();
+        for (task, body) in rows {
+            if let Ok(v) = serde_json::from_str(&body) {
+                out.entry(task).or_default().push(v);
+            }
+        }
+        Ok(out)
+    }
+
     /// What the ladder decided before `attempt` started (its step 0, a `replan` or a
     /// `carry`): the re-plan it was given and the work it starts from, as journaled.
     pub fn prelude(

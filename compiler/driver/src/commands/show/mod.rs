@@ -112,11 +112,14 @@ fn read(
         .and_then(|l| l.rows().ok())
         .unwrap_or_default()
         .into_iter()
-        // The merge agent's and the reviewers' calls about the task are `merge:<task>`, …
+        // The merge agent's and the reviewers' calls about the task are `merge:<task>`,
+        // `review:<lens>:<task>` (a task id holds no `:`).
         .filter(|r| {
             r.run == story.run
                 && (r.task == story.task
-                    || r.task.split_once(':').is_some_and(|(_, t)| t == story.task))
+                    || r.task
+                        .rsplit_once(':')
+                        .is_some_and(|(_, t)| t == story.task))
         })
         .collect();
     Ok(Some((story, rows)))

@@ -396,5 +396,5 @@ fn first_line(text: &str) -> &str {
 }
 
 fn short(id: &str) -> &str {
-    &id[..id.len().min(12)]
+    id.get(..12).unwrap_or(id)
 }
