@@ -224,7 +224,13 @@ fn call(name: &str, arguments: Value, n: usize) -> ToolCall {
 
 /// A response with usage derived from the request's size, so it is the same every run.
 fn respond(request: &Request, calls: Vec<ToolCall>, output: u64) -> Response {
-    let chars: usize = request.messages.iter().map(|m| m.text.len()).sum();
+    // Counted as a provider counts: the messages and the tools' schemas it was sent.
+    let tools: usize = request
+        .tools
+        .iter()
+        .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+        .sum();
+    let chars: usize = request.messages.iter().map(|m| m.text.len()).sum::<usize>() + tools;
     Response {
         text: String::new(),
         finish: if calls.is_empty() {

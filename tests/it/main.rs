@@ -26,6 +26,7 @@ mod fixtures;
 mod hygiene;
 mod hygiene_imports;
 mod incremental;
+mod init_preview;
 mod own_design_docs;
 #[path = "../../compiler/state/tests/pg/mod.rs"]
 mod pg;

@@ -20,6 +20,9 @@ pub(crate) struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
+    /// Start a project: a commented spec.md, a specc.toml with every role your provider
+    /// needs (keys named by environment variable), and a field guide. Never overwrites.
+    Init(InitArgs),
     /// Parse a spec and print one of its intermediate representations.
     Plan(PlanArgs),
     /// Build a spec: plan it, run every work task with worker models, integrate their
@@ -198,6 +201,20 @@ pub(crate) struct PinArgs {
 }
 
 #[derive(clap::Args, Debug)]
+pub(crate) struct InitArgs {
+    /// Where to start the project [default: the current directory].
+    pub(crate) dir: Option<PathBuf>,
+    /// Whose models: `openai`, `anthropic`, or `openai-compatible URL` for any server that
+    /// speaks OpenAI's API (llama.cpp, vLLM, Ollama) [default: openai].
+    #[arg(long, num_args = 1..=2, value_names = ["PROVIDER", "URL"])]
+    pub(crate) provider: Vec<String>,
+    /// A worked example instead of the skeleton: RFC 4648's encodings in Python, with a
+    /// hidden test suite that scores the build.
+    #[arg(long)]
+    pub(crate) example: bool,
+}
+
+#[derive(clap::Args, Debug)]
 pub(crate) struct PlanArgs {
     /// The spec to read (Markdown).
     pub(crate) spec: PathBuf,
@@ -219,6 +236,10 @@ pub(crate) struct PlanArgs {
     /// The configuration [default: specc.toml beside the spec].
     #[arg(long)]
     pub(crate) config: Option<PathBuf>,
+    /// With `--emit tasks`: print what building the plan would cost (worker, reviewer and
+    /// merge-agent tokens and dollars per task, low to high) instead of the bare tree.
+    #[arg(long)]
+    pub(crate) estimate: bool,
     #[command(flatten)]
     pub(crate) messages: MessageArgs,
 }
@@ -245,6 +266,14 @@ pub(crate) struct BuildArgs {
     /// Append every model exchange to this recording (for `--provider replay` later).
     #[arg(long)]
     pub(crate) record: Option<PathBuf>,
+    /// Plan, then print the plan and what building it would cost, without running any
+    /// worker (the planner's answers are cached for the build; `--provider outline` asks no
+    /// model at all).
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// With `--dry-run`: how to print the preview.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
     /// Run this work task again even if it is up to date (a task id; may be repeated).
     #[arg(long, value_name = "TASK")]
     pub(crate) force: Vec<String>,
@@ -293,6 +322,8 @@ pub(crate) enum BuildProvider {
     Config,
     /// Recorded answers only: offline, and a request never recorded is an error.
     Replay,
+    /// With `--dry-run`: specc's outline planner, no model at all.
+    Outline,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,7 +24,7 @@ mod tools;
 
 pub use attempt::{
     Check, DecisionText, MAX_CONFLICT_RERUNS, ParentBrief, RequirementText, Retry, SiblingBrief,
-    Unrunnable, WorkOrder, fingerprint, leaves, run_task, work_orders,
+    Unrunnable, WorkOrder, fingerprint, leaves, opening_chars, run_task, work_orders,
 };
 pub use checkouts::{Scope, Slots, apply as apply_changes};
 pub use events::Event;
@@ -36,4 +36,4 @@ pub use scheduling::dispatch::{Claimed, Counters, wire};
 pub use scheduling::{BuildReport, Dispatch, Plan, TaskReport, Workers, build};
 pub use services::{AttemptLimits, AttemptPolicy, Escalation, OnConflict, Services};
 pub use task_end::{Landed, TaskEnd};
-pub use tools::{Base, Toolbox};
+pub use tools::{Base, Toolbox, schema_chars as tool_schema_chars};

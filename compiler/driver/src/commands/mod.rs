@@ -5,12 +5,14 @@ mod check;
 mod cost;
 mod eval;
 mod explain;
+mod init;
 mod metrics;
 pub use explain::explanation;
 mod pin;
 mod plan;
 mod plan_tasks;
 mod planning;
+mod preview;
 mod report;
 mod runners;
 mod sandbox;
@@ -54,6 +56,7 @@ pub(crate) fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn W
 
 fn run_command(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     match cli.command {
+        Command::Init(args) => init::run(&args, env, out, err),
         Command::Plan(args) => plan::run(&args, env, out, err),
         Command::Build(args) => build::run(&args, env, out, err),
         Command::Serve(args) => serve::run(&args, env, out, err),

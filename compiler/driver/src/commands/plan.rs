@@ -38,7 +38,12 @@ pub(crate) fn run(args: &PlanArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
         (Emit::Intent, Format::Json) => write_json(&parsed.tree, &name, out),
         (Emit::Intent, Format::Text) => write_tree(&db, file, &parsed.tree, &files, out),
         (Emit::Tasks, _) => {
-            return super::plan_tasks::run(args, &parsed.tree, &files, &mut reporter, out, err);
+            let cx = super::plan_tasks::Cx {
+                env,
+                files: &files,
+                reporter: &mut reporter,
+            };
+            return super::plan_tasks::run(args, &parsed.tree, cx, out, err);
         }
     };
     if written.is_err() {

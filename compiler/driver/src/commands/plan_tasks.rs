@@ -24,18 +24,30 @@ use crate::config_error::{ConfigError, TableError};
 use crate::exit;
 use crate::source::Files;
 
+/// What planning reports through: the environment (scripted models for tests), the spec's
+/// files and the reporter.
+pub(crate) struct Cx<'a> {
+    pub(crate) env: &'a crate::Env,
+    pub(crate) files: &'a Files,
+    pub(crate) reporter: &'a mut Reporter,
+}
+
 pub(crate) fn run(
     args: &PlanArgs,
     tree: &IntentTree,
-    files: &Files,
-    reporter: &mut Reporter,
+    cx: Cx<'_>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
+    let Cx {
+        env,
+        files,
+        reporter,
+    } = cx;
     let dir = super::spec_dir(Some(&args.spec));
     let state = dir.join(".specc");
     // Configuration and I/O: exit 2, as every command.
-    let setup = match Setup::open(args, &dir, &state) {
+    let setup = match Setup::open(args, env, &dir, &state) {
         Ok(s) => s,
         Err(d) => {
             reporter.report(files, &d, err);
@@ -85,11 +97,27 @@ pub(crate) fn run(
     for d in uncovered(tree, &covered) {
         reporter.report(files, &d, err);
     }
-    let written = match args.format {
-        Format::Json => serde_json::to_writer_pretty(&mut *out, &planned.tasks)
+    let written = match (args.estimate, args.format) {
+        (true, format) => {
+            let planned = super::preview::Planned {
+                tree,
+                tasks: &planned.tasks,
+                decisions: &planned.decisions,
+                calls: planned.tree.calls,
+                outline: args.provider == ProviderChoice::Outline,
+            };
+            let cx = super::preview::Context {
+                dir: &dir,
+                llm: &setup.llm,
+                steps: setup.limits.steps,
+                field_guide: &guide.text,
+            };
+            super::preview::write(&planned, &cx, format, out)
+        }
+        (false, Format::Json) => serde_json::to_writer_pretty(&mut *out, &planned.tasks)
             .map_err(std::io::Error::other)
             .and_then(|()| writeln!(out)),
-        Format::Text => write_tasks(&planned.tasks, planned.tree.calls, out),
+        (false, Format::Text) => write_tasks(&planned.tasks, planned.tree.calls, out),
     };
     if written.is_err() {
         return exit::USAGE;
@@ -97,9 +125,6 @@ pub(crate) fn run(
     reporter.finish(err)
 }
 
-/// What planning needs before the first call: the configuration, a client of its planner
-/// (the outline planner plugged in, `--record` wrapped around it, the ledger in `.specc/`)
-/// and the async runtime. Each failure is one diagnostic.
 /// specc.toml's `[sandbox] read`, relative to `dir`: what `specc build` passes too, so the
 /// plan cache both share holds answers checked against the same commands.
 fn sandbox_read(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -119,6 +144,9 @@ fn sandbox_read(dir: &Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
+/// What planning needs before the first call: the configuration, a client of its planner
+/// (the outline planner plugged in, `--record` wrapped around it, the ledger in `.specc/`)
+/// and the async runtime. Each failure is one diagnostic.
 struct Setup {
     llm: LlmConfig,
     limits: Limits,
@@ -127,7 +155,12 @@ struct Setup {
 }
 
 impl Setup {
-    fn open(args: &PlanArgs, dir: &Path, state: &Path) -> Result<Setup, Box<Diagnostic>> {
+    fn open(
+        args: &PlanArgs,
+        env: &crate::Env,
+        dir: &Path,
+        state: &Path,
+    ) -> Result<Setup, Box<Diagnostic>> {
         let io = |message: String, help: &str| {
             Box::new(Diagnostic::new(codes::IO_ERROR, message).with_help(help.to_owned()))
         };
@@ -136,8 +169,8 @@ impl Setup {
                 "fix specc.toml (`specc explain E0006`), or plan offline with --provider outline",
             ))
         })?;
-        let env = |var: &str| std::env::var(var).ok();
-        let mut client = Client::from_config(llm.clone(), &env, args.record.as_deref());
+        let key_env = |var: &str| std::env::var(var).ok();
+        let mut client = Client::from_config(llm.clone(), &key_env, args.record.as_deref());
         if args.provider == ProviderChoice::Outline {
             let outline: Arc<dyn specc_llm::Provider> = Arc::new(OutlinePlanner::new("outline"));
             let outline = match &args.record {
@@ -147,6 +180,11 @@ impl Setup {
                 None => outline,
             };
             client = client.with_provider("outline", outline, 1);
+        } else if let Some(models) = &env.models {
+            // Scripted answers (tests) stand in for every configured provider.
+            for name in llm.providers.keys() {
+                client = client.with_provider(name, models.0.clone(), 8);
+            }
         }
         let ledger = Ledger::open(&state.join("state.db")).map_err(|e| {
             io(

@@ -95,6 +95,15 @@ your work is kept for the next attempt. If the task cannot be done as given, cal
 out one of the decisions you are given, say so in a comment `design: <decision id>` beside it: \
 specc checks those references when a decision changes.";
 
+/// The characters of a first attempt's opening messages (charter, field guide, task): what
+/// every call of the attempt sends before the conversation grows, for a cost estimate.
+pub fn opening_chars(order: &WorkOrder, field_guide: &str) -> usize {
+    messages(order, field_guide, None, None)
+        .iter()
+        .map(|m| m.text.len())
+        .sum()
+}
+
 /// The conversation an attempt starts with.
 pub(super) fn messages(
     order: &WorkOrder,

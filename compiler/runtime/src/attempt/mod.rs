@@ -29,7 +29,9 @@ mod stuck;
 
 pub use acceptance::Check;
 pub(crate) use acceptance::run as run_checks;
-pub use context::{DecisionText, ParentBrief, RequirementText, Retry, SiblingBrief, WorkOrder};
+pub use context::{
+    DecisionText, ParentBrief, RequirementText, Retry, SiblingBrief, WorkOrder, opening_chars,
+};
 pub use ladder::{MAX_CONFLICT_RERUNS, run_task};
 pub use orders::{Unrunnable, fingerprint, leaves, work_orders};
 pub(crate) use replan::apply_journaled;

@@ -20,3 +20,11 @@ pub(crate) use outcome::Dispute;
 pub(crate) use outcome::{Control, ToolOutcome};
 pub(crate) use schema::{action_key, definitions};
 pub use toolbox::{Base, Toolbox};
+
+/// The characters of the worker tools' definitions as every worker request sends them.
+pub fn schema_chars() -> usize {
+    definitions()
+        .iter()
+        .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+        .sum()
+}

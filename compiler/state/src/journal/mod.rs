@@ -18,6 +18,6 @@ pub use kinds::{StepAt, StepKind, TaskRef, TaskState, step_write};
 pub use read::{StepRow, TaskRow};
 pub use resume::LastAttempt;
 pub use status::{RunRow, RunningAttempt, Status, Submissions, TASK_STATES, TaskLine};
-pub use status::{of as status_of, read as read_status};
+pub use status::{of as status_of, read as read_status, read_landed};
 pub use story::{AttemptStory, Story, StoryStep, of as story_of, read as read_story};
 pub use tables::JOURNAL;

@@ -83,6 +83,20 @@ pub fn read(path: &Path) -> Result<Option<Status>, JournalError> {
     Ok(of(&mut c)?)
 }
 
+/// Each task's fingerprint when it last landed, in any run, read-only (empty before the
+/// first build): what `specc build --dry-run` tells up-to-date tasks by.
+pub fn read_landed(path: &Path) -> Result<std::collections::HashMap<String, String>, JournalError> {
+    let mut c = crate::sqlite::open_read_only(path)?;
+    if !has_table(&mut c, "landed")? {
+        return Ok(std::collections::HashMap::new());
+    }
+    let rows = c.query("SELECT task, fingerprint FROM landed", &[])?;
+    Ok(rows
+        .iter()
+        .map(|r| Ok((r.text(0)?, r.text(1)?)))
+        .collect::<Result<_, StateError>>()?)
+}
+
 /// The status of the latest run in the state database `c` (either backend), or `None` if
 /// it holds no run. Reads only.
 pub fn of(c: &mut dyn Sql) -> Result<Option<Status>, StateError> {

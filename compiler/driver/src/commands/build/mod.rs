@@ -32,12 +32,49 @@ use self::session::Session;
 pub(in crate::commands) use self::signals::stop_on_signals;
 use super::Reporter;
 use super::serve::Serving;
-use crate::cli::{BuildArgs, MessageFormat};
+use crate::cli::{BuildArgs, BuildProvider, MessageFormat};
 use crate::source::Files;
 use crate::{Env, exit};
 
 pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    if args.dry_run {
+        return dry_run(args, env, out, err);
+    }
+    if args.provider == BuildProvider::Outline {
+        let mut reporter = Reporter::new(args.messages.message_format, env);
+        let d = Diagnostic::new(
+            codes::INVALID_CONFIG,
+            "`--provider outline` plans without a model, so no worker could carry the plan out",
+        )
+        .with_help("use it with `--dry-run` to preview a plan's shape and cost for free");
+        reporter.report(&Files::default(), &d, err);
+        return exit::USAGE;
+    }
     run_with(args, None, env, out, err)
+}
+
+/// `specc build --dry-run`: `specc plan --emit tasks --estimate` with the build's options
+/// (design: driver.preview).
+fn dry_run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let plan = crate::cli::PlanArgs {
+        spec: args.spec.clone(),
+        emit: crate::cli::Emit::Tasks,
+        format: args.format,
+        provider: match args.provider {
+            BuildProvider::Config => crate::cli::ProviderChoice::Config,
+            BuildProvider::Replay => crate::cli::ProviderChoice::Replay,
+            BuildProvider::Outline => crate::cli::ProviderChoice::Outline,
+        },
+        recording: args.recording.clone(),
+        record: args.record.clone(),
+        config: args.config.clone(),
+        estimate: true,
+        messages: crate::cli::MessageArgs {
+            message_format: args.messages.message_format,
+            error_limit: args.messages.error_limit,
+        },
+    };
+    super::plan::run(&plan, env, out, err)
 }
 
 /// `specc build`, or with `serving`, `specc serve`: the leaves go to remote workers.

@@ -90,6 +90,8 @@ pub(crate) fn run(args: &WorkerArgs, env: &Env, _out: &mut dyn Write, err: &mut 
         provider: args.provider,
         recording: args.recording.clone(),
         record: None,
+        dry_run: false,
+        format: crate::cli::Format::Text,
         force: Vec::new(),
         messages: MessageArgs {
             message_format: MessageFormat::Human,
