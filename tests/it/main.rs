@@ -32,6 +32,7 @@ mod own_design_docs;
 mod pg;
 mod plan_cases;
 mod plan_tasks;
+mod readme;
 mod sandbox;
 mod schemas;
 mod serve;

@@ -26,6 +26,19 @@ const CONFIG_TAIL: &str = include_str!("config_tail.toml");
 const EXAMPLE_SPEC: &str = include_str!("../../../../../fixtures/capable/basen/spec.md");
 const EXAMPLE_TESTS: &str = include_str!("../../../../../fixtures/capable/basen/hidden/run_tap.py");
 
+/// The skeleton's `[eval]`: its hidden tests, on.
+const SKELETON_EVAL: &str = r#"
+# A hidden test suite (`hidden/`, beside this file, never shown to a worker) scores the build
+# after every landing; `specc report` draws the series. Replace it with your own.
+[eval]
+command = "python3 hidden_tests/run_tap.py"
+tests = "hidden"
+into = "hidden_tests"
+every = { merges = 1 }
+format = "tap"
+"#;
+const SKELETON_TESTS: &str = include_str!("skeleton_tests.py");
+
 /// The example's `[eval]`: its hidden tests, on.
 const EXAMPLE_EVAL: &str = r#"
 # The example's hidden tests (RFC 4648's test vectors, errors, the command line), never shown
@@ -87,15 +100,13 @@ fn files(p: &Preset, example: bool) -> Vec<(String, String)> {
     let mut config = format!("{CONFIG_HEAD}{}{CONFIG_TAIL}", p.toml());
     let mut out = Vec::new();
     if example {
-        config = config.replace(
-            "\n# A hidden test suite",
-            "\n# (The example's [eval] is at the end.)\n# A hidden test suite",
-        );
         config.push_str(EXAMPLE_EVAL);
         out.push(("spec.md".to_owned(), EXAMPLE_SPEC.to_owned()));
         out.push(("hidden/run_tap.py".to_owned(), EXAMPLE_TESTS.to_owned()));
     } else {
+        config.push_str(SKELETON_EVAL);
         out.push(("spec.md".to_owned(), SKELETON.to_owned()));
+        out.push(("hidden/run_tap.py".to_owned(), SKELETON_TESTS.to_owned()));
     }
     out.push(("specc.toml".to_owned(), config));
     out.push(("field-guide/index.md".to_owned(), GUIDE.to_owned()));

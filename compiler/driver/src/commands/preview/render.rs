@@ -49,16 +49,19 @@ pub(super) fn text(
             if planned.calls == 1 { "" } else { "s" }
         )
     };
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     writeln!(
         out,
-        "plan: {} tasks, {leaves} work leaves ({how})",
-        planned.tasks.len()
+        "plan: {}, {} ({how})",
+        plural(planned.tasks.len(), "task", "tasks"),
+        plural(leaves, "work leaf", "work leaves")
     )?;
     writeln!(out)?;
     writeln!(
         out,
-        "{:<28} {:>7} {:>6} {:>6}  {:<22} {:>22}  {}",
-        "work task", "context", "instr", "checks", "writes", "worker tokens", "dollars"
+        "{:<28} {:>7} {:>6} {:>6}  {:<22} {:>22}  dollars",
+        "work task", "context", "instr", "checks", "writes", "worker tokens"
     )?;
     for t in &e.tasks {
         let writes = t.write_scope.join(", ");
