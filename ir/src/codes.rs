@@ -88,6 +88,8 @@ codes! {
     NO_ACCEPTANCE = "W0408", Warning, "a work task has no acceptance check: whatever it writes lands";
     BUILD_SETUP = "E0406", Error, "specc build could not start (configuration, state, VCS or output directory)";
     MERGE_ADDS_LINES = "E0409", Error, "the merge agent's resolution adds lines found in neither side of the conflict";
+    PLAN_NOT_APPROVED = "E0410", Error, "specc build --approve found no approved plan, or the plan the spec gives now is not the one approved";
+    PLAN_EDIT_AT_STAKE = "W0411", Warning, "a decision edited by hand was re-planned: the spec above it changed, and the planner's new text is used";
     // E05xx: scoring and reporting (`specc eval`, `specc report`).
     EVAL_SETUP = "E0501", Error, "specc eval could not run: no [eval] in specc.toml, nothing built yet, a build holds the state, or an unknown commit";
     REPORT_SETUP = "E0502", Error, "specc report could not run: no state database, no run with an eval series, or the page could not be written";

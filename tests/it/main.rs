@@ -1,6 +1,7 @@
 //! specc's integration tests: one binary, fixture-driven where it can be.
 
 mod adversarial;
+mod approval;
 mod build;
 mod build_break;
 mod build_disputes;

@@ -240,6 +240,9 @@ pub(crate) struct PlanArgs {
     /// merge-agent tokens and dollars per task, low to high) instead of the bare tree.
     #[arg(long)]
     pub(crate) estimate: bool,
+    /// Set by `specc build --approve plan`: the plan is saved for approval.
+    #[arg(skip)]
+    pub(crate) approve: bool,
     #[command(flatten)]
     pub(crate) messages: MessageArgs,
 }
@@ -277,6 +280,11 @@ pub(crate) struct BuildArgs {
     /// Run this work task again even if it is up to date (a task id; may be repeated).
     #[arg(long, value_name = "TASK")]
     pub(crate) force: Vec<String>,
+    /// Plan approval: `--approve plan` plans, prints the preview and saves the plan without
+    /// running any worker; `--approve` alone runs exactly the saved plan, asking the planner
+    /// nothing [default: `[build] approve`].
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "saved", value_name = "plan")]
+    pub(crate) approve: Option<Approve>,
     #[command(flatten)]
     pub(crate) messages: MessageArgs,
 }
@@ -314,6 +322,15 @@ pub(crate) struct WorkerArgs {
     /// With `--provider replay`: the recording.
     #[arg(long)]
     pub(crate) recording: Option<PathBuf>,
+}
+
+/// What `specc build --approve` does (design: driver.approval).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Approve {
+    /// Plan, preview and save the plan for approval; run no worker.
+    Plan,
+    /// Run exactly the saved plan (what `--approve` alone means).
+    Saved,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

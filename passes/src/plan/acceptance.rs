@@ -193,7 +193,7 @@ fn syntax_problem(script: &str) -> Option<String> {
     let mut s = Scan::default();
     let mut lines = script.lines();
     while let Some(line) = lines.next() {
-        if let Err(why) = s.line(line) {
+        if let Err(SyntaxProblem(why)) = s.line(line) {
             return Some(why);
         }
         // A here-document's body is not shell: skip to its delimiter.
@@ -207,6 +207,9 @@ fn syntax_problem(script: &str) -> Option<String> {
     }
     s.finish()
 }
+
+/// Why a line of a script would not parse, in words that follow "the entry …".
+struct SyntaxProblem(String);
 
 /// The state of a scan: open quotes and brackets, compound words, pending here-documents.
 #[derive(Default)]
@@ -228,7 +231,7 @@ struct Scan {
 
 impl Scan {
     /// Takes in one line; a refusal ends the scan.
-    fn line(&mut self, line: &str) -> Result<(), String> {
+    fn line(&mut self, line: &str) -> Result<(), SyntaxProblem> {
         let chars: Vec<char> = line.chars().collect();
         let mut word = String::new();
         let mut i = 0;
@@ -269,7 +272,7 @@ impl Scan {
                         self.open.pop();
                     } else if c == ')' && self.compound.last() != Some(&"esac") {
                         // (In a `case`, `pattern)` closes nothing.)
-                        return Err("closes a `)` it never opened".to_owned());
+                        return Err(SyntaxProblem("closes a `)` it never opened".to_owned()));
                     }
                 }
                 '<' if chars.get(i + 1) == Some(&'<') => {
@@ -283,7 +286,9 @@ impl Scan {
                         .unwrap_or_default()
                         .to_owned();
                     if delimiter.is_empty() {
-                        return Err("has `<<` with no here-document delimiter".to_owned());
+                        return Err(SyntaxProblem(
+                            "has `<<` with no here-document delimiter".to_owned(),
+                        ));
                     }
                     self.heredocs.push(delimiter);
                     i += 2;
@@ -306,7 +311,7 @@ impl Scan {
         let end = line.trim_end();
         self.dangling = end.ends_with('|') || end.ends_with("&&") || end.ends_with('\\');
         match self.failed.take() {
-            Some(why) => Err(why),
+            Some(why) => Err(SyntaxProblem(why)),
             None => Ok(()),
         }
     }

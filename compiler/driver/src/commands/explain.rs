@@ -67,6 +67,8 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("W0407", include_str!("../explain/W0407.md")),
     ("W0408", include_str!("../explain/W0408.md")),
     ("E0409", include_str!("../explain/E0409.md")),
+    ("E0410", include_str!("../explain/E0410.md")),
+    ("W0411", include_str!("../explain/W0411.md")),
     ("E0501", include_str!("../explain/E0501.md")),
     ("E0502", include_str!("../explain/E0502.md")),
 ];

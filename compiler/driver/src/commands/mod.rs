@@ -1,5 +1,7 @@
 //! One module per command; `dispatch` picks one.
 
+mod approval;
+mod atomic;
 mod build;
 mod check;
 mod cost;
@@ -10,6 +12,7 @@ mod metrics;
 pub use explain::explanation;
 mod pin;
 mod plan;
+mod plan_edits;
 mod plan_tasks;
 mod planning;
 mod preview;

@@ -15,9 +15,10 @@ use specc_ir::plan::{ChildKind, TaskNode};
 use specc_ir::{Diagnostic, IntentTree, codes};
 use specc_llm::config::{ProviderConfig, ProviderKind, RoleConfig};
 use specc_llm::{Client, Ledger, LlmConfig};
-use specc_passes::plan::{design_docs, uncovered};
+use specc_passes::plan::uncovered;
 use specc_plan::{Limits, OutlinePlanner, field_guide};
 
+use super::plan_edits::Edits;
 use super::{Reporter, planning};
 use crate::cli::{Format, PlanArgs, ProviderChoice};
 use crate::config_error::{ConfigError, TableError};
@@ -58,15 +59,23 @@ pub(crate) fn run(
     if let Some(w) = &guide.warning {
         reporter.report(files, w, err);
     }
-    let (planned, notes) = setup.runtime.block_on(planning::plan(
-        &setup.client,
-        tree,
-        &setup.llm,
-        setup.limits,
-        &guide.text,
-        &specc_passes::plan::Commands::new(specc_sandbox::commands_on_path(&sandbox_read(&dir))),
-        &state,
-    ));
+    let (mut edits, edit_notes) = Edits::gather(&dir, &state);
+    for d in &edit_notes {
+        reporter.report(files, d, err);
+    }
+    let commands =
+        specc_passes::plan::Commands::new(specc_sandbox::commands_on_path(&sandbox_read(&dir)));
+    let inputs = planning::Inputs {
+        client: &setup.client,
+        config: &setup.llm,
+        limits: setup.limits,
+        guide: &guide.text,
+        commands: &commands,
+        state: &state,
+    };
+    let (planned, notes) = setup
+        .runtime
+        .block_on(planning::plan(tree, inputs, &mut edits));
     for d in notes.iter().chain(&super::recording_warning(&setup.client)) {
         reporter.report(files, d, err);
     }
@@ -84,7 +93,20 @@ pub(crate) fn run(
     for d in &planned.tree.diagnostics {
         reporter.report(files, d, err);
     }
-    if let Err(d) = write_design_docs(&planned.decisions, &dir.join("design-docs")) {
+    if let Err(d) = edits.write(&planned.decisions) {
+        reporter.report(files, &d, err);
+        return exit::USAGE;
+    }
+    for a in &planned.edited {
+        let _ = writeln!(
+            err,
+            "plan: decision `{}` as edited by hand in {}",
+            a.id, a.file
+        );
+    }
+    if args.approve
+        && let Err(d) = super::approval::save(&state, &planned.as_planned)
+    {
         reporter.report(files, &d, err);
         return exit::USAGE;
     }
@@ -121,6 +143,13 @@ pub(crate) fn run(
     };
     if written.is_err() {
         return exit::USAGE;
+    }
+    if args.approve {
+        let _ = write!(
+            err,
+            "{}",
+            super::approval::saved_message(&args.spec, planned.edited.len())
+        );
     }
     reporter.finish(err)
 }
@@ -204,29 +233,6 @@ impl Setup {
             runtime,
         })
     }
-}
-
-/// The planner's decisions as the design documents `specc check` reads, one per area, in
-/// `docs` (`planned-<area>.md`).
-fn write_design_docs(
-    decisions: &[specc_ir::plan::PlannedDecision],
-    docs: &Path,
-) -> Result<(), Box<Diagnostic>> {
-    for (file, text) in design_docs(decisions) {
-        let path = docs.join(format!("planned-{file}"));
-        std::fs::create_dir_all(docs)
-            .and_then(|()| std::fs::write(&path, text))
-            .map_err(|e| {
-                Box::new(
-                    Diagnostic::new(
-                        codes::IO_ERROR,
-                        format!("cannot write {}: {e}", path.display()),
-                    )
-                    .with_help("check that design-docs/ beside the spec is writable"),
-                )
-            })?;
-    }
-    Ok(())
 }
 
 /// specc.toml (given, or beside the spec), with the planner's provider replaced for

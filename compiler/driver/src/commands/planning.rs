@@ -12,30 +12,47 @@ use specc_llm::{Client, LlmConfig, Role};
 use specc_passes::plan::{Commands, LowerOptions, lower};
 use specc_plan::{Cache, Limits, PlanError, PlannedTree, plan_tree};
 
+use super::plan_edits::{Applied, Edits};
+
 /// A planned and lowered spec.
 pub(crate) struct Planned {
     pub(crate) tree: PlannedTree,
     pub(crate) tasks: Vec<TaskNode>,
-    /// Every decision the planners made (an owned id repeated below its owner included).
+    /// Every decision the planners made (an owned id repeated below its owner included),
+    /// hand edits applied.
     pub(crate) decisions: Vec<PlannedDecision>,
+    /// The planners' answers by task as they gave them, before hand edits: what an
+    /// approval saves (design: driver.approval).
+    pub(crate) as_planned: std::collections::BTreeMap<String, specc_ir::plan::PlannerAnswer>,
+    /// The decisions taken from a person's edit.
+    pub(crate) edited: Vec<Applied>,
 }
 
-/// Plans `tree` with the planner of `config`, using and extending the cache in `state`.
-/// Besides the plan, what befell the cache (W0007): a damaged one set aside, a save that
-/// failed.
+/// What planning takes besides the spec: the planner's client and configuration, the
+/// limits, the field guide, the commands an acceptance entry may start with, the state
+/// directory (`.specc/`, where the cache is) and the hand edits to apply.
+pub(crate) struct Inputs<'a> {
+    pub(crate) client: &'a Client,
+    pub(crate) config: &'a LlmConfig,
+    pub(crate) limits: Limits,
+    pub(crate) guide: &'a str,
+    pub(crate) commands: &'a Commands,
+    pub(crate) state: &'a Path,
+}
+
+/// Plans `tree` with the planner of `config`, using and extending the cache in `state`,
+/// and applies the hand edits in `edits`. Besides the plan, what befell the cache (W0007):
+/// a damaged one set aside, a save that failed.
 pub(crate) async fn plan(
-    client: &Client,
     tree: &IntentTree,
-    config: &LlmConfig,
-    limits: Limits,
-    guide: &str,
-    commands: &Commands,
-    state: &Path,
+    inputs: Inputs<'_>,
+    edits: &mut Edits,
 ) -> (Result<Planned, PlanError>, Vec<Diagnostic>) {
-    let cache_path = state.join("plan-cache.json");
+    let cache_path = inputs.state.join("plan-cache.json");
     let mut notes = Vec::new();
     let mut cache = load_cache(&cache_path, &mut notes);
-    let planned = plan_cached(client, tree, config, limits, guide, commands, &mut cache).await;
+    let planned = plan_cached(tree, &inputs, &mut cache, edits).await;
+    let state = inputs.state;
     // Keep what was answered, even when planning stopped part way.
     if let Err(e) = save_cache(&cache, state, &cache_path) {
         notes.push(
@@ -97,37 +114,30 @@ fn load_cache(path: &Path, notes: &mut Vec<Diagnostic>) -> Cache {
     }
 }
 
-/// Writes the cache atomically: a temporary file, synced, renamed over the old one, the
-/// directory synced. A crash leaves the old cache or the new one, never half of one.
+/// Writes the cache atomically: a crash leaves the old cache or the new one.
 fn save_cache(cache: &Cache, state: &Path, path: &Path) -> std::io::Result<()> {
-    use std::io::Write as _;
     let bytes = serde_json::to_vec(cache).map_err(std::io::Error::other)?;
     std::fs::create_dir_all(state)?;
-    let tmp = path.with_extension("json.tmp");
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(&bytes)?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path)?;
-    std::fs::File::open(state)?.sync_all()
+    super::atomic::write(state, path, &bytes)
 }
 
 async fn plan_cached(
-    client: &Client,
     tree: &IntentTree,
-    config: &LlmConfig,
-    mut limits: Limits,
-    guide: &str,
-    commands: &Commands,
+    inputs: &Inputs<'_>,
     cache: &mut Cache,
+    edits: &mut Edits,
 ) -> Result<Planned, PlanError> {
+    let (config, mut limits) = (inputs.config, inputs.limits);
     // One source for the planner's max_tokens in every mode: the role's (it is part of each
     // request's fingerprint, so a live recording must replay with the same value).
     limits.max_tokens = config
         .role(Role::Planner)
         .map_or(specc_llm::config::DEFAULT_MAX_TOKENS, |r| r.max_tokens);
-    let planned = plan_tree(client, tree, limits, guide, commands, cache).await;
-    let planned = planned?;
+    let (client, guide, commands) = (inputs.client, inputs.guide, inputs.commands);
+    let mut planned = plan_tree(client, tree, limits, guide, commands, cache).await?;
+    let as_planned = planned.answers.clone();
+    let (edited, at_stake) = edits.apply(&mut planned.answers);
+    planned.diagnostics.extend(at_stake);
     let spec_decisions: Vec<String> = tree
         .nodes()
         .flat_map(|n| n.decisions.iter())
@@ -154,6 +164,8 @@ async fn plan_cached(
         tree: planned,
         tasks,
         decisions,
+        as_planned,
+        edited,
     })
 }
 

@@ -1,5 +1,5 @@
 //! specc.toml as `specc build` reads it: the model part (`specc_llm::config`), `[limits]`
-//! (`specc_plan::Limits`), `[review]` (`specc_runtime::ReviewConfig`), and its own tables, `[build]` (`out`, `jobs`) and `[sandbox]`
+//! (`specc_plan::Limits`), `[review]` (`specc_runtime::ReviewConfig`), and its own tables, `[build]` (`out`, `jobs`, `approve`) and `[sandbox]`
 //! (`allow_weaker`, `read`, `memory_mb`, `file_mb`, `open_files`, `pids`), and `[eval]`
 //! (`specc_runtime::eval::EvalConfig`). Unknown keys in its tables are refused. With `--provider replay` every
 //! role is answered by one recording; the roles keep their models, so a recording made live
@@ -23,6 +23,8 @@ pub(in crate::commands) struct BuildConfig {
     pub(in crate::commands) review: specc_runtime::ReviewConfig,
     pub(in crate::commands) out: Option<PathBuf>,
     pub(in crate::commands) jobs: Option<usize>,
+    /// `[build] approve = "plan"`: every build stops after planning for approval.
+    pub(in crate::commands) approve_plan: bool,
     pub(in crate::commands) allow_weaker: bool,
     /// `[sandbox] read`: more directories a command may read (toolchains).
     pub(in crate::commands) sandbox_read: Vec<PathBuf>,
@@ -57,6 +59,15 @@ struct StateTable {
 struct BuildTable {
     out: Option<PathBuf>,
     jobs: Option<usize>,
+    approve: Option<ApproveSetting>,
+}
+
+/// `[build] approve`: what a build waits for (design: driver.approval).
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum ApproveSetting {
+    /// Stop after planning; `specc build --approve` runs the saved plan.
+    Plan,
 }
 
 #[derive(Deserialize)]
@@ -144,6 +155,7 @@ pub(in crate::commands) fn load_file(
     let build = file.build.unwrap_or(BuildTable {
         out: None,
         jobs: None,
+        approve: None,
     });
     if !review.lenses.is_empty() && llm.role(specc_llm::Role::Reviewer).is_none() {
         return Err(at(TableError::NoReviewer));
@@ -178,6 +190,7 @@ pub(in crate::commands) fn load_file(
             .out
             .map(|o| if o.is_relative() { dir.join(o) } else { o }),
         jobs: build.jobs,
+        approve_plan: build.approve == Some(ApproveSetting::Plan),
         allow_weaker: sandbox.allow_weaker.unwrap_or(false),
         sandbox_read,
         sandbox_limits: {

@@ -32,13 +32,16 @@ use self::session::Session;
 pub(in crate::commands) use self::signals::stop_on_signals;
 use super::Reporter;
 use super::serve::Serving;
-use crate::cli::{BuildArgs, BuildProvider, MessageFormat};
+use crate::cli::{Approve, BuildArgs, BuildProvider, MessageFormat};
 use crate::source::Files;
 use crate::{Env, exit};
 
 pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.dry_run {
-        return dry_run(args, env, out, err);
+        return dry_run(args, env, out, err, false);
+    }
+    if stops_for_approval(args) {
+        return approve_plan(args, env, out, err);
     }
     if args.provider == BuildProvider::Outline {
         let mut reporter = Reporter::new(args.messages.message_format, env);
@@ -53,9 +56,50 @@ pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dy
     run_with(args, None, env, out, err)
 }
 
+/// Whether this build stops after planning for approval: `--approve plan`, or
+/// `[build] approve = "plan"` without `--approve` (design: driver.approval).
+pub(in crate::commands) fn stops_for_approval(args: &BuildArgs) -> bool {
+    match args.approve {
+        Some(Approve::Plan) => true,
+        Some(Approve::Saved) => false,
+        None => {
+            let dir = super::spec_dir(Some(&args.spec));
+            // A specc.toml that cannot be read is reported by the build that follows.
+            config::load_file(args.config.as_deref(), &dir).is_ok_and(|c| c.approve_plan)
+        }
+    }
+}
+
+/// `specc build --approve plan`: the preview of `--dry-run`, and the plan saved for
+/// `specc build --approve` (design: driver.approval).
+pub(in crate::commands) fn approve_plan(
+    args: &BuildArgs,
+    env: &Env,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    if args.provider == BuildProvider::Outline {
+        let mut reporter = Reporter::new(args.messages.message_format, env);
+        let d = Diagnostic::new(
+            codes::INVALID_CONFIG,
+            "`--provider outline` plans without a model: its plan is not one a build could run, so it cannot be approved",
+        )
+        .with_help("preview it with `--dry-run`, or approve the planner's plan without `--provider outline`");
+        reporter.report(&Files::default(), &d, err);
+        return exit::USAGE;
+    }
+    dry_run(args, env, out, err, true)
+}
+
 /// `specc build --dry-run`: `specc plan --emit tasks --estimate` with the build's options
-/// (design: driver.preview).
-fn dry_run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+/// (design: driver.preview); with `approve`, the plan is saved for approval.
+fn dry_run(
+    args: &BuildArgs,
+    env: &Env,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    approve: bool,
+) -> i32 {
     let plan = crate::cli::PlanArgs {
         spec: args.spec.clone(),
         emit: crate::cli::Emit::Tasks,
@@ -69,6 +113,7 @@ fn dry_run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write
         record: args.record.clone(),
         config: args.config.clone(),
         estimate: true,
+        approve,
         messages: crate::cli::MessageArgs {
             message_format: args.messages.message_format,
             error_limit: args.messages.error_limit,
@@ -193,8 +238,9 @@ fn planned(
     if let Some(w) = &guide.warning {
         reporter.report(files, w, err);
     }
+    let approved = args.approve == Some(Approve::Saved);
     let mut planned =
-        s.rt.block_on(plan(s, tree, &guide.text))
+        s.rt.block_on(plan(s, tree, &guide.text, approved, &args.spec))
             .map_err(|(problems, status)| {
                 for d in &problems {
                     reporter.report(files, d, err);
@@ -203,6 +249,13 @@ fn planned(
             })?;
     for d in &planned.diagnostics {
         reporter.report(files, d, err);
+    }
+    for a in &planned.edited {
+        let _ = writeln!(
+            err,
+            "plan: decision `{}` as edited by hand in {}",
+            a.id, a.file
+        );
     }
     let unknown: Vec<&String> = args
         .force

@@ -4,6 +4,7 @@
 //! design: driver.build
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use specc_ir::{Diagnostic, IntentTree, codes};
 use specc_passes::plan::{Commands, design_docs};
@@ -11,41 +12,78 @@ use specc_plan::field_guide;
 use specc_runtime::Plan;
 
 use super::session::Session;
-use crate::commands::planning;
+use crate::commands::plan_edits::{Applied, Edits};
+use crate::commands::{approval, planning};
+use crate::exit;
 
 /// A planned spec, ready to run, and what planning had to say.
 pub(super) struct Planned {
     pub(super) plan: Plan,
     pub(super) diagnostics: Vec<Diagnostic>,
+    /// The decisions taken from a person's edit.
+    pub(super) edited: Vec<Applied>,
 }
 
-/// Plans `tree` (the planner cache in `.specc/`), gathers each work leaf's order, and the
-/// files the repository is seeded with: the planned design documents and the field guide.
-/// A failed plan is its diagnostics and the exit status.
+/// Plans `tree` (the planner cache in `.specc/`, the hand edits of the planned documents
+/// beside the spec applied), gathers each work leaf's order, and the files the repository
+/// is seeded with: the planned design documents and the field guide. With `approved`, the
+/// planner is asked nothing and the plan must be the approved one (E0410). A failed plan is
+/// its diagnostics and the exit status.
 pub(super) async fn plan(
     s: &Session,
     tree: &IntentTree,
     guide: &str,
+    approved: bool,
+    spec: &Path,
 ) -> Result<Planned, (Vec<Diagnostic>, i32)> {
     // What the sandbox's commands find on their PATH: a plan's acceptance entries must start
     // with one of them (design: passes.plan-acceptance).
     let commands = Commands::new(specc_sandbox::commands_on_path(&s.cfg.sandbox_read));
-    let (planned, notes) = planning::plan(
-        &s.client,
-        tree,
-        &s.cfg.llm,
-        s.cfg.limits,
+    let (mut edits, mut notes) = Edits::gather(&s.dir, &s.state);
+    let mut limits = s.cfg.limits;
+    if approved {
+        // The approved plan is in the cache: a call would be a plan nobody approved.
+        limits.planner_calls = 0;
+    }
+    let inputs = planning::Inputs {
+        client: &s.client,
+        config: &s.cfg.llm,
+        limits,
         guide,
-        &commands,
-        &s.state,
-    )
-    .await;
-    let planned = planned.map_err(|e| {
-        let status = planning::failure_status(&e);
-        let mut all = notes.clone();
-        all.extend(planning::failure(e));
-        (all, status)
-    })?;
+        commands: &commands,
+        state: &s.state,
+    };
+    let (planned, planning_notes) = planning::plan(tree, inputs, &mut edits).await;
+    notes.extend(planning_notes);
+    let refused = |mut notes: Vec<Diagnostic>, d: Box<Diagnostic>| {
+        // Nothing ran: the run ends here rather than waiting to be resumed.
+        if !s.resumed {
+            let _ = s.journal.finish_run(&s.run, "not approved");
+        }
+        notes.push(*d);
+        (notes, exit::USAGE)
+    };
+    let planned = match planned {
+        Ok(p) => p,
+        Err(specc_plan::PlanError::CallLimit(0)) if approved => {
+            return Err(refused(notes, approval::would_ask(spec)));
+        }
+        Err(e) => {
+            let status = planning::failure_status(&e);
+            notes.extend(planning::failure(e));
+            return Err((notes, status));
+        }
+    };
+    if approved && let Err(d) = approval::check(&s.state, spec, &planned.as_planned) {
+        return Err(refused(notes, d));
+    }
+    // The planned documents beside the spec stay current once specc has written them
+    // (`specc plan`, a preview), with the hand edits in them kept.
+    if edits.known()
+        && let Err(d) = edits.write(&planned.decisions)
+    {
+        notes.push(*d);
+    }
     let mut seed: BTreeMap<String, String> = design_docs(&planned.decisions)
         .into_iter()
         .map(|(file, text)| (format!("design-docs/planned-{file}"), text))
@@ -92,5 +130,6 @@ pub(super) async fn plan(
             force: Vec::new(),
         },
         diagnostics,
+        edited: planned.edited,
     })
 }

@@ -26,30 +26,22 @@ const CONFIG_TAIL: &str = include_str!("config_tail.toml");
 const EXAMPLE_SPEC: &str = include_str!("../../../../../fixtures/capable/basen/spec.md");
 const EXAMPLE_TESTS: &str = include_str!("../../../../../fixtures/capable/basen/hidden/run_tap.py");
 
-/// The skeleton's `[eval]`: its hidden tests, on.
-const SKELETON_EVAL: &str = r#"
-# A hidden test suite (`hidden/`, beside this file, never shown to a worker) scores the build
-# after every landing; `specc report` draws the series. Replace it with your own.
-[eval]
-command = "python3 hidden_tests/run_tap.py"
-tests = "hidden"
-into = "hidden_tests"
-every = { merges = 1 }
-format = "tap"
-"#;
 const SKELETON_TESTS: &str = include_str!("skeleton_tests.py");
 
-/// The example's `[eval]`: its hidden tests, on.
-const EXAMPLE_EVAL: &str = r#"
-# The example's hidden tests (RFC 4648's test vectors, errors, the command line), never shown
-# to a worker, score the build after every landing; `specc report` draws the series.
-[eval]
-command = "python3 hidden_tests/run_tap.py"
-tests = "hidden"
-into = "hidden_tests"
-every = { merges = 1 }
-format = "tap"
-"#;
+/// What the skeleton's and the example's `[eval]` say of their hidden tests.
+const SKELETON_EVAL: &str =
+    "# A hidden test suite (`hidden/`, beside this file, never shown to a worker) scores the build
+# after every landing; `specc report` draws the series. Replace it with your own.";
+const EXAMPLE_EVAL: &str =
+    "# The example's hidden tests (RFC 4648's test vectors, errors, the command line), never shown
+# to a worker, score the build after every landing; `specc report` draws the series.";
+
+/// `[eval]` with its hidden tests on, under `comment`.
+fn eval_table(comment: &str) -> String {
+    format!(
+        "\n{comment}\n[eval]\ncommand = \"python3 hidden_tests/run_tap.py\"\ntests = \"hidden\"\ninto = \"hidden_tests\"\nevery = {{ merges = 1 }}\nformat = \"tap\"\n"
+    )
+}
 
 pub(crate) fn run(args: &InitArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let mut reporter = Reporter::new(MessageFormat::Human, env);
@@ -60,7 +52,7 @@ pub(crate) fn run(args: &InitArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
     let preset = match preset(&args.provider) {
         Ok(p) => p,
         Err(why) => {
-            let d = Diagnostic::new(codes::INVALID_CONFIG, why).with_help(
+            let d = Diagnostic::new(codes::INVALID_CONFIG, why.to_string()).with_help(
                 "`--provider openai`, `--provider anthropic`, or `--provider openai-compatible http://127.0.0.1:8080/v1`",
             );
             return fail(&mut reporter, err, d);
@@ -100,11 +92,11 @@ fn files(p: &Preset, example: bool) -> Vec<(String, String)> {
     let mut config = format!("{CONFIG_HEAD}{}{CONFIG_TAIL}", p.toml());
     let mut out = Vec::new();
     if example {
-        config.push_str(EXAMPLE_EVAL);
+        config.push_str(&eval_table(EXAMPLE_EVAL));
         out.push(("spec.md".to_owned(), EXAMPLE_SPEC.to_owned()));
         out.push(("hidden/run_tap.py".to_owned(), EXAMPLE_TESTS.to_owned()));
     } else {
-        config.push_str(SKELETON_EVAL);
+        config.push_str(&eval_table(SKELETON_EVAL));
         out.push(("spec.md".to_owned(), SKELETON.to_owned()));
         out.push(("hidden/run_tap.py".to_owned(), SKELETON_TESTS.to_owned()));
     }

@@ -51,8 +51,18 @@ fn roles(planner: &'static str, worker: &'static str, escalation: &'static str) 
     ]
 }
 
+/// A `--provider` that names no preset.
+#[derive(Debug)]
+pub(super) struct UnknownProvider(String);
+
+impl std::fmt::Display for UnknownProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` is not a provider specc init knows", self.0)
+    }
+}
+
 /// The preset `--provider` names (`[kind]` or `[kind, url]`).
-pub(super) fn preset(provider: &[String]) -> Result<Preset, String> {
+pub(super) fn preset(provider: &[String]) -> Result<Preset, UnknownProvider> {
     let kind = provider.first().map_or("openai", String::as_str);
     let url = provider.get(1).cloned();
     match kind {
@@ -93,7 +103,7 @@ pub(super) fn preset(provider: &[String]) -> Result<Preset, String> {
             extra: "# A local model is slow to answer: give it time.\ntimeouts = { response_secs = 600, idle_secs = 600, total_secs = 1800 }\n# api_key_env = \"LOCAL_API_KEY\"   # if your server wants a key\n",
             note: "# A model with no [prices] costs nothing: a local server's, here. Name the model your\n# server serves (llama.cpp answers any name; vLLM and Ollama want theirs).",
         }),
-        other => Err(format!("`{other}` is not a provider specc init knows")),
+        other => Err(UnknownProvider(other.to_owned())),
     }
 }
 

@@ -30,6 +30,10 @@ pub(crate) fn run(args: &ServeArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         reporter.report(&Files::default(), &d, err);
         exit::USAGE
     };
+    // Approval is the same as the build's: the plan is previewed and saved, no worker needed.
+    if build::stops_for_approval(&args.build) {
+        return build::approve_plan(&args.build, env, out, err);
+    }
     let token = match std::env::var("SPECC_SERVE_TOKEN") {
         Ok(t) if t.len() >= 16 => t,
         _ => {

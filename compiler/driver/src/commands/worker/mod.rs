@@ -93,6 +93,7 @@ pub(crate) fn run(args: &WorkerArgs, env: &Env, _out: &mut dyn Write, err: &mut 
         dry_run: false,
         format: crate::cli::Format::Text,
         force: Vec::new(),
+        approve: None,
         messages: MessageArgs {
             message_format: MessageFormat::Human,
             error_limit: None,
