@@ -25,12 +25,14 @@ fn main() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(!env.no_color && env.stderr_is_terminal)
+        // Plain: the subscriber is built without its `ansi` feature, and asking for colour
+        // made it print a complaint on every run.
+        .with_ansi(false)
         .try_init();
-    let stdout = std::io::stdout();
-    let stderr = std::io::stderr();
-    let mut out = stdout.lock();
-    let mut err = stderr.lock();
+    // Unlocked handles: a lock held for the whole run would block every other thread that
+    // writes to stderr (the logs, the live display's redraws) for good.
+    let mut out = std::io::stdout();
+    let mut err = std::io::stderr();
     let code = specc::run(std::env::args_os(), &env, &mut out, &mut err);
     std::process::exit(code);
 }

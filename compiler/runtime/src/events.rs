@@ -32,6 +32,14 @@ pub enum Event {
         attempt: u32,
         reason: String,
     },
+    /// A running attempt's model call `call` answered, and the attempt is `doing` what it
+    /// said (its tool calls, or the acceptance checks). For a live display, not a log line.
+    Step {
+        task: String,
+        attempt: u32,
+        call: u32,
+        doing: String,
+    },
     /// A planner re-planned a work leaf (after a failure, a dispute, or its whole ladder).
     Replanned {
         task: String,

@@ -15,6 +15,7 @@ use specc_state::{Journal, JournalError, StepAt, StepKind, step_write};
 
 use super::acceptance::{self, Check};
 use super::stuck::StuckDetector;
+use crate::events::Event;
 use crate::services::AttemptLimits;
 use crate::tools::{self, Control, Dispute, ToolOutcome, Toolbox};
 
@@ -66,6 +67,8 @@ pub(super) struct AgentLoop<'a> {
     pub checks: &'a [Check],
     pub limits: AttemptLimits,
     pub max_tokens_per_call: u32,
+    /// Where the attempt's steps are shown (`Event::Step`).
+    pub events: &'a dyn Fn(Event),
 }
 
 /// An attempt's running state.
@@ -129,6 +132,19 @@ impl AgentLoop<'_> {
         let Some(response) = self.ask(t, left).await? else {
             return Ok(());
         };
+        let names: Vec<&str> = response
+            .tool_calls
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        self.show(
+            t,
+            if names.is_empty() {
+                "answered without a tool call".to_owned()
+            } else {
+                names.join(", ")
+            },
+        );
         if response.tool_calls.is_empty() {
             t.stuck("no tool call", &response.text, true)?;
             t.messages.push(Message::user(
@@ -140,6 +156,16 @@ impl AgentLoop<'_> {
             self.carry_out(t, call).await?;
         }
         Ok(())
+    }
+
+    /// Shows what the attempt is doing after its latest model call.
+    fn show(&self, t: &Turns, doing: String) {
+        (self.events)(Event::Step {
+            task: self.id.task.to_owned(),
+            attempt: self.id.attempt,
+            call: t.calls,
+            doing,
+        });
     }
 
     /// The wall clock left, if no limit is reached.
@@ -264,6 +290,7 @@ impl AgentLoop<'_> {
         outcome: &mut ToolOutcome,
     ) -> Result<Option<LoopEnd>, LoopEnd> {
         t.rounds += 1;
+        self.show(t, "acceptance checks".to_owned());
         let restored = self
             .tools
             .restore_outside_scope()

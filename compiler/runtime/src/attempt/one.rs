@@ -96,6 +96,7 @@ pub(super) async fn one_attempt(
         checks: &order.checks,
         limits: s.policy.attempt,
         max_tokens_per_call: s.policy.worker_max_tokens,
+        events: s.events,
     };
     let opening = context::messages(order, &guide, retry, carried.as_ref());
     // What the worker was told, for `specc show` (design: driver.show).

@@ -13,6 +13,7 @@ mod outcome;
 mod pins;
 mod planned;
 mod progress;
+mod screen;
 pub(super) mod session;
 mod signals;
 mod summary;

@@ -1,13 +1,17 @@
-//! What a build shows while it runs and when it ends: a progress bar on a terminal
-//! (indicatif: tasks, running attempts, dollars against the budget), one plain line per
-//! event elsewhere, or one JSON object per event on stdout with `--message-format json`.
+//! What a build shows while it runs and when it ends: the live display on a terminal
+//! (`screen`: tasks, running attempts and their steps, dollars against the budget), one
+//! plain line per event elsewhere, or one JSON object per event on stdout with
+//! `--message-format json`.
 //! design: driver.build
+//! design: driver.progress
 
 use std::cell::RefCell;
 use std::io::Write;
 use std::time::Instant;
 
 use specc_runtime::Event;
+
+use super::screen::{Counts, Screen};
 
 /// How progress is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,7 +24,7 @@ pub(super) enum Mode {
 enum Shown {
     Plain,
     Json,
-    Bar(indicatif::ProgressBar),
+    Bar(Screen),
 }
 
 pub(super) struct Progress<'w> {
@@ -32,27 +36,12 @@ pub(super) struct Progress<'w> {
     total: usize,
 }
 
-#[derive(Default)]
-struct Counts {
-    done: usize,
-    running: usize,
-}
-
 impl<'w> Progress<'w> {
     pub(super) fn new(mode: Mode, total: usize, lines: &'w mut dyn Write) -> Progress<'w> {
         let shown = match mode {
             Mode::Plain => Shown::Plain,
             Mode::Json => Shown::Json,
-            Mode::Bar => {
-                let bar = indicatif::ProgressBar::new(total as u64);
-                bar.set_style(
-                    indicatif::ProgressStyle::with_template(
-                        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks {msg}",
-                    )
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-                );
-                Shown::Bar(bar)
-            }
+            Mode::Bar => Shown::Bar(Screen::new(total)),
         };
         Progress {
             shown,
@@ -65,11 +54,8 @@ impl<'w> Progress<'w> {
 
     /// Shows spending next to the bar; `dollars` is asked only when a bar shows it.
     pub(super) fn spent(&self, dollars: impl FnOnce() -> f64, cap: Option<f64>) {
-        if let Shown::Bar(bar) = &self.shown {
-            let dollars = dollars();
-            let running = self.counts.borrow().running;
-            let cap = cap.map_or(String::new(), |c| format!(" of ${c:.2}"));
-            bar.set_message(format!("· {running} running · ${dollars:.4}{cap}"));
+        if let Shown::Bar(screen) = &self.shown {
+            screen.spent(dollars(), cap, &self.counts.borrow());
         }
     }
 
@@ -80,15 +66,24 @@ impl<'w> Progress<'w> {
                 Event::AttemptStarted { attempt: 1, .. } => c.running += 1,
                 Event::Landed { .. } | Event::Failed { .. } | Event::TaskStopped { .. } => {
                     c.running = c.running.saturating_sub(1);
-                    c.done += 1;
+                    c.done = (c.done + 1).min(self.total);
+                    if matches!(e, Event::Failed { .. }) {
+                        c.failed += 1;
+                    }
                 }
-                Event::UpToDate { .. } | Event::Skipped { .. } => c.done += 1,
+                Event::UpToDate { .. } | Event::Skipped { .. } => {
+                    c.done = (c.done + 1).min(self.total);
+                }
                 Event::Parked { .. } => c.running = c.running.saturating_sub(1),
                 _ => {}
             }
         }
         let secs = self.started.elapsed().as_secs_f64();
+        let step = matches!(e, Event::Step { .. });
         match &self.shown {
+            // A step is for the live display only: lines and JSON events keep one per
+            // thing that happened to a task.
+            Shown::Json | Shown::Plain if step => {}
             Shown::Json => {
                 let mut w = self.lines.borrow_mut();
                 let _ = writeln!(w, "{}", json(e, secs));
@@ -97,9 +92,11 @@ impl<'w> Progress<'w> {
                 let mut w = self.lines.borrow_mut();
                 let _ = writeln!(w, "[{secs:>6.1}s] {}", line(e));
             }
-            Shown::Bar(bar) => {
-                bar.set_position(self.counts.borrow().done.min(self.total) as u64);
-                bar.println(line(e));
+            Shown::Bar(screen) => {
+                screen.event(e, &self.counts.borrow());
+                if !step {
+                    screen.println(&line(e));
+                }
             }
         }
     }
@@ -117,13 +114,13 @@ impl<'w> Progress<'w> {
             Shown::Plain => {
                 let _ = writeln!(self.lines.borrow_mut(), "[{secs:>6.1}s] {text}");
             }
-            Shown::Bar(bar) => bar.println(text),
+            Shown::Bar(screen) => screen.println(text),
         }
     }
 
     pub(super) fn finish(&self) {
-        if let Shown::Bar(bar) = &self.shown {
-            bar.finish_and_clear();
+        if let Shown::Bar(screen) = &self.shown {
+            screen.finish();
         }
     }
 }
@@ -164,6 +161,12 @@ pub(super) fn line(e: &Event) -> String {
             attempt,
             reason,
         } => format!("attempt {attempt} of {task} failed: {reason}"),
+        Event::Step {
+            task,
+            attempt,
+            call,
+            doing,
+        } => format!("step        {task} (attempt {attempt}) call {call}: {doing}"),
         Event::Replanned {
             task,
             by,
@@ -269,6 +272,15 @@ fn json(e: &Event, secs: f64) -> serde_json::Value {
         } => (
             "attempt_failed",
             json!({"task": task, "attempt": attempt, "reason": reason}),
+        ),
+        Event::Step {
+            task,
+            attempt,
+            call,
+            doing,
+        } => (
+            "step",
+            json!({"task": task, "attempt": attempt, "call": call, "doing": doing}),
         ),
         Event::Replanned {
             task,
