@@ -170,10 +170,17 @@ pub(super) fn messages(
     if let Some(c) = carried.filter(|c| !c.kept.is_empty() || !c.dropped.is_empty()) {
         u.push_str(&carried_section(c));
     }
-    let guide = if field_guide.trim().is_empty() {
+    // The guide's own `# Field guide` heading, if it has one, is the section's heading.
+    let body = field_guide.trim();
+    let body = match body.split_once('\n') {
+        Some((first, rest)) if first.trim().eq_ignore_ascii_case("# field guide") => rest.trim(),
+        None if body.eq_ignore_ascii_case("# field guide") => "",
+        _ => body,
+    };
+    let guide = if body.is_empty() {
         "(empty)".to_owned()
     } else {
-        field_guide.trim_end().to_owned()
+        body.to_owned()
     };
     vec![
         Message::system(format!("{CHARTER}\n\n# Field guide\n{guide}")),
