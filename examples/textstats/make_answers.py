@@ -23,6 +23,7 @@ pub mod words;
 """
 words_rs = """//! What a word is: a maximal run of alphanumeric characters or apostrophes.
 //! design: textstats.words
+//! req: R-1
 
 /// Whether `c` belongs to a word.
 pub fn is_word_char(c: char) -> bool {
@@ -79,6 +80,7 @@ pub fn render(_counts: &Counts, _top: &[(String, usize)]) -> String {
 """
 count_rs = """//! Counting lines, words and bytes.
 //! design: textstats.words
+//! req: R-2
 
 use crate::words::words;
 
@@ -120,6 +122,7 @@ mod tests {
 """
 freq_rs = """//! The most frequent words.
 //! design: textstats.words
+//! req: R-3
 
 use std::collections::HashMap;
 
@@ -161,6 +164,7 @@ mod tests {
 """
 render_rs = """//! The report: the counts, then the most frequent words.
 //! design: textstats.report-format
+//! req: R-4
 
 use crate::count::Counts;
 
@@ -191,6 +195,7 @@ mod tests {
 """
 main_rs = """//! The `textstats` command: statistics of the files named, or of standard input.
 //! design: textstats.cli
+//! req: R-5, R-7
 
 use std::io::Read;
 use std::process::ExitCode;

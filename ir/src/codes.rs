@@ -59,6 +59,7 @@ codes! {
     SOURCE_TOO_LARGE = "W0212", Warning, "a source file is larger than specc check searches";
     SOURCE_NOT_TEXT = "W0213", Warning, "a source file is not UTF-8 text and was not searched";
     NO_REFERENCE_TO_PIN = "E0214", Error, "specc pin found no reference to pin at the place given";
+    UNKNOWN_REQUIREMENT = "E0215", Error, "code references a requirement id the spec does not have (misspelt, or removed from the spec)";
     // E03xx: plan validation (after each planner answer).
     DECISION_OWNED_ELSEWHERE = "E0301", Error, "a planner decided an id another part of the tree owns";
     CONTRADICTS_SPEC_DECISION = "E0302", Error, "a planner decision contradicts a spec-fixed decision";

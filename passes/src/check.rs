@@ -1,4 +1,5 @@
-//! The salsa queries of `specc check`: code references against design decisions.
+//! The salsa queries of `specc check`: code references against design decisions, and
+//! requirement references (`req:`) against the spec's requirements.
 //!
 //! Every source file and every design document is a salsa input. The layering is what makes
 //! a re-check cost what the edit reaches:
@@ -21,7 +22,8 @@ use specc_ir::{DesignDecision, Diagnostic, FileId};
 
 use crate::db::{Db, SpecFile, parse_spec};
 use crate::design_docs::{self, Resolution};
-use crate::references::{self, Method, Reference};
+use crate::references::{self, Method, RefKind, Reference};
+use crate::requirements::{self, ReqResolution};
 
 /// A source file to search for references.
 #[salsa::input(debug)]
@@ -119,28 +121,77 @@ pub fn resolve<'db>(db: &'db dyn Db, root: CheckRoot, name: DecisionName<'db>) -
     )
 }
 
-/// One reference with a problem, and how its decision resolved.
+/// A requirement id as code writes it (`req: R-3`), interned to key
+/// [`resolve_requirement`]. Immortal, like [`DecisionName`].
+#[salsa::interned(debug, revisions = usize::MAX)]
+pub struct RequirementName<'db> {
+    #[returns(ref)]
+    pub id: String,
+}
+
+/// The spec's requirement ids, sorted; `None` without a spec (requirement references are
+/// then not checked).
+#[salsa::tracked(returns(ref))]
+pub fn spec_requirement_ids(db: &dyn Db, root: CheckRoot) -> Option<Vec<String>> {
+    let spec = root.spec(db)?;
+    let mut ids = requirements::requirement_ids(&parse_spec(db, spec).tree);
+    ids.sort_unstable();
+    ids.dedup();
+    Some(ids)
+}
+
+/// How a reference to requirement `name` resolves; `None` without a spec. A spec edit
+/// re-runs it for each name, and a file's findings re-run only where the answer changed.
+#[salsa::tracked(returns(ref))]
+pub fn resolve_requirement<'db>(
+    db: &'db dyn Db,
+    root: CheckRoot,
+    name: RequirementName<'db>,
+) -> Option<ReqResolution> {
+    let ids = spec_requirement_ids(db, root).as_ref()?;
+    Some(requirements::resolve(name.id(db), ids))
+}
+
+/// How a reference resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resolved {
+    Decision(Resolution),
+    Requirement(ReqResolution),
+}
+
+/// One reference with a problem, and how what it names resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     pub reference: Reference,
-    pub resolution: Resolution,
+    pub resolved: Resolved,
 }
 
-/// The references of one file that do not agree with the decisions they name.
+/// The references of one file that do not agree with the decisions or requirements they
+/// name.
 #[salsa::tracked(returns(ref))]
 pub fn source_findings(db: &dyn Db, root: CheckRoot, file: SourceFile) -> Vec<Finding> {
     let mut findings = Vec::new();
     for r in source_references(db, file) {
-        let name = DecisionName::new(db, r.id.clone());
-        let resolution = resolve(db, root, name);
-        let fine = match resolution {
-            Resolution::Current { pin } => r.pin.as_ref().is_none_or(|p| p == pin),
-            _ => false,
+        let resolved = match r.kind {
+            RefKind::Decision => {
+                let resolution = resolve(db, root, DecisionName::new(db, r.id.clone()));
+                let fine = match resolution {
+                    Resolution::Current { pin } => r.pin.as_ref().is_none_or(|p| p == pin),
+                    _ => false,
+                };
+                (!fine).then(|| Resolved::Decision(resolution.clone()))
+            }
+            RefKind::Requirement => {
+                match resolve_requirement(db, root, RequirementName::new(db, r.id.clone())) {
+                    Some(ReqResolution::Known) | None => None,
+                    Some(unknown) => Some(Resolved::Requirement(unknown.clone())),
+                }
+            }
         };
-        if !fine {
+        if let Some(resolved) = resolved {
             findings.push(Finding {
                 reference: r.clone(),
-                resolution: resolution.clone(),
+                resolved,
             });
         }
     }
@@ -157,11 +208,12 @@ pub struct SourceChunk<'db> {
     pub index: u32,
 }
 
-/// The findings of one chunk of sources, and how many references they hold.
+/// The findings of one chunk of sources, and how many references of each kind they hold.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChunkFindings {
     pub findings: Vec<Finding>,
     pub references: usize,
+    pub requirement_references: usize,
 }
 
 /// The findings of sources `CHUNK * index ..` in the root's order. After an edit whose
@@ -177,10 +229,15 @@ pub fn chunk_findings<'db>(
     let start = (chunk.index(db) as usize * CHUNK).min(sources.len());
     let mut out = ChunkFindings::default();
     for file in &sources[start..(start + CHUNK).min(sources.len())] {
-        let n = source_references(db, *file).len();
+        let refs = source_references(db, *file);
         // Most files refer to nothing: they need no per-file check (and no memo for one).
-        if n > 0 {
-            out.references += n;
+        if !refs.is_empty() {
+            let requirements = refs
+                .iter()
+                .filter(|r| r.kind == RefKind::Requirement)
+                .count();
+            out.references += refs.len() - requirements;
+            out.requirement_references += requirements;
             out.findings
                 .extend(source_findings(db, root, *file).iter().cloned());
         }
@@ -195,7 +252,10 @@ pub fn chunk_findings<'db>(
 pub struct CheckReport {
     pub diagnostics: Vec<Diagnostic>,
     pub decisions: usize,
+    /// References to decisions.
     pub references: usize,
+    /// References to requirements.
+    pub requirement_references: usize,
 }
 
 /// The whole check, memoised: after an edit salsa re-runs it only if some file's findings,
@@ -216,24 +276,29 @@ pub fn check_report(db: &dyn Db, root: CheckRoot) -> CheckReport {
         ));
     }
     let index = design_docs::index(decisions);
-    let mut references = 0;
+    let (mut references, mut requirement_references) = (0, 0);
     let chunks = root.sources(db).len().div_ceil(CHUNK);
     for i in 0..chunks {
         let chunk = chunk_findings(db, root, SourceChunk::new(db, i as u32));
         references += chunk.references;
+        requirement_references += chunk.requirement_references;
         for f in &chunk.findings {
-            out.extend(design_docs::reference_diagnostic(
-                &f.reference,
-                &f.resolution,
-                &index,
-            ));
+            out.extend(match &f.resolved {
+                Resolved::Decision(r) => design_docs::reference_diagnostic(&f.reference, r, &index),
+                Resolved::Requirement(ReqResolution::Unknown { closest }) => {
+                    Some(requirements::unknown(&f.reference, closest.as_deref()))
+                }
+                Resolved::Requirement(ReqResolution::Known) => None,
+            });
         }
     }
     if root.unreferenced(db) {
         let all: Vec<Reference> = root
             .sources(db)
             .iter()
-            .flat_map(|f| source_references(db, *f).iter().cloned())
+            .flat_map(|f| source_references(db, *f).iter())
+            .filter(|r| r.kind == RefKind::Decision)
+            .cloned()
             .collect();
         out.extend(design_docs::unreferenced(decisions, &all));
     }
@@ -241,5 +306,6 @@ pub fn check_report(db: &dyn Db, root: CheckRoot) -> CheckReport {
         diagnostics: out,
         decisions: decisions.len(),
         references,
+        requirement_references,
     }
 }

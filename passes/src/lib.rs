@@ -6,8 +6,10 @@
 //! * [`front_end`] turns a Markdown spec into the Intent IR plus diagnostics; it never fails.
 //! * [`design_docs`] reads the decisions recorded in `design-docs/*.md`.
 //! * [`plan`] checks planner answers: ownership, spec decisions, scopes, coverage, shape.
-//! * [`references`] finds `design: <id>` references in source comments.
-//! * [`check`] holds the salsa queries of `specc check`: references against decisions.
+//! * [`references`] finds `design: <id>` and `req: <id>` references in source comments.
+//! * [`requirements`] resolves `req:` references against the spec's requirement ids.
+//! * [`check`] holds the salsa queries of `specc check`: references against decisions and
+//!   requirements.
 //! * [`db`] holds the salsa `Db` trait, the inputs and the tracked queries over them.
 //! * [`eval`] scores a test run from its output (cargo test, pytest, TAP, JUnit XML).
 //!
@@ -20,6 +22,8 @@ pub mod eval;
 pub mod front_end;
 pub mod plan;
 pub mod references;
+pub mod requirements;
+mod spelling;
 #[cfg(test)]
 mod test_support;
 

@@ -39,10 +39,10 @@ fn a_deliberate_break_gets_its_readers_revisited_and_re_pinned() {
         json!({
             "planner": planner,
             "workers": {
-                "a": [[[write("core.rs", "// design: core.format\nfn encode() {}\n")], [done()]]],
+                "a": [[[write("core.rs", "// design: core.format\nfn encode() {} // req: R-1\n")], [done()]]],
                 "user": [[[write("user.rs", "// design: core.format\nfn read_record() {}\n")],
                           [pin("user.rs", 1)], [done()]]],
-                "b": [[[write("b.rs", "fn bulk() {}\n"), broken], [done()]]],
+                "b": [[[write("b.rs", "fn bulk() {} // req: R-2\n"), broken], [done()]]],
                 "revisit-user-rs-1-core-format": [[[pin("user.rs", 1)], [done()]]],
             },
         }),
@@ -102,9 +102,9 @@ pub(crate) fn contradiction_book() -> Value {
     json!({
         "planner": planner,
         "workers": {
-            "a": [[[write("core.rs", "// design: core.format\nfn encode() {}\n")],
+            "a": [[[write("core.rs", "// design: core.format\nfn encode() {} // req: R-1\n")],
                    [pin("core.rs", 1)], [done()]]],
-            "b": [[[write("b.rs", "fn send() {}\n"), report], [done()]]],
+            "b": [[[write("b.rs", "fn send() {} // req: R-2\n"), report], [done()]]],
             "revisit-core-rs-1-core-format": [[[pin("core.rs", 1)], [done()]]],
         },
         "coordinator": {"core.format": {"decision": "Records are CBOR, on disk and on the wire.",

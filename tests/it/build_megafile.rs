@@ -8,9 +8,10 @@ use serde_json::json;
 
 use crate::build::{TOML, build_book, child, done, project, write};
 
-/// `n` numbered lines, the first holding a design reference.
+/// `n` numbered lines, the first holding a design reference and the requirements' (both
+/// tasks write the file).
 fn lines(prefix: &str, n: usize) -> String {
-    let mut out = format!("// design: store.format ({prefix})\n");
+    let mut out = format!("// design: store.format ({prefix}) req: R-1, R-2\n");
     for i in 1..n {
         out.push_str(&format!("let {prefix}{i} = {i};\n"));
     }

@@ -160,6 +160,13 @@ fn windowed_extraction_agrees_with_whole_file_parses() {
                 &text[..s],
                 &text[s..]
             ));
+            // Requirement references take the same paths.
+            variants.push(format!("{} req: R-7 {}", &text[..mid], &text[mid..]));
+            variants.push(format!(
+                "{}{marker} req: R-1, a/b#2\n{}",
+                &text[..s],
+                &text[s..]
+            ));
         }
         for v in &variants {
             let full = extract_full_parse(FileId(0), *syntax, v);

@@ -34,6 +34,7 @@ mod pg;
 mod plan_cases;
 mod plan_tasks;
 mod readme;
+mod requirement_refs;
 mod sandbox;
 mod schemas;
 mod serve;

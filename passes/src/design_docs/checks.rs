@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use specc_ir::{DecisionStatus, DesignDecision, Diagnostic, IntentTree, codes};
 
 use crate::front_end::text::normalize_ws;
-use crate::references::Reference;
+use crate::references::{RefKind, Reference};
 
 /// What is wrong with one reference, decided from the decision it names alone: the part of a
 /// reference check that must re-run when a decision changes (see `crate::check`).
@@ -80,13 +80,18 @@ pub fn reference_diagnostic(
 pub fn check_references(decisions: &[DesignDecision], refs: &[Reference]) -> Vec<Diagnostic> {
     let by_id = index(decisions);
     refs.iter()
+        .filter(|r| r.kind == RefKind::Decision)
         .filter_map(|r| reference_diagnostic(r, &resolve(&r.id, &by_id, decisions), &by_id))
         .collect()
 }
 
 /// Decisions no reference names (an opt-in warning: `specc check --unreferenced`).
 pub fn unreferenced(decisions: &[DesignDecision], refs: &[Reference]) -> Vec<Diagnostic> {
-    let named: HashSet<&str> = refs.iter().map(|r| r.id.as_str()).collect();
+    let named: HashSet<&str> = refs
+        .iter()
+        .filter(|r| r.kind == RefKind::Decision)
+        .map(|r| r.id.as_str())
+        .collect();
     decisions
         .iter()
         .filter(|d| d.status == DecisionStatus::Accepted && !named.contains(d.id.as_str()))
@@ -210,26 +215,5 @@ fn superseded(
 /// The decision id closest to `id` by edit distance, if it is close (at most a third of the
 /// id's length, and at least one edit off).
 fn closest<'a>(id: &str, decisions: &'a [DesignDecision]) -> Option<&'a str> {
-    let limit = (id.chars().count() / 3).max(1);
-    decisions
-        .iter()
-        .map(|d| (edit_distance(id, &d.id), d.id.as_str()))
-        .filter(|&(dist, _)| dist <= limit)
-        .min()
-        .map(|(_, id)| id)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
+    crate::spelling::closest(id, decisions.iter().map(|d| d.id.as_str()))
 }

@@ -1,61 +1,187 @@
 //! The reference syntax inside a comment's text, and the line-comment fallback for files no
-//! tree-sitter grammar covers.
+//! tree-sitter grammar covers. Two kinds: `design: <id>[@pin]` names a design decision,
+//! `req: <id>[, <id>…]` the spec's requirements (a tag such as `R-3`, or a full id such as
+//! `storage/pages#2`).
 //! design: design-docs.references
+//! design: passes.requirement-references
 
 use specc_ir::{FileId, Span};
+
+/// What a reference names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RefKind {
+    /// `design: <id>`: a design decision.
+    Decision,
+    /// `req: <id>`: a requirement of the spec.
+    Requirement,
+}
 
 /// One reference found in a comment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reference {
-    /// The decision id referred to.
+    pub kind: RefKind,
+    /// The decision or requirement id referred to.
     pub id: String,
-    /// The 8-hex pin after `@`, when the reference is pinned.
+    /// The 8-hex pin after `@`, when a decision reference is pinned.
     pub pin: Option<String>,
-    /// The reference as written: `design:`, the id and the pin.
+    /// The reference as written: `design:` (or `req:`), the id and the pin.
     pub span: Span,
+}
+
+const DESIGN: &[u8] = b"design:";
+const REQ: &[u8] = b"req:";
+
+/// Whether `text` may hold a reference: a `design:`, or a `req:` followed by something
+/// shaped like a requirement id (so `fn f(req: Request)` does not count). The cheap test
+/// that spares most files a parse.
+pub fn may_hold_references(text: &[u8]) -> bool {
+    memchr::memmem::find(text, DESIGN).is_some()
+        || memchr::memmem::find_iter(text, REQ).any(|at| plausible_req(text, at))
+}
+
+/// Where the keywords of possible references start in `text`, in order.
+pub(crate) fn keyword_positions(text: &[u8]) -> Vec<usize> {
+    let mut at: Vec<usize> = memchr::memmem::find_iter(text, DESIGN).collect();
+    at.extend(memchr::memmem::find_iter(text, REQ).filter(|&p| plausible_req(text, p)));
+    at.sort_unstable();
+    at
+}
+
+/// The length of the keyword at `at` (`design:` or `req:`).
+pub(crate) fn keyword_len(text: &[u8], at: usize) -> usize {
+    if text[at..].starts_with(DESIGN) {
+        DESIGN.len()
+    } else {
+        REQ.len()
+    }
+}
+
+/// Whether the `req:` at `at` is followed by a requirement id.
+fn plausible_req(text: &[u8], at: usize) -> bool {
+    let rest = &text[at + REQ.len()..];
+    let lead = rest
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t'))
+        .count();
+    std::str::from_utf8(&rest[lead..rest.len().min(lead + 200)])
+        .or_else(|e| std::str::from_utf8(&rest[lead..lead + e.valid_up_to()]))
+        .is_ok_and(|s| requirement_id_len(s).is_some())
+}
+
+/// The length of the requirement id `s` starts with: a tag (`R-12`: capitals, `-`, digits)
+/// or a full id (`node/path#3`, `#1` for the spec's root), not followed by more id.
+pub fn requirement_id_len(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let caps = b.iter().take_while(|c| c.is_ascii_uppercase()).count();
+    let tag = (caps > 0 && b.get(caps) == Some(&b'-'))
+        .then(|| {
+            let digits = b[caps + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            (digits > 0).then_some(caps + 1 + digits)
+        })
+        .flatten();
+    let len = tag.or_else(|| {
+        let path = b
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'/' | b'-'))
+            .count();
+        if b.get(path) != Some(&b'#') {
+            return None;
+        }
+        let digits = b[path + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        (digits > 0).then_some(path + 1 + digits)
+    })?;
+    let more = b
+        .get(len)
+        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'/' | b'#'));
+    (!more).then_some(len)
 }
 
 /// The references in `comment`, a comment's text that starts at byte `base` of the file.
 pub fn in_comment(file: FileId, comment: &str, base: usize, out: &mut Vec<Reference>) {
-    let mut from = 0;
-    while let Some(rel) = comment[from..].find("design:") {
-        let start = from + rel;
-        from = start + "design:".len();
-        // `mydesign:` is not the keyword.
-        if comment[..start]
+    for at in keyword_positions(comment.as_bytes()) {
+        // `mydesign:` and `prereq:` are not the keywords.
+        if comment[..at]
             .chars()
             .next_back()
             .is_some_and(|c| c.is_alphanumeric() || c == '_')
         {
             continue;
         }
-        let rest = &comment[from..];
+        if comment.as_bytes()[at..].starts_with(DESIGN) {
+            decision_at(file, comment, base, at, out);
+        } else {
+            requirements_at(file, comment, base, at, out);
+        }
+    }
+}
+
+/// The `design: <id>[@pin]` whose keyword is at `start`.
+fn decision_at(file: FileId, comment: &str, base: usize, start: usize, out: &mut Vec<Reference>) {
+    let from = start + DESIGN.len();
+    let rest = &comment[from..];
+    let lead = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    let id_start = from + lead;
+    let id_len = comment[id_start..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')))
+        .unwrap_or(comment.len() - id_start);
+    // A trailing `.` ends the sentence, not the id.
+    let id = comment[id_start..id_start + id_len].trim_end_matches('.');
+    if id.is_empty() || !id.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return;
+    }
+    let mut end = id_start + id.len();
+    let pin = comment[end..].strip_prefix('@').and_then(|p| {
+        let hex = p.get(..8)?;
+        let whole = hex.chars().all(|c| c.is_ascii_hexdigit())
+            && !p[8..].starts_with(|c: char| c.is_ascii_alphanumeric());
+        whole.then(|| hex.to_ascii_lowercase())
+    });
+    if pin.is_some() {
+        end += 9;
+    }
+    out.push(Reference {
+        kind: RefKind::Decision,
+        id: id.to_owned(),
+        pin,
+        span: Span::new(file, base + start..base + end),
+    });
+}
+
+/// The `req: <id>[, <id>…]` whose keyword is at `start`: one reference per id.
+fn requirements_at(
+    file: FileId,
+    comment: &str,
+    base: usize,
+    start: usize,
+    out: &mut Vec<Reference>,
+) {
+    let mut at = start + REQ.len();
+    loop {
+        let rest = &comment[at..];
         let lead = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-        let id_start = from + lead;
-        let id_len = comment[id_start..]
-            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')))
-            .unwrap_or(comment.len() - id_start);
-        // A trailing `.` ends the sentence, not the id.
-        let id = comment[id_start..id_start + id_len].trim_end_matches('.');
-        if id.is_empty() || !id.starts_with(|c: char| c.is_ascii_alphanumeric()) {
-            continue;
-        }
-        let mut end = id_start + id.len();
-        let pin = comment[end..].strip_prefix('@').and_then(|p| {
-            let hex = p.get(..8)?;
-            let whole = hex.chars().all(|c| c.is_ascii_hexdigit())
-                && !p[8..].starts_with(|c: char| c.is_ascii_alphanumeric());
-            whole.then(|| hex.to_ascii_lowercase())
-        });
-        if pin.is_some() {
-            end += 9;
-        }
+        let id_start = at + lead;
+        let Some(len) = requirement_id_len(&comment[id_start..]) else {
+            return;
+        };
         out.push(Reference {
-            id: id.to_owned(),
-            pin,
-            span: Span::new(file, base + start..base + end),
+            kind: RefKind::Requirement,
+            id: comment[id_start..id_start + len].to_owned(),
+            pin: None,
+            span: Span::new(file, base + id_start..base + id_start + len),
         });
-        from = end;
+        at = id_start + len;
+        let rest = &comment[at..];
+        let gap = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        if !rest[gap..].starts_with(',') {
+            return;
+        }
+        at += gap + 1;
     }
 }
 
@@ -65,8 +191,9 @@ pub fn line_comment_markers(extension: &str) -> Option<&'static [&'static str]> 
     Some(match extension {
         "rs" | "c" | "h" | "cc" | "cpp" | "hpp" | "go" | "js" | "mjs" | "ts" | "tsx" | "jsx"
         | "java" | "kt" | "swift" | "scala" | "cs" | "proto" => &["//"],
-        "py" | "sh" | "bash" | "rb" | "pl" | "toml" | "yaml" | "yml" | "r" | "mk" | "cmake"
-        | "dockerfile" | "conf" | "ini" => &["#"],
+        "py" | "sh" | "bash" | "zsh" | "rb" | "pl" | "toml" | "yaml" | "yml" | "r" | "mk"
+        | "cmake" | "dockerfile" | "containerfile" | "conf" | "ini" | "just" | "bzl" | "bazel"
+        | "star" | "nix" | "tf" | "hcl" => &["#"],
         "sql" | "lua" | "hs" | "elm" => &["--"],
         "lisp" | "el" | "clj" | "scm" | "asm" | "s" => &[";"],
         "tex" | "erl" => &["%"],
@@ -80,7 +207,7 @@ pub fn in_line_comments(file: FileId, text: &str, markers: &[&str]) -> Vec<Refer
     let mut out = Vec::new();
     let mut line_start = 0;
     for line in text.split_inclusive('\n') {
-        if line.contains("design:")
+        if may_hold_references(line.as_bytes())
             && let Some(at) = comment_start(line, markers)
         {
             in_comment(file, &line[at..], line_start + at, &mut out);

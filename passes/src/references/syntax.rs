@@ -13,7 +13,10 @@ use std::cell::RefCell;
 use specc_ir::FileId;
 use tree_sitter::{Node, Parser};
 
-use super::comments::{Reference, in_comment, in_line_comments, line_comment_markers};
+use super::comments::{
+    Reference, in_comment, in_line_comments, keyword_len, keyword_positions, line_comment_markers,
+    may_hold_references,
+};
 use super::language::Syntax;
 use super::window;
 
@@ -36,9 +39,35 @@ impl Method {
     }
 }
 
+impl Method {
+    /// The method for a file by its name (no directories): build files without an
+    /// extension by their name (`Dockerfile`, `Makefile`, `Justfile`, `CMakeLists.txt`,
+    /// `Jenkinsfile`, …), every other file by its extension, case aside.
+    pub fn for_file_name(name: &str) -> Option<Method> {
+        const HASH: &[&str] = &["#"];
+        const SLASHES: &[&str] = &["//"];
+        let by_name = match name {
+            "Dockerfile" | "Containerfile" | "Makefile" | "makefile" | "GNUmakefile"
+            | "Justfile" | "justfile" | ".justfile" | "Rakefile" | "Gemfile" | "Vagrantfile"
+            | "Brewfile" | "Podfile" | "Procfile" | "Tiltfile" | "Earthfile" | "Caddyfile"
+            | "BUILD" | "WORKSPACE" | "CMakeLists.txt" | "requirements.txt" => Some(HASH),
+            "Jenkinsfile" => Some(SLASHES),
+            _ if name.starts_with("Dockerfile.") || name.starts_with("Containerfile.") => {
+                Some(HASH)
+            }
+            _ => None,
+        };
+        if let Some(markers) = by_name {
+            return Some(Method::LineComments(markers));
+        }
+        let (_, ext) = name.rsplit_once('.')?;
+        Method::for_extension(&ext.to_ascii_lowercase())
+    }
+}
+
 /// Every reference in `text`, found with `method`.
 pub fn extract(file: FileId, method: Method, text: &str) -> Vec<Reference> {
-    if memchr::memmem::find(text.as_bytes(), b"design:").is_none() {
+    if !may_hold_references(text.as_bytes()) {
         return Vec::new();
     }
     match method {
@@ -63,7 +92,7 @@ fn in_syntax_tree(file: FileId, syntax: Syntax, text: &str) -> Vec<Reference> {
 pub fn extract_windowed(file: FileId, syntax: Syntax, text: &str) -> Option<Vec<Reference>> {
     let bytes = text.as_bytes();
     let mut lines: Vec<(usize, usize)> = Vec::new();
-    for at in memchr::memmem::find_iter(bytes, b"design:") {
+    for at in keyword_positions(bytes) {
         if lines.last().is_some_and(|&(_, end)| at < end) {
             continue;
         }
@@ -146,12 +175,13 @@ pub fn extract_full_parse(file: FileId, syntax: Syntax, text: &str) -> Vec<Refer
 /// `base` of the file.
 fn in_comments_of(file: FileId, root: Node<'_>, text: &str, base: usize, out: &mut Vec<Reference>) {
     let mut searched_to = 0;
-    for at in memchr::memmem::find_iter(text.as_bytes(), b"design:") {
+    let bytes = text.as_bytes();
+    for at in keyword_positions(bytes) {
         if at < searched_to {
             continue; // inside a comment already read
         }
         let Some(comment) = root
-            .descendant_for_byte_range(at, at + "design:".len())
+            .descendant_for_byte_range(at, at + keyword_len(bytes, at))
             .and_then(enclosing_comment)
         else {
             continue;

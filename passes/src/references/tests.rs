@@ -184,3 +184,63 @@ fn window_scan_knows_where_lines_begin() {
     ));
     assert!(!sure(Syntax::Tsx, "// design: here\n", "// design: here"));
 }
+
+/// `kind id "spanned text"` per reference, decisions and requirements alike.
+fn kinds(text: &str, ext: &str) -> Vec<String> {
+    let markers = line_comment_markers(ext).expect("known extension");
+    in_line_comments(FileId(0), text, markers)
+        .into_iter()
+        .map(|r| format!("{:?} {} {:?}", r.kind, r.id, &text[r.span.range()]))
+        .collect()
+}
+
+#[test]
+fn requirement_references_are_tags_or_full_ids_and_lists_of_them() {
+    let rust = "fn handle(req: Request) {} // req: R-3
+// req: R-1, storage/pages#2 ,#4 and more
+// prereq: R-9; req: r-1; req: R-12x; req: RR-; req: a#b
+let s = \"// req: R-8\"; // design: a.b req: R-5.\n";
+    assert_eq!(
+        kinds(rust, "rs"),
+        [
+            "Requirement R-3 \"R-3\"",
+            "Requirement R-1 \"R-1\"",
+            "Requirement storage/pages#2 \"storage/pages#2\"",
+            "Requirement #4 \"#4\"",
+            "Decision a.b \"design: a.b\"",
+            "Requirement R-5 \"R-5\"",
+        ]
+    );
+}
+
+#[test]
+fn a_req_parameter_is_not_a_reference_and_spares_the_parse() {
+    use super::may_hold_references;
+    assert!(!may_hold_references(
+        b"fn f(req: Request) {}\nlet req: &str = x;\n"
+    ));
+    assert!(may_hold_references(b"// req: R-1\n"));
+    assert!(may_hold_references(b"# req:  a/b#1\n"));
+    assert!(may_hold_references(b"// design: x\n"));
+}
+
+#[test]
+fn build_files_without_an_extension_are_sources() {
+    use super::Method;
+    for name in [
+        "Dockerfile",
+        "Makefile",
+        "Justfile",
+        "CMakeLists.txt",
+        "Dockerfile.dev",
+        "x.bzl",
+    ] {
+        assert!(Method::for_file_name(name).is_some(), "{name}");
+    }
+    assert_eq!(
+        Method::for_file_name("main.rs"),
+        Some(Method::Syntax(super::Syntax::Rust))
+    );
+    assert_eq!(Method::for_file_name("notes.txt"), None);
+    assert_eq!(Method::for_file_name("LICENSE"), None);
+}

@@ -59,6 +59,8 @@ pub struct Report {
     pub docs: usize,
     pub decisions: usize,
     pub references: usize,
+    /// `req:` references to the spec's requirements.
+    pub requirement_references: usize,
 }
 
 /// What one [`Session::update`] changed, for `--watch` to print.
@@ -163,6 +165,7 @@ impl Session {
             docs: self.root.docs(db).len(),
             decisions: checked.decisions,
             references: checked.references,
+            requirement_references: checked.requirement_references,
         }
     }
 

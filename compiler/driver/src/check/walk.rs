@@ -26,11 +26,12 @@ pub(crate) enum Kind {
 /// How a path under the root is classified, without reading it: `None` for files `specc
 /// check` does not look at.
 pub(crate) fn classify(rel: &Path) -> Option<Kind> {
-    let ext = rel.extension()?.to_str()?;
     if rel.starts_with(DESIGN_DOCS) {
+        let ext = rel.extension()?.to_str()?;
         return (ext == "md").then_some(Kind::Doc);
     }
-    Method::for_extension(&ext.to_ascii_lowercase()).map(Kind::Source)
+    // Build files without an extension (Dockerfile, Makefile, …) by their name.
+    Method::for_file_name(rel.file_name()?.to_str()?).map(Kind::Source)
 }
 
 /// One file read.

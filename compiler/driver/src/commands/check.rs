@@ -93,15 +93,25 @@ fn print(
                 "design_docs": report.docs,
                 "decisions": report.decisions,
                 "references": report.references,
+                "requirement_references": report.requirement_references,
                 "errors": errors,
                 "warnings": warnings,
             })
         )
     } else {
         let n = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        // Requirement references are counted only where there are some.
+        let requirements = if report.requirement_references > 0 {
+            format!(
+                " and {}",
+                n(report.requirement_references, "requirement reference")
+            )
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "checked {} and {}: {} to {}; {}, {}",
+            "checked {} and {}: {} to {}{requirements}; {}, {}",
             n(report.sources, "source file"),
             n(report.docs, "design document"),
             n(report.references, "reference"),

@@ -40,6 +40,7 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("W0212", include_str!("../explain/W0212.md")),
     ("W0213", include_str!("../explain/W0213.md")),
     ("E0214", include_str!("../explain/E0214.md")),
+    ("E0215", include_str!("../explain/E0215.md")),
     ("E0301", include_str!("../explain/E0301.md")),
     ("E0302", include_str!("../explain/E0302.md")),
     ("W0303", include_str!("../explain/W0303.md")),

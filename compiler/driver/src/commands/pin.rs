@@ -50,9 +50,9 @@ pub(crate) fn pin(
     let (path, line) = split_target(target);
     let shown = path.display().to_string();
     let method = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .and_then(|e| Method::for_extension(&e.to_ascii_lowercase()))
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(Method::for_file_name)
         .ok_or_else(|| {
             usage(
                 codes::NOT_A_FILE,
@@ -81,7 +81,9 @@ pub(crate) fn pin(
     let text = walk::read(&path, &shown).map_err(|s| Box::new(s.1))?;
     let file = files.add(shown.clone(), text.clone());
     let index = design_docs::index(&decisions);
-    let refs = references::extract(file, method, &text);
+    let mut refs = references::extract(file, method, &text);
+    // Only decisions have pins.
+    refs.retain(|r| r.kind == references::RefKind::Decision);
     let mut diagnostics = Vec::new();
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     let mut at_place = 0;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use specc_sandbox::{CommandResult, CommandSpec, Runners, block_script};
 
+use super::references::Unreferenced;
 use crate::tools::Toolbox;
 
 /// One check to run.
@@ -58,11 +59,14 @@ pub(crate) struct Report {
     /// so they checked what would land.
     pub restored: Vec<String>,
     pub results: Vec<CheckResult>,
+    /// The covered requirements no file of the write scope references (after `done`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub references: Option<Unreferenced>,
 }
 
 impl Report {
     pub(crate) fn passed(&self) -> bool {
-        self.results.iter().all(|r| r.result.success())
+        self.results.iter().all(|r| r.result.success()) && self.references.is_none()
     }
 
     /// The failed checks with their (capped) output, for the worker and the summary.
@@ -71,6 +75,7 @@ impl Report {
             .iter()
             .filter(|r| !r.result.success())
             .map(|r| format!("check `{}`: {}", r.name, r.result.report()))
+            .chain(self.references.as_ref().map(Unreferenced::failure))
             .collect::<Vec<_>>()
             .join("\n\n")
     }
@@ -86,6 +91,12 @@ impl Report {
                 let how = report.lines().next().unwrap_or_default();
                 format!("`{}` ({how})", r.name)
             })
+            .chain(self.references.as_ref().map(|u| {
+                format!(
+                    "`requirement references` ({} not referenced)",
+                    u.missing.join(", ")
+                )
+            }))
             .collect();
         format!("acceptance failed: {}", failed.join(", "))
     }

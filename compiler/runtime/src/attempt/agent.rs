@@ -14,6 +14,7 @@ use specc_llm::{Client, LlmError, Message, Request, Response, Role, ToolCall, To
 use specc_state::{Journal, JournalError, StepAt, StepKind, step_write};
 
 use super::acceptance::{self, Check};
+use super::references;
 use super::stuck::StuckDetector;
 use crate::events::Event;
 use crate::services::AttemptLimits;
@@ -65,6 +66,8 @@ pub(super) struct AgentLoop<'a> {
     pub id: AttemptId<'a>,
     pub tools: &'a Toolbox,
     pub checks: &'a [Check],
+    /// The requirement ids the task covers: each must be referenced (`req:`) when it lands.
+    pub covers: &'a [String],
     pub limits: AttemptLimits,
     pub max_tokens_per_call: u32,
     /// Where the attempt's steps are shown (`Event::Step`).
@@ -299,6 +302,8 @@ impl AgentLoop<'_> {
         let left = self.limits.wall.saturating_sub(t.started.elapsed());
         let mut report = acceptance::run(self.tools, self.checks, t.rounds, left).await;
         report.restored = restored;
+        report.references =
+            references::unreferenced(&self.tools.root, &self.tools.scope, self.covers);
         t.step += 1;
         self.log(t.step, StepKind::Acceptance, &json!(report))?;
         if report.passed() {

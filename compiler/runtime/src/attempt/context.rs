@@ -93,7 +93,9 @@ work cannot pass it), call `dispute_check` with the evidence instead of bending 
 your work is kept for the next attempt. If the task cannot be done as given, call `give_up` and say why. Use \
 `note` for what the next agent should know about the codebase (the field guide). Where code carries \
 out one of the decisions you are given, say so in a comment `design: <decision id>` beside it: \
-specc checks those references when a decision changes.";
+specc checks those references when a decision changes. Likewise mark the code that implements \
+each requirement your task covers, and the test that tests it, with a comment `req: <requirement \
+id>` (`// req: R-3`): the checks after `done` want one for every requirement the task covers.";
 
 /// The characters of a first attempt's opening messages (charter, field guide, task): what
 /// every call of the attempt sends before the conversation grows, for a cost estimate.
@@ -125,7 +127,7 @@ pub(super) fn messages(
         }
     }
     if !order.requirements.is_empty() {
-        u.push_str("\n## Requirements this task covers\n");
+        u.push_str("\n## Requirements this task covers (each named by a `req: <id>` comment where it is implemented or tested)\n");
         for r in &order.requirements {
             u.push_str(&format!("- {} ({}): {}\n", r.id, r.level, r.text.trim()));
         }

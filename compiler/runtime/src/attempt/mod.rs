@@ -22,6 +22,7 @@ mod handoff;
 mod ladder;
 mod one;
 mod orders;
+mod references;
 mod replan;
 mod resume;
 mod rungs;

@@ -83,6 +83,7 @@ pub(super) async fn one_attempt(
         }
     };
     let guide = specc_plan::field_guide::load(&lease.dir, s.policy.guide_lines).text;
+    let covers: Vec<String> = order.requirements.iter().map(|r| r.id.clone()).collect();
     let agent = AgentLoop {
         client: s.client,
         journal: s.journal,
@@ -94,6 +95,7 @@ pub(super) async fn one_attempt(
         },
         tools: &tools,
         checks: &order.checks,
+        covers: &covers,
         limits: s.policy.attempt,
         max_tokens_per_call: s.policy.worker_max_tokens,
         events: s.events,

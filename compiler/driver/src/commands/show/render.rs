@@ -223,10 +223,15 @@ fn step(out: &mut dyn Write, st: &StoryStep, full: bool) -> std::io::Result<()> 
 
 fn acceptance(out: &mut dyn Write, head: &str, b: &Value, full: bool) -> std::io::Result<()> {
     let results = b["results"].as_array().cloned().unwrap_or_default();
-    let passed = results.iter().all(|r| {
-        serde_json::from_value::<specc_sandbox::CommandResult>(r["result"].clone())
-            .is_ok_and(|c| c.success())
-    });
+    let unreferenced: Vec<&str> = b["references"]["missing"]
+        .as_array()
+        .map(|m| m.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let passed = unreferenced.is_empty()
+        && results.iter().all(|r| {
+            serde_json::from_value::<specc_sandbox::CommandResult>(r["result"].clone())
+                .is_ok_and(|c| c.success())
+        });
     writeln!(out, "{head} {}", if passed { "passed" } else { "failed" })?;
     if let Some(restored) = b["restored"].as_array().filter(|r| !r.is_empty()) {
         let paths: Vec<&str> = restored.iter().filter_map(Value::as_str).collect();
@@ -259,6 +264,13 @@ fn acceptance(out: &mut dyn Write, head: &str, b: &Value, full: bool) -> std::io
             }
             None => writeln!(out, "                 {name}: {}", r["result"])?,
         }
+    }
+    if !unreferenced.is_empty() {
+        writeln!(
+            out,
+            "                 requirement references: no `req:` comment in the write scope names {}",
+            unreferenced.join(", ")
+        )?;
     }
     Ok(())
 }
