@@ -172,6 +172,9 @@ pub struct CheckTree {
     pub decisions: usize,
     /// One file in `reference_every` carries references (1 to 3 of them).
     pub reference_every: usize,
+    /// Requirements in a generated `spec.md` (`R-1`…); when not 0, each referencing file
+    /// also names one of them (`req: R-n`), for `specc trace`.
+    pub requirements: usize,
 }
 
 impl CheckTree {
@@ -181,6 +184,14 @@ impl CheckTree {
         lines: 100,
         decisions: 300,
         reference_every: 10,
+        requirements: 0,
+    };
+
+    /// The trace benchmark's tree (issue 29): the check benchmark's, with a spec of 150
+    /// requirements that the referencing files name.
+    pub const TRACE: CheckTree = CheckTree {
+        requirements: 150,
+        ..CheckTree::ISSUE_3
     };
 }
 
@@ -215,6 +226,16 @@ pub fn generate_check_tree(
         ("java", "//"),
         ("sh", "#"),
     ];
+    if shape.requirements > 0 {
+        let mut spec = String::from("# Generated\n\nA spec for the trace benchmark.\n");
+        for r in 1..=shape.requirements {
+            if r % 10 == 1 {
+                let _ = write!(spec, "\n## Part {}\n\n", r / 10);
+            }
+            let _ = writeln!(spec, "- [R-{r}] The system MUST keep invariant {r}.");
+        }
+        std::fs::write(root.join("spec.md"), spec)?;
+    }
     let mut paths = Vec::with_capacity(shape.files);
     for i in 0..shape.files {
         let (ext, comment) = KINDS[i % KINDS.len()];
@@ -229,7 +250,10 @@ pub fn generate_check_tree(
         let (open, close) = wrapper(ext);
         text.push_str(open);
         for line in 0..shape.lines.saturating_sub(3) {
-            if referencing && line % 40 == 5 {
+            if referencing && shape.requirements > 0 && line % 40 == 6 {
+                let r = (i / shape.reference_every + line) % shape.requirements + 1;
+                let _ = writeln!(text, "{comment} req: R-{r}");
+            } else if referencing && line % 40 == 5 {
                 let decision = (i / shape.reference_every + line) % shape.decisions.max(1);
                 let _ = writeln!(
                     text,

@@ -37,6 +37,7 @@ pub fn words(text: &str) -> impl Iterator<Item = &str> {
 
 #[cfg(test)]
 mod tests {
+    // req: R-1
     #[test]
     fn words_split_on_punctuation_and_keep_apostrophes() {
         let w: Vec<&str> = super::words("don't stop, now; ok?").collect();
@@ -109,6 +110,7 @@ pub fn count(text: &str) -> Counts {
 
 #[cfg(test)]
 mod tests {
+    // req: R-2
     use super::{count, Counts};
 
     #[test]
@@ -143,6 +145,7 @@ pub fn top_words(text: &str, n: usize) -> Vec<(String, usize)> {
 
 #[cfg(test)]
 mod tests {
+    // req: R-3
     use super::top_words;
 
     fn pair(w: &str, n: usize) -> (String, usize) {
@@ -182,6 +185,7 @@ pub fn render(counts: &Counts, top: &[(String, usize)]) -> String {
 
 #[cfg(test)]
 mod tests {
+    // req: R-4
     use super::render;
     use crate::count::Counts;
 
@@ -240,6 +244,7 @@ fn main() -> ExitCode {
 }
 """
 cli_rs = """//! The command line, end to end.
+// req: R-5, R-7
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -295,6 +300,8 @@ fn a_file_it_cannot_read_is_an_error() {
 }
 """
 readme = """# textstats
+
+<!-- req: R-8 -->
 
 Statistics about text: lines, words, bytes and the most frequent words.
 

@@ -15,7 +15,7 @@
 //! [`check_report`] assembles the report, memoised like the rest.
 //! design: passes.check-layering
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use specc_ir::{DesignDecision, Diagnostic, FileId};
@@ -109,16 +109,39 @@ pub fn decision_positions(db: &dyn Db, root: CheckRoot) -> HashMap<String, usize
     at
 }
 
-/// What a reference to `name` must agree with.
+/// The pins of the spec's own decisions (`> Decision: {#id} …`), by id: code may reference
+/// them like recorded ones.
+#[salsa::tracked(returns(ref))]
+pub fn spec_decision_pins(db: &dyn Db, root: CheckRoot) -> HashMap<String, String> {
+    let Some(spec) = root.spec(db) else {
+        return HashMap::new();
+    };
+    parse_spec(db, spec)
+        .tree
+        .nodes()
+        .flat_map(|n| &n.decisions)
+        .filter_map(|d| Some((d.id.clone()?, design_docs::pin(&d.text))))
+        .collect()
+}
+
+/// What a reference to `name` must agree with: a recorded decision, or else one the spec
+/// fixes itself (workers are given both as decisions to follow).
 #[salsa::tracked(returns(ref))]
 pub fn resolve<'db>(db: &'db dyn Db, root: CheckRoot, name: DecisionName<'db>) -> Resolution {
     let decisions = decision_table(db, root);
     let at = decision_positions(db, root);
-    design_docs::resolve_by(
+    let resolution = design_docs::resolve_by(
         name.id(db),
         |id| at.get(id).map(|&i| &decisions[i]),
         decisions,
-    )
+    );
+    match resolution {
+        Resolution::Unknown { .. } => match spec_decision_pins(db, root).get(name.id(db)) {
+            Some(pin) => Resolution::Current { pin: pin.clone() },
+            None => resolution,
+        },
+        resolution => resolution,
+    }
 }
 
 /// A requirement id as code writes it (`req: R-3`), interned to key
@@ -308,4 +331,59 @@ pub fn check_report(db: &dyn Db, root: CheckRoot) -> CheckReport {
         references,
         requirement_references,
     }
+}
+
+/// One `req:` reference in the tree: where it is, and whether it is in a test.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Site {
+    pub path: String,
+    /// 1-based.
+    pub line: u32,
+    pub test: bool,
+}
+
+/// The requirement references of one chunk of sources, as `(requirement id, site)` in the
+/// root's order. Only the chunk of an edited file re-runs.
+#[salsa::tracked(returns(ref))]
+pub fn chunk_sites<'db>(
+    db: &'db dyn Db,
+    root: CheckRoot,
+    chunk: SourceChunk<'db>,
+) -> Vec<(String, Site)> {
+    let sources = root.sources(db);
+    let start = (chunk.index(db) as usize * CHUNK).min(sources.len());
+    let mut out = Vec::new();
+    for file in &sources[start..(start + CHUNK).min(sources.len())] {
+        let refs = source_references(db, *file);
+        if !refs.iter().any(|r| r.kind == RefKind::Requirement) {
+            continue;
+        }
+        let (path, text) = (file.path(db), file.text(db));
+        for r in refs.iter().filter(|r| r.kind == RefKind::Requirement) {
+            let at = r.span.start as usize;
+            let line = memchr::memchr_iter(b'\n', &text.as_bytes()[..at.min(text.len())]).count();
+            out.push((
+                r.id.clone(),
+                Site {
+                    path: path.clone(),
+                    line: line as u32 + 1,
+                    test: requirements::is_test_site(path, text, at),
+                },
+            ));
+        }
+    }
+    out
+}
+
+/// Every requirement reference of the tree, by requirement id (sites in the root's order):
+/// what `specc trace` follows from a requirement to its code and tests.
+#[salsa::tracked(returns(ref))]
+pub fn requirement_sites(db: &dyn Db, root: CheckRoot) -> BTreeMap<String, Vec<Site>> {
+    let mut by_id: BTreeMap<String, Vec<Site>> = BTreeMap::new();
+    for i in 0..root.sources(db).len().div_ceil(CHUNK) {
+        for (id, site) in chunk_sites(db, root, SourceChunk::new(db, i as u32)) {
+            by_id.entry(id.clone()).or_default().push(site.clone());
+        }
+    }
+    by_id
 }

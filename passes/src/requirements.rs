@@ -49,3 +49,67 @@ pub fn unknown(r: &Reference, closest: Option<&str>) -> Diagnostic {
         ),
     }
 }
+
+/// Whether a reference at byte `offset` of the file at `path` (relative, `/`-separated) is
+/// in a test rather than in the code: the file is a test by the conventions of its language
+/// (`tests/`, `test/`, `__tests__/`, `spec/` directories; `test_*.py`, `*_test.py`,
+/// `*_test.go`, `*.test.ts`, `*.spec.js`, `*_spec.rb`, `*Test.java`, …), or, in Rust, the
+/// reference stands after the file's `#[cfg(test)]`.
+pub fn is_test_site(path: &str, text: &str, offset: usize) -> bool {
+    let mut parts = path.split('/');
+    let name = parts.next_back().unwrap_or(path);
+    let dir_says = parts.any(|d| {
+        matches!(
+            d,
+            "tests" | "test" | "__tests__" | "spec" | "specs" | "testing" | "e2e"
+        )
+    });
+    let stem = name.split('.').next().unwrap_or(name);
+    let name_says = stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || stem.ends_with("_spec")
+        || stem.ends_with("Test")
+        || stem.ends_with("Tests")
+        || stem == "tests"
+        || stem == "test"
+        || name.contains(".test.")
+        || name.contains(".spec.");
+    if dir_says || name_says {
+        return true;
+    }
+    path.ends_with(".rs")
+        && memchr::memmem::find(&text.as_bytes()[..offset.min(text.len())], b"#[cfg(test)]")
+            .is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_test_site;
+
+    #[test]
+    fn tests_are_told_by_their_path_or_a_rust_test_module() {
+        for path in [
+            "tests/cli.rs",
+            "pkg/test/a.py",
+            "test_parse.py",
+            "src/parse_test.go",
+            "web/app.test.ts",
+            "web/__tests__/x.js",
+            "lib/a_spec.rb",
+            "src/main/java/FooTest.java",
+        ] {
+            assert!(is_test_site(path, "", 0), "{path}");
+        }
+        for path in ["src/lib.rs", "attest.py", "src/contest/a.go", "latest.ts"] {
+            assert!(!is_test_site(path, "", 0), "{path}");
+        }
+        let rust = "// req: R-1\nfn f() {}\n#[cfg(test)]\nmod tests {\n    // req: R-1\n}\n";
+        assert!(!is_test_site("src/lib.rs", rust, 3));
+        assert!(is_test_site(
+            "src/lib.rs",
+            rust,
+            rust.rfind("req").unwrap_or(0)
+        ));
+    }
+}

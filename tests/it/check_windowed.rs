@@ -131,6 +131,7 @@ fn windowed_extraction_agrees_with_whole_file_parses() {
         lines: 30,
         decisions: 30,
         reference_every: 2,
+        requirements: 20,
     };
     specc_tests::generate_check_tree(generated.path(), shape).expect("generate");
     collect(&generated.path().join("src"), &mut corpus);

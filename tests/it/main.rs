@@ -42,3 +42,4 @@ mod serve_coordinate;
 mod show;
 mod state_schema;
 mod support;
+mod trace;

@@ -49,6 +49,10 @@ pub(crate) enum Command {
     /// One task's whole story from the journal, read-only (also while the build runs): what
     /// it was told, every model turn and tool call, its checks, what landed and its cost.
     Show(ShowArgs),
+    /// Follow every requirement of the spec to the tasks that cover it, the code and the
+    /// tests that reference it (`req: ID` comments), and whether those tests passed;
+    /// `--fail-under PCT` makes it a CI gate.
+    Trace(TraceArgs),
     /// Score the build's head (or a commit) against the hidden tests of `[eval]`, in the
     /// sandbox: passed, failed, total and every test's result.
     Eval(EvalArgs),
@@ -125,6 +129,33 @@ pub(crate) struct ShowArgs {
     /// How to print it.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct TraceArgs {
+    /// The spec [default: spec.md here].
+    pub(crate) spec: Option<PathBuf>,
+    /// The code to follow the requirements into [default: the build's output (`[build] out`,
+    /// or out/ beside the spec) if there is one, else the spec's directory].
+    #[arg(long)]
+    pub(crate) tree: Option<PathBuf>,
+    /// The configuration [default: specc.toml beside the spec].
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// How to print it.
+    #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
+    pub(crate) format: TraceFormat,
+    /// Exit 1 when fewer than PCT percent of the MUST requirements are covered by a task, by
+    /// code or by a passing test, naming the ones that are not.
+    #[arg(long, value_name = "PCT")]
+    pub(crate) fail_under: Option<f64>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TraceFormat {
+    Text,
+    Json,
+    Markdown,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

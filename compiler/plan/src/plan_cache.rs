@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use specc_ir::plan::{PlannedDecision, PlannerAnswer};
+use specc_ir::plan::{ChildKind, PlannedChild, PlannedDecision, PlannerAnswer};
 use specc_llm::{Client, Role};
 use specc_passes::plan::{self, Owned};
 
@@ -75,6 +75,38 @@ impl Cache {
             };
         }
         Some((answer, before))
+    }
+}
+
+impl Cache {
+    /// The work leaves of the latest plan, by task id: from the root's latest answer down
+    /// through each plan child's, in the answers' order. Tasks the build added while it ran
+    /// (follow-ups, splits) are not in it.
+    pub fn latest_leaves(&self) -> Vec<(String, PlannedChild)> {
+        let mut out = Vec::new();
+        let mut stack = vec![String::new()];
+        while let Some(task) = stack.pop() {
+            let Some(answer) = self
+                .latest
+                .get(&task)
+                .and_then(|l| self.answers.get(&l.key))
+            else {
+                continue;
+            };
+            for c in answer.children.iter().rev() {
+                let id = if task.is_empty() {
+                    c.key.clone()
+                } else {
+                    format!("{task}/{}", c.key)
+                };
+                match c.kind {
+                    ChildKind::Plan => stack.push(id),
+                    ChildKind::Work => out.push((id, c.clone())),
+                }
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
     }
 }
 

@@ -197,6 +197,8 @@ pub fn line_comment_markers(extension: &str) -> Option<&'static [&'static str]> 
         "sql" | "lua" | "hs" | "elm" => &["--"],
         "lisp" | "el" | "clj" | "scm" | "asm" | "s" => &[";"],
         "tex" | "erl" => &["%"],
+        // Prose and markup: HTML comments (`<!-- req: R-8 -->` in a README).
+        "md" | "markdown" | "html" | "htm" | "xml" | "svg" => &["<!--"],
         _ => return None,
     })
 }

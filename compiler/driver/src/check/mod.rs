@@ -14,7 +14,9 @@ use salsa::{Durability, Setter};
 /// Design documents' durability: below the unedited sources', above the edited ones'.
 const DOC_DURABILITY: Durability = Durability::MEDIUM;
 use specc_ir::{Diagnostic, FileId};
-use specc_passes::check::{CheckRoot, DesignDoc, SourceFile, check_report, source_references};
+use specc_passes::check::{
+    CheckRoot, DesignDoc, Site, SourceFile, check_report, requirement_sites, source_references,
+};
 use specc_passes::db::SpecFile;
 
 use crate::db::Database;
@@ -145,6 +147,16 @@ impl Session {
 
     pub fn files(&self) -> &Files {
         &self.files
+    }
+
+    /// Every `req:` reference of the tree, by requirement id: what `specc trace` follows.
+    /// Incremental like [`Session::check`]: after an edit only that file's chunk re-runs.
+    pub fn requirement_sites(&mut self) -> &std::collections::BTreeMap<String, Vec<Site>> {
+        if self.unparsed >= 64 {
+            self.parse_sources_in_parallel();
+        }
+        self.unparsed = 0;
+        requirement_sites(&self.db, self.root)
     }
 
     /// Checks the tree as loaded. Source files are parsed on every core first; the checks
@@ -334,6 +346,14 @@ impl Session {
             text,
         } in walked.entries
         {
+            // The spec is the spec, not a source, whatever its comments say.
+            if matches!(kind, Kind::Source(_))
+                && self.spec.as_ref().is_some_and(|(canonical, _)| {
+                    canonical.file_name() == path.file_name() && self.is_spec(&path)
+                })
+            {
+                continue;
+            }
             if let Some(slot) = self.slots.get(&path).copied() {
                 let id = match slot {
                     Slot::Doc(d) => d.file_id(&self.db),

@@ -23,6 +23,7 @@ mod serve;
 mod show;
 mod state_url;
 mod status;
+mod trace;
 mod worker;
 
 use std::io::Write;
@@ -69,6 +70,7 @@ fn run_command(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn Write) ->
         Command::Cost(args) => cost::run(&args, env, out, err),
         Command::Status(args) => status::run(&args, env, out, err),
         Command::Show(args) => show::run(&args, env, out, err),
+        Command::Trace(args) => trace::run(&args, env, out, err),
         Command::Eval(args) => eval::run(&args, env, out, err),
         Command::Report(args) => report::run(&args, env, out, err),
         Command::Explain(args) => explain::run(&args, out, err),

@@ -1,0 +1,240 @@
+//! What `specc trace` reads besides the spec and the tree, all read-only and each optional
+//! (a spec never built has none of it): the latest plan's work leaves and what they cover
+//! (`.specc/plan-cache.json`), the tasks that landed (`.specc/state.db`), who last changed
+//! each file of the tree (its git history: a commit with specc's `Specc-Id` trailer is a
+//! landing) and whether it changed since, and the `[eval]` suite's references and its last
+//! score.
+//! design: driver.trace
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use specc_passes::references::{self, Method, RefKind};
+
+/// Whether a test passed, and why specc says so.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", content = "why", rename_all = "snake_case")]
+pub(crate) enum TestStatus {
+    Passed(String),
+    Failed(String),
+    NotRun(String),
+}
+
+impl TestStatus {
+    pub(crate) fn passed(&self) -> bool {
+        matches!(self, TestStatus::Passed(_))
+    }
+}
+
+/// Who last changed a file of the tree.
+struct LastChange {
+    /// The commit's `Specc-Id` trailer: specc landed it (its checks passed).
+    by_specc: bool,
+}
+
+pub(super) struct Evidence {
+    /// Requirement id → the work leaves that cover it.
+    covering: BTreeMap<String, Vec<String>>,
+    landed: HashSet<String>,
+    /// Path in the tree → its last change; `None`: the tree is not a git repository.
+    history: Option<HashMap<String, LastChange>>,
+    /// Paths with changes git has not committed.
+    dirty: HashSet<String>,
+    /// Requirement id → `(path, line)` in the `[eval]` tests.
+    eval_sites: BTreeMap<String, Vec<(String, u32)>>,
+    /// The last eval point's `(passed, total)`.
+    eval: Option<(u64, u64)>,
+    /// The tree, as the walk prefixes the paths it shows.
+    tree: String,
+}
+
+impl Evidence {
+    pub(super) fn gather(dir: &Path, config: Option<&Path>, tree: &Path) -> Evidence {
+        let state = dir.join(".specc");
+        let mut covering: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        if let Some(cache) = std::fs::read(state.join("plan-cache.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<specc_plan::Cache>(&b).ok())
+        {
+            for (task, child) in cache.latest_leaves() {
+                for r in &child.covers_requirements {
+                    covering.entry(r.clone()).or_default().push(task.clone());
+                }
+            }
+        }
+        let db = state.join("state.db");
+        let landed = if db.is_file() {
+            specc_state::read_landed(&db)
+                .map(|m| m.into_keys().collect())
+                .unwrap_or_default()
+        } else {
+            HashSet::new()
+        };
+        let cfg = super::super::build::config::load_file(config, dir).ok();
+        let (eval_sites, eval) = match cfg.as_ref().and_then(|c| c.eval.as_ref()) {
+            Some(e) => (eval_references(&e.tests), last_eval(&db)),
+            None => (BTreeMap::new(), None),
+        };
+        Evidence {
+            covering,
+            landed,
+            history: history(tree),
+            dirty: dirty(tree),
+            eval_sites,
+            eval,
+            tree: tree.display().to_string(),
+        }
+    }
+
+    pub(super) fn covering(&self, requirement: &str) -> Vec<String> {
+        self.covering.get(requirement).cloned().unwrap_or_default()
+    }
+
+    pub(super) fn landed(&self, task: &str) -> bool {
+        self.landed.contains(task)
+    }
+
+    /// A test file of the tree (`path` as the walk shows it, under the tree): passed when
+    /// specc landed its last change and nobody changed it since.
+    pub(super) fn tree_test(&self, path: &str) -> TestStatus {
+        let path = path
+            .strip_prefix(self.tree.as_str())
+            .map_or(path, |p| p.trim_start_matches('/'));
+        let Some(history) = &self.history else {
+            return TestStatus::NotRun(
+                "the tree is not a git repository: specc cannot tell who wrote it".to_owned(),
+            );
+        };
+        if self.dirty.contains(path) {
+            return TestStatus::NotRun("changed since it was last committed".to_owned());
+        }
+        match history.get(path) {
+            Some(c) if c.by_specc => TestStatus::Passed(
+                "the task that last changed it landed with its checks passing".to_owned(),
+            ),
+            Some(_) => TestStatus::NotRun(
+                "last changed outside specc, so no check of specc's ran it".to_owned(),
+            ),
+            None => TestStatus::NotRun("never committed".to_owned()),
+        }
+    }
+
+    pub(super) fn eval_sites(&self, requirement: &str) -> Vec<(String, u32)> {
+        self.eval_sites
+            .get(requirement)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// A test of the `[eval]` suite: as the suite did in the last eval.
+    pub(super) fn eval_status(&self) -> TestStatus {
+        match self.eval {
+            Some((passed, total)) if total > 0 && passed == total => {
+                TestStatus::Passed(format!("the last eval passed {passed} of {total}"))
+            }
+            Some((passed, total)) => {
+                TestStatus::Failed(format!("the last eval passed {passed} of {total}"))
+            }
+            None => TestStatus::NotRun("no eval has run".to_owned()),
+        }
+    }
+}
+
+/// The `req:` references in the files under `dir` (the eval suite), by requirement id.
+fn eval_references(dir: &Path) -> BTreeMap<String, Vec<(String, u32)>> {
+    let mut out: BTreeMap<String, Vec<(String, u32)>> = BTreeMap::new();
+    let mut stack: Vec<PathBuf> = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+                continue;
+            }
+            let name = e.file_name().to_string_lossy().into_owned();
+            let (Some(method), Ok(text)) =
+                (Method::for_file_name(&name), std::fs::read_to_string(&path))
+            else {
+                continue;
+            };
+            for r in references::extract(specc_ir::FileId(0), method, &text)
+                .into_iter()
+                .filter(|r| r.kind == RefKind::Requirement)
+            {
+                let line = text[..r.span.start as usize].matches('\n').count() as u32 + 1;
+                out.entry(r.id)
+                    .or_default()
+                    .push((path.display().to_string(), line));
+            }
+        }
+    }
+    out
+}
+
+/// The last eval point of the latest run that has one.
+fn last_eval(db: &Path) -> Option<(u64, u64)> {
+    if !db.is_file() {
+        return None;
+    }
+    let series = specc_runtime::eval::series::read(db).ok()?;
+    let (_, points) = series.into_iter().last()?;
+    let p = points.last()?;
+    Some((p.passed?, p.total?))
+}
+
+/// Each committed file of the git repository at `tree` with its last change, or `None` if
+/// `tree` is not one.
+fn history(tree: &Path) -> Option<HashMap<String, LastChange>> {
+    if !tree.join(".git").exists() {
+        return None;
+    }
+    // Newest first: a commit line (marker, then whether it has a trailer), then its files.
+    let log = git(
+        tree,
+        &[
+            "log",
+            "--format=%x00%(trailers:key=Specc-Id,valueonly,separator=%x2C)",
+            "--name-only",
+            "--no-renames",
+        ],
+    )?;
+    let mut out = HashMap::new();
+    let mut by_specc = false;
+    for line in log.lines() {
+        if let Some(trailer) = line.strip_prefix('\0') {
+            by_specc = !trailer.trim().is_empty();
+        } else if !line.is_empty() {
+            out.entry(line.to_owned())
+                .or_insert(LastChange { by_specc });
+        }
+    }
+    Some(out)
+}
+
+/// Paths git sees changed or untracked in `tree`.
+fn dirty(tree: &Path) -> HashSet<String> {
+    git(tree, &["status", "--porcelain", "--no-renames"])
+        .map(|s| {
+            s.lines()
+                .filter_map(|l| l.get(3..))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let o = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+}
