@@ -48,5 +48,5 @@ fn the_capable_models_recorded_build_lands_every_task_and_passes_the_hidden_test
     );
     // Replayed: the same calls as recorded, and nothing asked that was not.
     assert!(out.contains("planner       1 calls"), "{out}");
-    assert!(out.contains("worker        9 calls"), "{out}");
+    assert!(out.contains("worker       12 calls"), "{out}");
 }

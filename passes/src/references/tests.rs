@@ -48,7 +48,13 @@ fn malformed_pins_are_not_pins() {
 #[test]
 fn unknown_extensions_are_not_searched() {
     assert!(line_comment_markers("png").is_none());
-    assert!(line_comment_markers("md").is_none());
+    assert!(line_comment_markers("txt").is_none());
+}
+
+#[test]
+fn markdown_is_searched_in_html_comments_only() {
+    let md = "# Tool\n\nThe design: prose.that.is.no.reference, nor req: R-9.\n<!-- req: R-8 -->\n";
+    assert_eq!(refs(md, "md"), ["R-8 \"R-8\""]);
 }
 
 /// For every grammar: the same reference text in a string is never a reference, in a
