@@ -3,7 +3,13 @@
 //! Labels in the primary label's file are drawn on that file's source; labels in other files
 //! are drawn as related reports on their own sources, so one diagnostic can point into both
 //! the code and a design document.
+//!
+//! What a person reads is bounded here, whatever the diagnostic: labels far apart are
+//! separate snippets (never the lines between them), a label over many lines is drawn on
+//! its first, at most [`MAX_LABELS`] labels are drawn (the rest are counted in the message),
+//! and a message or help longer than [`MAX_TEXT`] characters is cut. JSON output keeps all.
 //! design: diagnostics.rendering
+//! design: diagnostics.bounded
 
 use std::io::Write;
 use std::sync::Arc;
@@ -67,6 +73,39 @@ impl Renderer {
     }
 }
 
+/// At most this many labels are drawn, the primary first.
+const MAX_LABELS: usize = 3;
+/// A label spanning more lines than this is drawn on its first line only.
+const MAX_LABEL_LINES: usize = 6;
+/// The characters of a message or help beyond which it is cut.
+const MAX_TEXT: usize = 600;
+
+/// `text` cut to [`MAX_TEXT`] characters, saying so.
+fn bounded(text: &str) -> String {
+    match text.char_indices().nth(MAX_TEXT) {
+        Some((at, _)) => format!("{}… (cut; --message-format json has it whole)", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// `l` drawn on its first line when it spans more than [`MAX_LABEL_LINES`].
+fn first_lines(files: &Files, l: &Label) -> Label {
+    let Some(lines) = files.lines(l.span.file) else {
+        return l.clone();
+    };
+    let first = lines.line_of(l.span.start);
+    let last = lines.line_of(l.span.end.saturating_sub(1).max(l.span.start));
+    if last - first < MAX_LABEL_LINES {
+        return l.clone();
+    }
+    let end = lines
+        .line_start(first + 1)
+        .map_or(l.span.end, |next| next.saturating_sub(1).max(l.span.start));
+    let mut cut = l.clone();
+    cut.span.end = end;
+    cut
+}
+
 /// A diagnostic as miette wants it: one source, labels in it, related reports for the rest.
 #[derive(Debug)]
 struct Report {
@@ -84,12 +123,17 @@ impl Report {
         let home = d.primary.as_ref().map(|l| l.span.file);
         let mut labels = Vec::new();
         let mut others: Vec<(FileId, Vec<&Label>)> = Vec::new();
-        let all = d
+        let drawn: Vec<(Label, bool)> = d
             .primary
             .iter()
             .map(|l| (l, true))
-            .chain(d.secondary.iter().map(|l| (l, false)));
-        for (label, primary) in all {
+            .chain(d.secondary.iter().map(|l| (l, false)))
+            .take(MAX_LABELS)
+            .map(|(l, primary)| (first_lines(files, l), primary))
+            .collect();
+        let hidden = usize::from(d.primary.is_some()) + d.secondary.len() - drawn.len();
+        for (label, primary) in &drawn {
+            let (label, primary) = (label, *primary);
             if Some(label.span.file) == home {
                 labels.push(labeled(label, primary));
             } else {
@@ -111,11 +155,22 @@ impl Report {
                 related: Vec::new(),
             })
             .collect();
+        let mut message = bounded(&d.message);
+        if hidden > 0 {
+            message.push_str(&format!(
+                " ({hidden} more place{} not drawn; --message-format json lists them)",
+                if hidden == 1 { "" } else { "s" }
+            ));
+        }
         Report {
             code: d.code,
             severity: d.severity,
-            message: d.message.clone(),
-            help: if top { d.help.clone() } else { None },
+            message,
+            help: if top {
+                d.help.as_deref().map(bounded)
+            } else {
+                None
+            },
             source: home.and_then(|f| source(files, f)),
             labels,
             related,
@@ -175,13 +230,13 @@ impl miette::SourceCode for IndexedSource {
         let column = if before == 0 { start - window_start } else { 0 };
         let data = &self.text.as_bytes()[window_start..window_end];
         let window = miette::SourceSpan::from((window_start, window_end - window_start));
-        // `line_count` as miette's own implementation reports it: the newlines up to the
-        // window's end, which its renderer uses to decide whether two snippets merge.
-        let line_count = if window_end == self.text.len() && !self.text.ends_with('\n') {
-            last
-        } else {
-            last + 1
-        };
+        // The lines in the window. miette merges two labels' snippets when the first's
+        // `line() + line_count()` reaches the second's line; its own implementation for
+        // strings counts the lines from the file's start, so every two labels of a file
+        // merged into one snippet with every line between them (4,600 lines for two
+        // headings of the Rust Reference). Counting the window's own lines merges only
+        // snippets that touch (design: diagnostics.bounded).
+        let line_count = last - first + 1;
         Ok(Box::new(miette::MietteSpanContents::new(
             data, window, first, column, line_count,
         )))
@@ -273,4 +328,70 @@ fn to_json(files: &Files, d: &Diagnostic) -> serde_json::Value {
         "labels": labels,
         "help": d.help,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use specc_ir::{Diagnostic, Label, Span, codes};
+
+    use super::{DiagnosticFormat, Renderer};
+    use crate::source::Files;
+
+    /// The longest rendering of a diagnostic with `code` whose labels are as far apart, as
+    /// long and as many as a pass could make them, with a long message and help.
+    fn worst(code: &'static str) -> usize {
+        let mut files = Files::default();
+        let text: String = (1..=10_000)
+            .map(|i| format!("line {i} of a long spec\n"))
+            .collect();
+        let at = |line: usize| {
+            text.match_indices('\n')
+                .nth(line - 2)
+                .map_or(0, |(i, _)| i + 1)
+        };
+        let file = files.add("spec.md".to_owned(), text.as_str().into());
+        let other = files.add("design-docs/a.md".to_owned(), text.as_str().into());
+        let span = |f, from: usize, to: usize| Span::new(f, at(from)..at(to) - 1);
+        let mut d = Diagnostic::new(code, "a message ".repeat(200))
+            .with_primary(span(file, 10, 11), "first here")
+            .with_secondary(span(file, 4_600, 4_601), "again here")
+            .with_secondary(span(file, 7_000, 7_500), "a long span")
+            .with_secondary(span(other, 50, 51), "in another file")
+            .with_help("a help ".repeat(200));
+        for k in 0..20 {
+            d.secondary.push(Label::new(
+                span(file, 8_000 + k * 30, 8_001 + k * 30),
+                "more",
+            ));
+        }
+        let mut out = Vec::new();
+        Renderer::new(DiagnosticFormat::Plain, 100)
+            .render(&files, &d, &mut out)
+            .expect("render");
+        String::from_utf8_lossy(&out).lines().count()
+    }
+
+    #[test]
+    fn no_diagnostic_draws_more_than_forty_lines_whatever_its_labels() {
+        for info in codes::ALL {
+            let n = worst(info.code);
+            assert!(n <= 40, "{}: {n} lines", info.code);
+        }
+    }
+
+    #[test]
+    fn labels_that_touch_share_one_snippet() {
+        let mut files = Files::default();
+        let text = "a\nb\nc\nd\ne\n";
+        let file = files.add("s.md".to_owned(), text.into());
+        let d = Diagnostic::new(codes::DUPLICATE_NODE_ID, "dup")
+            .with_primary(Span::new(file, 2..3), "one")
+            .with_secondary(Span::new(file, 4..5), "two");
+        let mut out = Vec::new();
+        Renderer::new(DiagnosticFormat::Plain, 100)
+            .render(&files, &d, &mut out)
+            .expect("render");
+        let out = String::from_utf8_lossy(&out);
+        assert_eq!(out.matches(",-[").count(), 1, "{out}");
+    }
 }

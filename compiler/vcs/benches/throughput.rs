@@ -5,7 +5,10 @@
 //! the ratio at N = 64.
 //!
 //! Run: `cargo bench -p specc-vcs --bench throughput` (`-- --seconds S --contention P
-//! --agents N`).
+//! --agents N --busy`). With `--busy`, two busy-looping processes compete for the two cores
+//! while each size runs; the table then also says how much CPU the store got (user and
+//! system time of this process) and the commits per CPU second, which stay where they are
+//! quiet if the store degrades no worse than the CPU share it lost.
 #![allow(clippy::print_stdout)]
 
 use std::process::Command;
@@ -43,6 +46,50 @@ struct Run {
     elapsed: Duration,
     latencies: Vec<Duration>,
     batches: u64,
+    /// User and system CPU time this process used during the run.
+    cpu: Duration,
+}
+
+/// This process's user plus system CPU time so far (`/proc/self/stat`, in clock ticks of
+/// 1/100 s, Linux's USER_HZ).
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command's `)`: utime and stime are the 12th and 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let ticks: u64 = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|f| f.parse::<u64>().ok())
+        .sum();
+    Duration::from_millis(ticks * 10)
+}
+
+/// Two busy-looping processes, one per core, until dropped: the `--busy` load.
+struct Busy(Vec<std::process::Child>);
+
+impl Busy {
+    fn start() -> Busy {
+        Busy(
+            (0..2)
+                .filter_map(|_| {
+                    Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .spawn()
+                        .ok()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }
 
 async fn run(repo: &Repo, agents: usize, seconds: f64, contention: f64) -> Run {
@@ -50,6 +97,7 @@ async fn run(repo: &Repo, agents: usize, seconds: f64, contention: f64) -> Run {
     let commits = Arc::new(AtomicU64::new(0));
     let conflicts = Arc::new(AtomicU64::new(0));
     let before = repo.stats().await.batches;
+    let cpu_before = cpu_time();
     let started = Instant::now();
     let mut handles = Vec::new();
     for a in 0..agents {
@@ -118,6 +166,7 @@ async fn run(repo: &Repo, agents: usize, seconds: f64, contention: f64) -> Run {
         elapsed,
         latencies,
         batches: repo.stats().await.batches - before,
+        cpu: cpu_time().saturating_sub(cpu_before),
     }
 }
 
@@ -208,6 +257,7 @@ fn main() {
         None => vec![1, 16, 64, 256, 1024],
     };
     let contention = arg("--contention", 0.05);
+    let busy = args.iter().any(|a| a == "--busy");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -215,32 +265,49 @@ fn main() {
         .expect("runtime");
     let dir = tempfile::tempdir().expect("dir");
     println!(
-        "repository: {FILES} files, {HOT} hot; contention {:.0}%; {seconds} s per run; 2 cores",
-        contention * 100.0
+        "repository: {FILES} files, {HOT} hot; contention {:.0}%; {seconds} s per run; 2 cores{}",
+        contention * 100.0,
+        if busy {
+            "; busy: two busy-looping processes compete for them"
+        } else {
+            ""
+        }
     );
     let mut at_64 = 0.0;
     rt.block_on(async {
         println!(
-            "{:>5} {:>12} {:>10} {:>9} {:>10} {:>10} {:>13}",
-            "N", "commits/s", "commits", "conflicts", "p50", "p99", "commits/fsync"
+            "{:>5} {:>12} {:>10} {:>9} {:>10} {:>10} {:>13} {:>7} {:>13}",
+            "N",
+            "commits/s",
+            "commits",
+            "conflicts",
+            "p50",
+            "p99",
+            "commits/fsync",
+            "cpu s",
+            "commits/cpu-s"
         );
         // Each swarm size on a store of its own, seeded the same: a size measured after the
         // commits of the sizes before it would measure the store's growth, not the agents.
         let mut last = None;
         for agents in counts.iter().copied() {
             let repo = seeded(&dir.path().join(format!("repo-{agents}.log"))).await;
+            let load = busy.then(Busy::start);
             let r = run(&repo, agents, seconds, contention).await;
+            drop(load);
             let rate = r.commits as f64 / r.elapsed.as_secs_f64();
             if agents == 64 {
                 at_64 = rate;
             }
             println!(
-                "{agents:>5} {rate:>12.0} {:>10} {:>9} {:>8.2}ms {:>8.2}ms {:>13.1}",
+                "{agents:>5} {rate:>12.0} {:>10} {:>9} {:>8.2}ms {:>8.2}ms {:>13.1} {:>7.2} {:>13.0}",
                 r.commits,
                 r.conflicts,
                 pct(&r.latencies, 0.5).as_secs_f64() * 1e3,
                 pct(&r.latencies, 0.99).as_secs_f64() * 1e3,
-                r.commits as f64 / r.batches.max(1) as f64
+                r.commits as f64 / r.batches.max(1) as f64,
+                r.cpu.as_secs_f64(),
+                r.commits as f64 / r.cpu.as_secs_f64().max(1e-9)
             );
             last = Some(repo);
         }

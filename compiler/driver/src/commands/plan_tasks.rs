@@ -59,65 +59,16 @@ pub(crate) fn run(
     if let Some(w) = &guide.warning {
         reporter.report(files, w, err);
     }
-    let (mut edits, edit_notes) = Edits::gather(&dir, &state);
-    for d in &edit_notes {
-        reporter.report(files, d, err);
-    }
-    let commands =
-        specc_passes::plan::Commands::new(specc_sandbox::commands_on_path(&sandbox_read(&dir)));
-    let inputs = planning::Inputs {
-        client: &setup.client,
-        config: &setup.llm,
-        limits: setup.limits,
-        guide: &guide.text,
-        commands: &commands,
-        state: &state,
-    };
-    let (planned, notes) = setup
-        .runtime
-        .block_on(planning::plan(tree, inputs, &mut edits));
-    for d in notes.iter().chain(&super::recording_warning(&setup.client)) {
-        reporter.report(files, d, err);
-    }
-    let planned = match planned {
-        Ok(p) => p,
-        Err(e) => {
-            let status = planning::failure_status(&e);
-            for d in planning::failure(e) {
-                reporter.report(files, &d, err);
-            }
+    let mut report = |d: &Diagnostic, err: &mut dyn Write| reporter.report(files, d, err);
+    let (planned, mut edits) = match plan(&setup, tree, &dir, &guide.text, &mut report, err) {
+        Ok(planned) => planned,
+        Err(status) => {
             reporter.flush_suppressed(err);
             return status;
         }
     };
-    for d in &planned.tree.diagnostics {
-        reporter.report(files, d, err);
-    }
-    if let Err(d) = edits.write(&planned.decisions) {
-        reporter.report(files, &d, err);
-        return exit::USAGE;
-    }
-    for a in &planned.edited {
-        let _ = writeln!(
-            err,
-            "plan: decision `{}` as edited by hand in {}",
-            a.id, a.file
-        );
-    }
-    if args.approve
-        && let Err(d) = super::approval::save(&state, &planned.as_planned)
-    {
-        reporter.report(files, &d, err);
-        return exit::USAGE;
-    }
-    let covered: HashSet<String> = planned
-        .tasks
-        .iter()
-        .filter(|t| t.kind == ChildKind::Work)
-        .flat_map(|t| t.covers_requirements.iter().cloned())
-        .collect();
-    for d in uncovered(tree, &covered) {
-        reporter.report(files, &d, err);
+    if let Err(status) = keep(args, tree, &state, &planned, &mut edits, &mut report, err) {
+        return status;
     }
     let written = match (args.estimate, args.format) {
         (true, format) => {
@@ -152,6 +103,91 @@ pub(crate) fn run(
         );
     }
     reporter.finish(err)
+}
+
+/// Plans `tree` with the hand edits of `dir`'s planned documents applied, reporting what
+/// planning said through `report`; `Err` is the exit status of a failed plan.
+fn plan(
+    setup: &Setup,
+    tree: &IntentTree,
+    dir: &Path,
+    guide: &str,
+    report: &mut dyn FnMut(&Diagnostic, &mut dyn Write),
+    err: &mut dyn Write,
+) -> Result<(planning::Planned, Edits), i32> {
+    let state = dir.join(".specc");
+    let (mut edits, edit_notes) = Edits::gather(dir, &state);
+    for d in &edit_notes {
+        report(d, err);
+    }
+    let commands =
+        specc_passes::plan::Commands::new(specc_sandbox::commands_on_path(&sandbox_read(dir)));
+    let inputs = planning::Inputs {
+        client: &setup.client,
+        config: &setup.llm,
+        limits: setup.limits,
+        guide,
+        commands: &commands,
+        state: &state,
+    };
+    let (planned, notes) = setup
+        .runtime
+        .block_on(planning::plan(tree, inputs, &mut edits));
+    for d in notes.iter().chain(&super::recording_warning(&setup.client)) {
+        report(d, err);
+    }
+    let planned = planned.map_err(|e| {
+        let status = planning::failure_status(&e);
+        for d in planning::failure(e) {
+            report(&d, err);
+        }
+        status
+    })?;
+    for d in &planned.tree.diagnostics {
+        report(d, err);
+    }
+    Ok((planned, edits))
+}
+
+/// What a plan leaves behind: the planned documents beside the spec (hand edits kept), a
+/// line per decision taken from an edit, the approval (`--approve plan`), and E0304 for a
+/// binding requirement no work leaf covers. `Err` is the exit status of a write that failed.
+fn keep(
+    args: &PlanArgs,
+    tree: &IntentTree,
+    state: &Path,
+    planned: &planning::Planned,
+    edits: &mut Edits,
+    report: &mut dyn FnMut(&Diagnostic, &mut dyn Write),
+    err: &mut dyn Write,
+) -> Result<(), i32> {
+    if let Err(d) = edits.write(&planned.decisions) {
+        report(&d, err);
+        return Err(exit::USAGE);
+    }
+    for a in &planned.edited {
+        let _ = writeln!(
+            err,
+            "plan: decision `{}` as edited by hand in {}",
+            a.id, a.file
+        );
+    }
+    if args.approve
+        && let Err(d) = super::approval::save(state, &planned.as_planned)
+    {
+        report(&d, err);
+        return Err(exit::USAGE);
+    }
+    let covered: HashSet<String> = planned
+        .tasks
+        .iter()
+        .filter(|t| t.kind == ChildKind::Work)
+        .flat_map(|t| t.covers_requirements.iter().cloned())
+        .collect();
+    for d in uncovered(tree, &covered) {
+        report(&d, err);
+    }
+    Ok(())
 }
 
 /// specc.toml's `[sandbox] read`, relative to `dir`: what `specc build` passes too, so the
