@@ -63,6 +63,19 @@ pub struct CheckRoot {
     /// Also warn about accepted decisions no code references.
     #[returns(copy)]
     pub unreferenced: bool,
+    /// The checked tree as the sources' paths begin with it (`out`, `.`): what is left of a
+    /// path after it is the path in the tree.
+    #[returns(ref)]
+    pub tree: String,
+}
+
+/// `path` relative to the checked tree `tree` (compared by components).
+fn in_tree<'a>(tree: &str, path: &'a str) -> &'a str {
+    std::path::Path::new(path)
+        .strip_prefix(tree)
+        .ok()
+        .and_then(|p| p.to_str())
+        .unwrap_or(path)
 }
 
 /// A decision id as code writes it, interned to key [`resolve`]. Immortal, like
@@ -109,19 +122,14 @@ pub fn decision_positions(db: &dyn Db, root: CheckRoot) -> HashMap<String, usize
     at
 }
 
-/// The pins of the spec's own decisions (`> Decision: {#id} …`), by id: code may reference
-/// them like recorded ones.
+/// The spec's own decisions (`> Decision: {#id} …`) as recorded ones: code may reference
+/// them like the decisions of `design-docs/`.
 #[salsa::tracked(returns(ref))]
-pub fn spec_decision_pins(db: &dyn Db, root: CheckRoot) -> HashMap<String, String> {
-    let Some(spec) = root.spec(db) else {
-        return HashMap::new();
-    };
-    parse_spec(db, spec)
-        .tree
-        .nodes()
-        .flat_map(|n| &n.decisions)
-        .filter_map(|d| Some((d.id.clone()?, design_docs::pin(&d.text))))
-        .collect()
+pub fn spec_design_decisions(db: &dyn Db, root: CheckRoot) -> Vec<DesignDecision> {
+    match root.spec(db) {
+        Some(spec) => design_docs::from_spec(&parse_spec(db, spec).tree),
+        None => Vec::new(),
+    }
 }
 
 /// What a reference to `name` must agree with: a recorded decision, or else one the spec
@@ -136,10 +144,15 @@ pub fn resolve<'db>(db: &'db dyn Db, root: CheckRoot, name: DecisionName<'db>) -
         decisions,
     );
     match resolution {
-        Resolution::Unknown { .. } => match spec_decision_pins(db, root).get(name.id(db)) {
-            Some(pin) => Resolution::Current { pin: pin.clone() },
-            None => resolution,
-        },
+        Resolution::Unknown { .. } => {
+            match spec_design_decisions(db, root)
+                .iter()
+                .find(|d| d.id == *name.id(db))
+            {
+                Some(d) => Resolution::Current { pin: d.pin.clone() },
+                None => resolution,
+            }
+        }
         resolution => resolution,
     }
 }
@@ -298,7 +311,10 @@ pub fn check_report(db: &dyn Db, root: CheckRoot) -> CheckReport {
             &parse_spec(db, spec).tree,
         ));
     }
-    let index = design_docs::index(decisions);
+    let mut index = design_docs::index(decisions);
+    for d in spec_design_decisions(db, root) {
+        index.entry(d.id.as_str()).or_insert(d);
+    }
     let (mut references, mut requirement_references) = (0, 0);
     let chunks = root.sources(db).len().div_ceil(CHUNK);
     for i in 0..chunks {
@@ -367,7 +383,7 @@ pub fn chunk_sites<'db>(
                 Site {
                     path: path.clone(),
                     line: line as u32 + 1,
-                    test: requirements::is_test_site(path, text, at),
+                    test: requirements::is_test_site(in_tree(root.tree(db), path), text, at),
                 },
             ));
         }

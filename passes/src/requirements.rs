@@ -78,9 +78,32 @@ pub fn is_test_site(path: &str, text: &str, offset: usize) -> bool {
     if dir_says || name_says {
         return true;
     }
-    path.ends_with(".rs")
-        && memchr::memmem::find(&text.as_bytes()[..offset.min(text.len())], b"#[cfg(test)]")
-            .is_some()
+    path.ends_with(".rs") && in_rust_test_module(&text[..floor_char(text, offset)])
+}
+
+/// Whether `before`, a Rust file's text up to a place, opens an inline `#[cfg(test)] mod
+/// name {` (a `#[cfg(test)] mod tests;` declaration opens no module here).
+fn in_rust_test_module(before: &str) -> bool {
+    memchr::memmem::find_iter(before.as_bytes(), b"#[cfg(test)]").any(|at| {
+        let rest = before[at + "#[cfg(test)]".len()..].trim_start();
+        let Some(rest) = rest.strip_prefix("mod") else {
+            return false;
+        };
+        let rest = rest.trim_start();
+        let name_end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        rest[name_end..].trim_start().starts_with('{')
+    })
+}
+
+/// The largest char boundary of `text` at or before `at`.
+fn floor_char(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 #[cfg(test)]
@@ -110,6 +133,12 @@ mod tests {
             "src/lib.rs",
             rust,
             rust.rfind("req").unwrap_or(0)
+        ));
+        let declared = "#[cfg(test)]\nmod tests;\n\n// req: R-1\nfn f() {}\n";
+        assert!(!is_test_site(
+            "src/lib.rs",
+            declared,
+            declared.rfind("req").unwrap_or(0)
         ));
     }
 }

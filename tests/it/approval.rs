@@ -42,6 +42,30 @@ fn worker_attempts(book: &AnswerBook, task: &str) -> usize {
         .count()
 }
 
+/// `specc approve SPEC`: the same as `specc build SPEC --approve`.
+fn approve(dir: &Path, book: &Arc<AnswerBook>) -> crate::build::Run {
+    let env = specc::Env {
+        no_color: true,
+        width: Some(100),
+        models: Some(specc::Models(book.clone())),
+        sandbox_helper: Some(specc_tests::specc_binary()),
+        ..specc::Env::default()
+    };
+    let spec = dir.join("spec.md").display().to_string();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = specc::run(
+        ["specc", "approve", spec.as_str()],
+        &env,
+        &mut out,
+        &mut err,
+    );
+    crate::build::Run {
+        code,
+        out: String::from_utf8_lossy(&out).into_owned(),
+        err: String::from_utf8_lossy(&err).into_owned(),
+    }
+}
+
 fn edit(path: &Path, from: &str, to: &str) {
     let text = std::fs::read_to_string(path).expect("read");
     assert!(text.contains(from), "{from} in {}:\n{text}", path.display());
@@ -87,6 +111,12 @@ fn an_approved_plan_runs_as_saved_and_a_hand_edit_survives_until_its_section_cha
         "Alpha writes lower case.",
         "Alpha writes UPPER CASE.",
     );
+    // A free preview (the outline planner) neither applies nor overwrites the edit.
+    let spec = d.join("spec.md").display().to_string();
+    let free = crate::support::specc(&["build", &spec, "--dry-run", "--provider", "outline"]);
+    assert_eq!(free.code, 0, "{}", free.stderr);
+    let beside = std::fs::read_to_string(&alpha_doc).expect("doc");
+    assert!(beside.contains("Alpha writes UPPER CASE."), "{beside}");
     let run = rebuild(d, &book, &["--approve"]);
     assert_eq!(run.code, 0, "{}\n{}", run.err, run.out);
     assert_eq!(
@@ -103,7 +133,6 @@ fn an_approved_plan_runs_as_saved_and_a_hand_edit_survives_until_its_section_cha
     assert_eq!(worker_attempts(&book, "alpha/a"), 1);
     let landed = std::fs::read_to_string(d.join("out/design-docs/planned-alpha.md")).expect("doc");
     assert!(landed.contains("Alpha writes UPPER CASE."), "{landed}");
-    let spec = d.join("spec.md").display().to_string();
     let story = crate::support::specc(&["show", "alpha/a", &spec, "--full"]);
     assert!(
         story.stdout.contains("Alpha writes UPPER CASE."),
@@ -128,7 +157,7 @@ fn an_approved_plan_runs_as_saved_and_a_hand_edit_survives_until_its_section_cha
     let again = rebuild(d, &book, &[]);
     assert_eq!(again.code, 0, "{}", again.err);
     assert_eq!(planner_calls(&book)[3..], ["plan:", "plan:beta"]);
-    let run = rebuild(d, &book, &["--approve"]);
+    let run = approve(d, &book);
     assert_eq!(run.code, 0, "{}\n{}", run.err, run.out);
     assert!(!run.err.contains("resuming"), "{}", run.err);
     assert_eq!(worker_attempts(&book, "beta/b"), 2);

@@ -21,15 +21,19 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// The example, copied and built: the directory and the spec's path.
-fn built_example() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().expect("tmp");
+/// The example, copied and built in `specs/textstats` of a temporary directory (a directory
+/// named like a test directory, which must not make its code count as tests): the temporary
+/// directory, the project and the spec's path.
+fn built_example() -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let project = tmp.path().join("specs/textstats");
+    std::fs::create_dir_all(&project).expect("project");
     let example = crate::support::root().join("examples/textstats");
     for f in ["spec.md", "specc.toml", "recording.jsonl"] {
-        std::fs::copy(example.join(f), dir.path().join(f)).expect("copy");
+        std::fs::copy(example.join(f), project.join(f)).expect("copy");
     }
     for d in ["hidden", "field-guide"] {
-        copy_dir(&example.join(d), &dir.path().join(d));
+        copy_dir(&example.join(d), &project.join(d));
     }
     let env = specc::Env {
         no_color: true,
@@ -37,16 +41,16 @@ fn built_example() -> (tempfile::TempDir, String) {
         sandbox_helper: Some(specc_tests::specc_binary()),
         ..specc::Env::default()
     };
-    let spec = dir.path().join("spec.md").display().to_string();
+    let spec = project.join("spec.md").display().to_string();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = specc::run(["specc", "build", spec.as_str()], &env, &mut out, &mut err);
     assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
-    (dir, spec)
+    (tmp, project, spec)
 }
 
 #[test]
 fn every_must_of_the_example_is_traced_and_a_removed_test_fails_the_gate() {
-    let (dir, spec) = built_example();
+    let (_tmp, project, spec) = built_example();
     let gate = specc(&["trace", &spec, "--fail-under", "100"]);
     assert_eq!(gate.code, 0, "{}\n{}", gate.stdout, gate.stderr);
     assert!(
@@ -85,7 +89,7 @@ fn every_must_of_the_example_is_traced_and_a_removed_test_fails_the_gate() {
     );
 
     // A person removes render's test reference: R-4 has no test left, and the gate names it.
-    let render = dir.path().join("out/src/render.rs");
+    let render = project.join("out/src/render.rs");
     let text = std::fs::read_to_string(&render).expect("render.rs");
     assert!(text.contains("    // req: R-4\n"), "{text}");
     std::fs::write(&render, text.replace("    // req: R-4\n", "")).expect("write");
@@ -99,12 +103,23 @@ fn every_must_of_the_example_is_traced_and_a_removed_test_fails_the_gate() {
         gate.stderr
     );
     assert!(
-        gate.stdout.contains("by a passing test 6 (86%)"),
+        gate.stdout.contains("by a passing test 6 (85.7%)"),
         "{}",
         gate.stdout
     );
+    // The code in a subdirectory of the repository: the statuses come from the same history.
+    let sub = project.join("out/src").display().to_string();
+    let json = specc(&["trace", &spec, "--tree", &sub, "--format", "json"]);
+    let v: Value = serde_json::from_str(&json.stdout).expect("json");
+    // (R-8's code is the README, outside src/.)
+    assert_eq!(v["summary"]["by_code"], 6, "{}", json.stdout);
+    let r1 = &v["requirements"][0];
+    assert_eq!(r1["tests"][0]["status"]["status"], "passed", "{r1}");
+    // A --tree that is not there is a usage error, not an empty trace.
+    let missing = specc(&["trace", &spec, "--tree", "/no/such/tree"]);
+    assert_eq!(missing.code, 2, "{}", missing.stderr);
     // A test changed since specc landed it did not pass any run specc knows of.
-    let count = dir.path().join("out/src/count.rs");
+    let count = project.join("out/src/count.rs");
     let text = std::fs::read_to_string(&count).expect("count.rs");
     std::fs::write(&count, format!("{text}\n// a person's note\n")).expect("write");
     let json = specc(&["trace", &spec, "--format", "json"]);

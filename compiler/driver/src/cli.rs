@@ -28,6 +28,9 @@ pub(crate) enum Command {
     /// Build a spec: plan it, run every work task with worker models, integrate their
     /// commits, check the result and export it to `out/` (a git repository).
     Build(BuildArgs),
+    /// Run exactly the plan `specc build SPEC --approve plan` saved (what `specc build SPEC
+    /// --approve` does), asking the planner nothing.
+    Approve(BuildArgs),
     /// Host one build for `specc worker` processes: plan, schedule, integrate and export as
     /// `specc build` does, while workers here or on other machines run the work tasks
     /// (needs SPECC_SERVE_TOKEN).
@@ -145,10 +148,19 @@ pub(crate) struct TraceArgs {
     /// How to print it.
     #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
     pub(crate) format: TraceFormat,
-    /// Exit 1 when fewer than PCT percent of the MUST requirements are covered by a task, by
-    /// code or by a passing test, naming the ones that are not.
-    #[arg(long, value_name = "PCT")]
+    /// Exit 1 when any of the three measures is under PCT percent of the binding (MUST and
+    /// SHALL) requirements: covered by a task, referenced by code, tested by a passing test;
+    /// names the requirements each misses.
+    #[arg(long, value_name = "PCT", value_parser = percent)]
     pub(crate) fail_under: Option<f64>,
+}
+
+/// A percentage from 0 to 100.
+fn percent(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p),
+        _ => Err(format!("`{s}` is not a percentage from 0 to 100")),
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -313,7 +325,8 @@ pub(crate) struct BuildArgs {
     pub(crate) force: Vec<String>,
     /// Plan approval: `--approve plan` plans, prints the preview and saves the plan without
     /// running any worker; `--approve` alone runs exactly the saved plan, asking the planner
-    /// nothing [default: `[build] approve`].
+    /// nothing (put it after the spec, or use `specc approve SPEC`) [default: `[build]
+    /// approve`].
     #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "saved", value_name = "plan")]
     pub(crate) approve: Option<Approve>,
     #[command(flatten)]

@@ -179,7 +179,11 @@ impl Report {
 }
 
 fn labeled(l: &Label, primary: bool) -> LabeledSpan {
-    let text = (!l.message.is_empty()).then(|| l.message.clone());
+    // A label's text stands on one line beside the code: a few words, never a page.
+    let text = (!l.message.is_empty()).then(|| match l.message.char_indices().nth(120) {
+        Some((at, _)) => format!("{}…", &l.message[..at]),
+        None => l.message.clone(),
+    });
     if primary {
         LabeledSpan::new_primary_with_span(text, l.span.range())
     } else {
@@ -337,8 +341,8 @@ mod tests {
     use super::{DiagnosticFormat, Renderer};
     use crate::source::Files;
 
-    /// The longest rendering of a diagnostic with `code` whose labels are as far apart, as
-    /// long and as many as a pass could make them, with a long message and help.
+    /// The rendering of a worst case with `code`: labels as far apart, as long, as wordy and
+    /// as many as a pass could make them, in two files, with a long message and help.
     fn worst(code: &'static str) -> usize {
         let mut files = Files::default();
         let text: String = (1..=10_000)
@@ -353,7 +357,7 @@ mod tests {
         let other = files.add("design-docs/a.md".to_owned(), text.as_str().into());
         let span = |f, from: usize, to: usize| Span::new(f, at(from)..at(to) - 1);
         let mut d = Diagnostic::new(code, "a message ".repeat(200))
-            .with_primary(span(file, 10, 11), "first here")
+            .with_primary(span(file, 10, 11), "a label ".repeat(100))
             .with_secondary(span(file, 4_600, 4_601), "again here")
             .with_secondary(span(file, 7_000, 7_500), "a long span")
             .with_secondary(span(other, 50, 51), "in another file")

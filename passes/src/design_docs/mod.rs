@@ -12,8 +12,8 @@ mod checks;
 mod fields;
 
 pub use checks::{
-    Resolution, check_against_spec, check_references, index, reference_diagnostic, resolve,
-    resolve_by, unreferenced,
+    Resolution, check_against_spec, check_references, from_spec, index, reference_diagnostic,
+    resolve, resolve_by, unreferenced,
 };
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};

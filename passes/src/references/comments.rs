@@ -68,38 +68,39 @@ fn plausible_req(text: &[u8], at: usize) -> bool {
         .is_ok_and(|s| requirement_id_len(s).is_some())
 }
 
-/// The length of the requirement id `s` starts with: a tag (`R-12`: capitals, `-`, digits)
-/// or a full id (`node/path#3`, `#1` for the spec's root), not followed by more id.
+/// The length in bytes of the requirement id `s` starts with: a tag (`R-12`: capitals, `-`,
+/// digits) or a full id (`node/path#3`, `#1` for the spec's root; a node path is letters and
+/// digits of any script with `-`, `_`, `.` and `/`, as the front end makes them), not
+/// followed by more of an id.
 pub fn requirement_id_len(s: &str) -> Option<usize> {
+    let id_char = |c: char| c.is_alphanumeric() || matches!(c, '_' | '/' | '#');
     let b = s.as_bytes();
     let caps = b.iter().take_while(|c| c.is_ascii_uppercase()).count();
-    let tag = (caps > 0 && b.get(caps) == Some(&b'-'))
-        .then(|| {
-            let digits = b[caps + 1..]
-                .iter()
-                .take_while(|c| c.is_ascii_digit())
-                .count();
-            (digits > 0).then_some(caps + 1 + digits)
-        })
-        .flatten();
-    let len = tag.or_else(|| {
-        let path = b
-            .iter()
-            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'/' | b'-'))
-            .count();
-        if b.get(path) != Some(&b'#') {
-            return None;
-        }
-        let digits = b[path + 1..]
+    if caps > 0 && b.get(caps) == Some(&b'-') {
+        let digits = b[caps + 1..]
             .iter()
             .take_while(|c| c.is_ascii_digit())
             .count();
-        (digits > 0).then_some(path + 1 + digits)
-    })?;
-    let more = b
-        .get(len)
-        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'/' | b'#'));
-    (!more).then_some(len)
+        let len = caps + 1 + digits;
+        if digits > 0 && !s[len..].starts_with(id_char) {
+            return Some(len);
+        }
+    }
+    // A full id: a node path (possibly one that looks like a tag, `API-2/list`), `#`, digits.
+    let path: usize = s
+        .char_indices()
+        .take_while(|&(_, c)| c.is_alphanumeric() || matches!(c, '.' | '_' | '/' | '-'))
+        .last()
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    if !s[path..].starts_with('#') {
+        return None;
+    }
+    let digits = b[path + 1..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    let len = path + 1 + digits;
+    (digits > 0 && !s[len..].starts_with(id_char)).then_some(len)
 }
 
 /// The references in `comment`, a comment's text that starts at byte `base` of the file.
@@ -130,8 +131,11 @@ fn decision_at(file: FileId, comment: &str, base: usize, start: usize, out: &mut
     let id_len = comment[id_start..]
         .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')))
         .unwrap_or(comment.len() - id_start);
-    // A trailing `.` ends the sentence, not the id.
-    let id = comment[id_start..id_start + id_len].trim_end_matches('.');
+    // A trailing `.` ends the sentence, not the id; a `--` before `>` ends an HTML comment.
+    let mut id = comment[id_start..id_start + id_len].trim_end_matches('.');
+    if comment[id_start + id_len..].starts_with('>') {
+        id = id.trim_end_matches('-');
+    }
     if id.is_empty() || !id.starts_with(|c: char| c.is_ascii_alphanumeric()) {
         return;
     }

@@ -53,8 +53,8 @@ fn unknown_extensions_are_not_searched() {
 
 #[test]
 fn markdown_is_searched_in_html_comments_only() {
-    let md = "# Tool\n\nThe design: prose.that.is.no.reference, nor req: R-9.\n<!-- req: R-8 -->\n";
-    assert_eq!(refs(md, "md"), ["R-8 \"R-8\""]);
+    let md = "# Tool\n\nThe design: prose.that.is.no.reference, nor req: R-9.\n<!-- req: R-8 -->\n<!--design: a.b-->\n";
+    assert_eq!(refs(md, "md"), ["R-8 \"R-8\"", "a.b \"design: a.b\""]);
 }
 
 /// For every grammar: the same reference text in a string is never a reference, in a
@@ -249,4 +249,25 @@ fn build_files_without_an_extension_are_sources() {
     );
     assert_eq!(Method::for_file_name("notes.txt"), None);
     assert_eq!(Method::for_file_name("LICENSE"), None);
+}
+
+#[test]
+fn every_requirement_id_the_front_end_makes_is_read_back_whole() {
+    use super::requirement_id_len;
+    let spec = "# Root\n\n- The root MUST hold.\n\n## Über Größe\n\n- It MUST be big.\n\n## Limits {#API-2}\n\n- It MUST limit.\n\n### List\n\n- It MUST list.\n- [R-12] It MUST be tagged.\n\n## 数据 {#data.store_v2}\n\n- It MUST store.\n";
+    let parsed = crate::parse_spec(FileId(0), spec);
+    let ids: Vec<String> = parsed
+        .tree
+        .nodes()
+        .flat_map(|n| n.requirements.iter().map(|r| r.id.as_str().to_owned()))
+        .collect();
+    assert!(ids.len() >= 6, "{ids:?}");
+    for id in &ids {
+        for after in ["", " ", ",", ".", " -->", ")"] {
+            let text = format!("{id}{after}");
+            assert_eq!(requirement_id_len(&text), Some(id.len()), "{text:?}");
+        }
+    }
+    assert_eq!(requirement_id_len("R-1x"), None);
+    assert_eq!(requirement_id_len("Request"), None);
 }

@@ -113,9 +113,15 @@ impl Session {
             None => None,
         };
         let spec_input = spec.as_ref().map(|(_, s)| *s);
-        let root = CheckRoot::builder(Vec::new(), Vec::new(), spec_input, options.unreferenced)
-            .durability(Durability::HIGH)
-            .new(&db);
+        let root = CheckRoot::builder(
+            Vec::new(),
+            Vec::new(),
+            spec_input,
+            options.unreferenced,
+            dir.display().to_string(),
+        )
+        .durability(Durability::HIGH)
+        .new(&db);
         let mut session = Session {
             db,
             files,

@@ -53,10 +53,16 @@ pub(crate) fn check(
                 format!("the approved plan {} cannot be read ({e})", path.display()),
             )
         })?,
-        Err(_) => {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(not_approved(
                 spec,
                 "no plan was approved for this spec yet".to_owned(),
+            ));
+        }
+        Err(e) => {
+            return Err(not_approved(
+                spec,
+                format!("the approved plan {} cannot be read ({e})", path.display()),
             ));
         }
     };
@@ -84,7 +90,7 @@ pub(crate) fn check(
 pub(crate) fn would_ask(spec: &Path) -> Box<Diagnostic> {
     not_approved(
         spec,
-        "the spec (or the field guide, or specc.toml's planner) changed since the plan was approved: planning it would ask the planner again".to_owned(),
+        "planning would ask the planner again: the spec, the field guide, specc.toml's planner or limits, the commands the sandbox offers, or the plan cache in .specc/ changed since the plan was approved".to_owned(),
     )
 }
 

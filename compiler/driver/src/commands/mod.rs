@@ -39,7 +39,7 @@ pub(crate) fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn W
     // JSON mode: every JSON object on stdout (diagnostics included), people's lines on stderr.
     let json = match &cli.command {
         Command::Plan(a) => a.messages.message_format,
-        Command::Build(a) => a.messages.message_format,
+        Command::Build(a) | Command::Approve(a) => a.messages.message_format,
         Command::Serve(a) => a.build.messages.message_format,
         Command::Check(a) => a.messages.message_format,
         Command::Pin(a) => a.messages.message_format,
@@ -63,6 +63,10 @@ fn run_command(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn Write) ->
         Command::Init(args) => init::run(&args, env, out, err),
         Command::Plan(args) => plan::run(&args, env, out, err),
         Command::Build(args) => build::run(&args, env, out, err),
+        Command::Approve(mut args) => {
+            args.approve = Some(crate::cli::Approve::Saved);
+            build::run(&args, env, out, err)
+        }
         Command::Serve(args) => serve::run(&args, env, out, err),
         Command::Worker(args) => worker::run(&args, env, out, err),
         Command::Check(args) => check::run(&args, env, out, err),

@@ -168,6 +168,18 @@ fn load_decisions(root: &Path, files: &mut Files) -> Vec<DesignDecision> {
             decisions.extend(design_docs::parse_design_doc(id, &entry.text).0);
         }
     }
+    // The decisions the spec fixes itself (`spec.md` at the root), as `specc check` resolves
+    // them: after the recorded ones, which win.
+    let spec = root.join("spec.md");
+    if let Ok(text) = std::fs::read_to_string(&spec) {
+        let id: FileId = files.add(spec.display().to_string(), text.as_str().into());
+        let tree = specc_passes::parse_spec(id, &text).tree;
+        for d in design_docs::from_spec(&tree) {
+            if !decisions.iter().any(|known| known.id == d.id) {
+                decisions.push(d);
+            }
+        }
+    }
     decisions
 }
 

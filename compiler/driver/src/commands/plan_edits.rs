@@ -116,6 +116,18 @@ impl Edits {
         (edits, notes)
     }
 
+    /// No edits, for a plan that is not the planner's (`--provider outline`): it neither
+    /// takes in nor applies the person's edits, and is never written over them.
+    pub(crate) fn none(dir: &Path, state: &Path) -> Edits {
+        Edits {
+            record: Record::default(),
+            docs: dir.join("design-docs"),
+            state: state.to_owned(),
+            known: false,
+            planner: BTreeMap::new(),
+        }
+    }
+
     /// Compares each planned document with what specc wrote there: a decision whose fields
     /// differ is a person's edit; one put back to the planner's text ends its edit.
     fn take_in_files(&mut self) {
@@ -256,14 +268,14 @@ fn design_file(id: &str) -> String {
 #[cold]
 fn at_stake_warning(id: &str, edit: &Edit, still_decided: bool) -> Diagnostic {
     let what = if still_decided {
-        "its planner decided it anew, so the planner's new text is used"
+        "its planner decided it anew (the spec above it changed, or another planner or model answered), so the planner's new text is used"
     } else {
         "the plan no longer decides it"
     };
     Diagnostic::new(
         codes::PLAN_EDIT_AT_STAKE,
         format!(
-            "decision `{id}` was edited by hand in {} against an earlier plan: the spec above it changed and {what}",
+            "decision `{id}` was edited by hand in {} against an earlier plan: {what}",
             edit.file
         ),
     )

@@ -116,7 +116,13 @@ fn plan(
     err: &mut dyn Write,
 ) -> Result<(planning::Planned, Edits), i32> {
     let state = dir.join(".specc");
-    let (mut edits, edit_notes) = Edits::gather(dir, &state);
+    // The outline planner's decisions are placeholders: a person's edits are neither applied
+    // to them nor overwritten by them (design: driver.plan-edits).
+    let (mut edits, edit_notes) = if setup.outline {
+        (Edits::none(dir, &state), Vec::new())
+    } else {
+        Edits::gather(dir, &state)
+    };
     for d in &edit_notes {
         report(d, err);
     }
@@ -161,7 +167,9 @@ fn keep(
     report: &mut dyn FnMut(&Diagnostic, &mut dyn Write),
     err: &mut dyn Write,
 ) -> Result<(), i32> {
-    if let Err(d) = edits.write(&planned.decisions) {
+    if args.provider != ProviderChoice::Outline
+        && let Err(d) = edits.write(&planned.decisions)
+    {
         report(&d, err);
         return Err(exit::USAGE);
     }
@@ -213,6 +221,8 @@ fn sandbox_read(dir: &Path) -> Vec<std::path::PathBuf> {
 /// (the outline planner plugged in, `--record` wrapped around it, the ledger in `.specc/`)
 /// and the async runtime. Each failure is one diagnostic.
 struct Setup {
+    /// The outline planner answers, not the configured one.
+    outline: bool,
     llm: LlmConfig,
     limits: Limits,
     client: Client,
@@ -263,6 +273,7 @@ impl Setup {
             .build()
             .map_err(|e| io(format!("no async runtime: {e}"), "this is a bug"))?;
         Ok(Setup {
+            outline: args.provider == ProviderChoice::Outline,
             llm,
             limits,
             client,

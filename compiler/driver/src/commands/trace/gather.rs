@@ -46,7 +46,7 @@ pub(super) struct Evidence {
     /// The last eval point's `(passed, total)`.
     eval: Option<(u64, u64)>,
     /// The tree, as the walk prefixes the paths it shows.
-    tree: String,
+    tree: PathBuf,
 }
 
 impl Evidence {
@@ -83,7 +83,7 @@ impl Evidence {
             dirty: dirty(tree),
             eval_sites,
             eval,
-            tree: tree.display().to_string(),
+            tree: tree.to_owned(),
         }
     }
 
@@ -98,9 +98,11 @@ impl Evidence {
     /// A test file of the tree (`path` as the walk shows it, under the tree): passed when
     /// specc landed its last change and nobody changed it since.
     pub(super) fn tree_test(&self, path: &str) -> TestStatus {
-        let path = path
-            .strip_prefix(self.tree.as_str())
-            .map_or(path, |p| p.trim_start_matches('/'));
+        let path = Path::new(path)
+            .strip_prefix(&self.tree)
+            .ok()
+            .and_then(Path::to_str)
+            .unwrap_or(path);
         let Some(history) = &self.history else {
             return TestStatus::NotRun(
                 "the tree is not a git repository: specc cannot tell who wrote it".to_owned(),
@@ -186,45 +188,68 @@ fn last_eval(db: &Path) -> Option<(u64, u64)> {
     Some((p.passed?, p.total?))
 }
 
-/// Each committed file of the git repository at `tree` with its last change, or `None` if
-/// `tree` is not one.
+/// Each committed file under `tree` (a git repository, or a directory inside one) with its
+/// last change, by its path relative to `tree`; `None` if `tree` is in no repository.
 fn history(tree: &Path) -> Option<HashMap<String, LastChange>> {
-    if !tree.join(".git").exists() {
-        return None;
-    }
-    // Newest first: a commit line (marker, then whether it has a trailer), then its files.
+    let prefix = git(tree, &["rev-parse", "--show-prefix"])?
+        .trim()
+        .to_owned();
+    // Newest first, NUL-separated (`-z`, so no path is quoted): each commit starts with a
+    // marker and whether it has specc's trailer, then its files, relative to the top.
     let log = git(
         tree,
         &[
             "log",
-            "--format=%x00%(trailers:key=Specc-Id,valueonly,separator=%x2C)",
+            "-z",
+            "--format=%x01%(trailers:key=Specc-Id,valueonly,separator=%x2C)",
             "--name-only",
             "--no-renames",
+            "--",
+            ".",
         ],
     )?;
     let mut out = HashMap::new();
     let mut by_specc = false;
-    for line in log.lines() {
-        if let Some(trailer) = line.strip_prefix('\0') {
+    for field in log.split('\0') {
+        let field = field.trim_start_matches('\n');
+        if let Some(trailer) = field.strip_prefix('\u{1}') {
+            // The header and the commit's first file share a field: `\x01TRAILER\n\nPATH`.
+            let (trailer, first) = trailer.split_once('\n').unwrap_or((trailer, ""));
             by_specc = !trailer.trim().is_empty();
-        } else if !line.is_empty() {
-            out.entry(line.to_owned())
-                .or_insert(LastChange { by_specc });
+            let first = first.trim_start_matches('\n');
+            if let Some(rel) = first
+                .strip_prefix(prefix.as_str())
+                .filter(|r| !r.is_empty())
+            {
+                out.entry(rel.to_owned()).or_insert(LastChange { by_specc });
+            }
+        } else if let Some(rel) = field
+            .strip_prefix(prefix.as_str())
+            .filter(|r| !r.is_empty())
+        {
+            out.entry(rel.to_owned()).or_insert(LastChange { by_specc });
         }
     }
     Some(out)
 }
 
-/// Paths git sees changed or untracked in `tree`.
+/// Paths under `tree` (relative to it) that git sees changed or untracked.
 fn dirty(tree: &Path) -> HashSet<String> {
-    git(tree, &["status", "--porcelain", "--no-renames"])
-        .map(|s| {
-            s.lines()
-                .filter_map(|l| l.get(3..))
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
+    let prefix = git(tree, &["rev-parse", "--show-prefix"])
+        .map(|p| p.trim().to_owned())
+        .unwrap_or_default();
+    git(
+        tree,
+        &["status", "--porcelain", "-z", "--no-renames", "--", "."],
+    )
+    .map(|s| {
+        s.split('\0')
+            .filter_map(|entry| entry.get(3..))
+            .filter_map(|p| p.strip_prefix(prefix.as_str()))
+            .map(str::to_owned)
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 fn git(dir: &Path, args: &[&str]) -> Option<String> {

@@ -117,6 +117,25 @@ pub(crate) fn run(args: &TraceArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         Err(status) => return status,
     };
     let dir = super::spec_dir(Some(&spec));
+    if let Some(tree) = args.tree.as_ref().filter(|t| !t.is_dir()) {
+        let d = specc_ir::Diagnostic::new(
+            specc_ir::codes::NOT_A_FILE,
+            format!("--tree {} is not a directory", tree.display()),
+        )
+        .with_help("name the directory that holds the code (default: the build's out/)");
+        reporter.report(&files, &d, err);
+        return exit::USAGE;
+    }
+    let in_postgres = super::build::config::load_file(args.config.as_deref(), &dir)
+        .ok()
+        .and_then(|c| c.state_url)
+        .is_some();
+    if in_postgres {
+        let _ = writeln!(
+            err,
+            "trace: the build's state is in PostgreSQL (a state URL); trace reads .specc/state.db only, so no task shows as landed and no eval is known"
+        );
+    }
     let code_dir = args
         .tree
         .clone()
@@ -275,7 +294,7 @@ fn gate(rows: &[Row], summary: &Summary, pct: f64, err: &mut dyn Write) -> bool 
                 .collect();
             let _ = writeln!(
                 err,
-                "trace: {:.1}% of the MUST requirements are {what}, under {pct}%: not {what}: {}",
+                "trace: {:.1}% of the binding (MUST and SHALL) requirements are {what}, under {pct}%: not {what}: {}",
                 summary.pct(n),
                 missing.join(", ")
             );

@@ -25,16 +25,25 @@ fn status_word(s: &TestStatus) -> &'static str {
     }
 }
 
+/// A percentage that never shows 100 unless it is: 249 of 250 is 99.6%, not 100%.
+fn shown_pct(p: f64) -> String {
+    if p >= 100.0 {
+        "100%".to_owned()
+    } else {
+        format!("{:.1}%", (p * 10.0).floor() / 10.0)
+    }
+}
+
 fn summary_line(s: &Summary) -> String {
     format!(
-        "MUST requirements: {}; covered by a task {} ({:.0}%), by code {} ({:.0}%), by a passing test {} ({:.0}%)",
+        "MUST requirements: {}; covered by a task {} ({}), by code {} ({}), by a passing test {} ({})",
         s.binding,
         s.by_task,
-        s.pct(s.by_task),
+        shown_pct(s.pct(s.by_task)),
         s.by_code,
-        s.pct(s.by_code),
+        shown_pct(s.pct(s.by_code)),
         s.by_passing_test,
-        s.pct(s.by_passing_test)
+        shown_pct(s.pct(s.by_passing_test))
     )
 }
 
