@@ -132,29 +132,6 @@ pub fn check_against_spec(decisions: &[DesignDecision], spec: &IntentTree) -> Ve
     out
 }
 
-/// The spec's own decisions that carry an id (`> Decision: {#id} …`), as recorded decisions:
-/// code may reference them, and pin them, like the ones in `design-docs/`.
-pub fn from_spec(tree: &IntentTree) -> Vec<DesignDecision> {
-    tree.nodes()
-        .flat_map(|n| &n.decisions)
-        .filter_map(|d| {
-            let id = d.id.clone()?;
-            Some(DesignDecision {
-                title: id.clone(),
-                id,
-                decision: d.text.clone(),
-                rationale: d.rationale.clone(),
-                status: DecisionStatus::Accepted,
-                supersedes: Vec::new(),
-                pin: super::pin(&d.text),
-                span: d.span,
-                heading: d.span,
-                decision_span: Some(d.span),
-            })
-        })
-        .collect()
-}
-
 /// Decisions by id: the first one with a `Decision:` line wins (a second is a conflict or a
 /// duplicate, reported by `check_decision_set`).
 pub fn index(decisions: &[DesignDecision]) -> HashMap<&str, &DesignDecision> {

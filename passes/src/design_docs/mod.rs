@@ -12,12 +12,12 @@ mod checks;
 mod fields;
 
 pub use checks::{
-    Resolution, check_against_spec, check_references, from_spec, index, reference_diagnostic,
-    resolve, resolve_by, unreferenced,
+    Resolution, check_against_spec, check_references, index, reference_diagnostic, resolve,
+    resolve_by, unreferenced,
 };
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
-use specc_ir::{DecisionStatus, DesignDecision, Diagnostic, FileId, Span, codes};
+use specc_ir::{DecisionStatus, DesignDecision, Diagnostic, FileId, IntentTree, Span, codes};
 
 use crate::front_end::text::normalize_ws;
 
@@ -203,3 +203,26 @@ fn duplicate(d: &DesignDecision, earlier: &DesignDecision) -> Diagnostic {
 
 #[cfg(test)]
 mod tests;
+
+/// The spec's own decisions that carry an id (`> Decision: {#id} …`), as recorded decisions:
+/// code may reference them, and pin them, like the ones in `design-docs/`.
+pub fn from_spec(tree: &IntentTree) -> Vec<DesignDecision> {
+    tree.nodes()
+        .flat_map(|n| &n.decisions)
+        .filter_map(|d| {
+            let id = d.id.clone()?;
+            Some(DesignDecision {
+                title: id.clone(),
+                id,
+                decision: d.text.clone(),
+                rationale: d.rationale.clone(),
+                status: DecisionStatus::Accepted,
+                supersedes: Vec::new(),
+                pin: pin(&d.text),
+                span: d.span,
+                heading: d.span,
+                decision_span: Some(d.span),
+            })
+        })
+        .collect()
+}
