@@ -44,26 +44,7 @@ fn worker_attempts(book: &AnswerBook, task: &str) -> usize {
 
 /// `specc approve SPEC`: the same as `specc build SPEC --approve`.
 fn approve(dir: &Path, book: &Arc<AnswerBook>) -> crate::build::Run {
-    let env = specc::Env {
-        no_color: true,
-        width: Some(100),
-        models: Some(specc::Models(book.clone())),
-        sandbox_helper: Some(specc_tests::specc_binary()),
-        ..specc::Env::default()
-    };
-    let spec = dir.join("spec.md").display().to_string();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = specc::run(
-        ["specc", "approve", spec.as_str()],
-        &env,
-        &mut out,
-        &mut err,
-    );
-    crate::build::Run {
-        code,
-        out: String::from_utf8_lossy(&out).into_owned(),
-        err: String::from_utf8_lossy(&err).into_owned(),
-    }
+    crate::build::command(dir, book, "approve", &[])
 }
 
 fn edit(path: &Path, from: &str, to: &str) {

@@ -128,6 +128,11 @@ pub(crate) struct Run {
 /// `specc build` (with `extra` arguments) of the spec in `dir`, in-process, with `book`
 /// answering and the specc binary as the sandbox's helper.
 pub(crate) fn rebuild(dir: &Path, book: &Arc<AnswerBook>, extra: &[&str]) -> Run {
+    command(dir, book, "build", extra)
+}
+
+/// `specc COMMAND SPEC` (with `extra` arguments) for the spec in `dir`, as [`rebuild`] runs it.
+pub(crate) fn command(dir: &Path, book: &Arc<AnswerBook>, command: &str, extra: &[&str]) -> Run {
     let env = specc::Env {
         no_color: true,
         width: Some(100),
@@ -136,7 +141,7 @@ pub(crate) fn rebuild(dir: &Path, book: &Arc<AnswerBook>, extra: &[&str]) -> Run
         ..specc::Env::default()
     };
     let spec = dir.join("spec.md").display().to_string();
-    let mut args = vec!["specc", "build", spec.as_str()];
+    let mut args = vec!["specc", command, spec.as_str()];
     args.extend_from_slice(extra);
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = specc::run(args, &env, &mut out, &mut err);
