@@ -156,12 +156,24 @@ pub(crate) struct TraceArgs {
 }
 
 /// A percentage from 0 to 100.
-fn percent(s: &str) -> Result<f64, String> {
+fn percent(s: &str) -> Result<f64, NotAPercent> {
     match s.parse::<f64>() {
         Ok(p) if (0.0..=100.0).contains(&p) => Ok(p),
-        _ => Err(format!("`{s}` is not a percentage from 0 to 100")),
+        _ => Err(NotAPercent(s.to_owned())),
     }
 }
+
+/// A `--fail-under` that is no percentage from 0 to 100.
+#[derive(Debug)]
+struct NotAPercent(String);
+
+impl std::fmt::Display for NotAPercent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` is not a percentage from 0 to 100", self.0)
+    }
+}
+
+impl std::error::Error for NotAPercent {}
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TraceFormat {
