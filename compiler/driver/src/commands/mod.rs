@@ -7,6 +7,7 @@ mod check;
 mod cost;
 mod eval;
 mod explain;
+mod git;
 mod init;
 mod metrics;
 pub use explain::explanation;

@@ -141,17 +141,7 @@ fn costs(rows: &[CallRow]) -> BTreeMap<String, RoleCost> {
 /// The diff of the commit whose `Specc-Id` trailer is `id` in the exported repository
 /// `out`, if it is there (git, read only).
 fn landed_diff(out: &Path, id: &str) -> Option<String> {
-    let git = |args: &[&str]| {
-        let o = std::process::Command::new("git")
-            .arg("-C")
-            .arg(out)
-            .args(args)
-            .output()
-            .ok()?;
-        o.status
-            .success()
-            .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
-    };
+    let git = |args: &[&str]| super::git::read(out, args);
     let log = git(&[
         "log",
         "--all",

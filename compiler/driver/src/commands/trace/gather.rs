@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use specc_passes::references::{self, Method, RefKind};
 
+use crate::commands::git::read as git;
+
 /// Whether a test passed, and why specc says so.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", content = "why", rename_all = "snake_case")]
@@ -76,11 +78,16 @@ impl Evidence {
             Some(e) => (eval_references(&e.tests), last_eval(&db)),
             None => (BTreeMap::new(), None),
         };
+        // Where the tree sits in its repository, if it is in one.
+        let prefix = git(tree, &["rev-parse", "--show-prefix"]).map(|p| p.trim().to_owned());
         Evidence {
             covering,
             landed,
-            history: history(tree),
-            dirty: dirty(tree),
+            history: prefix.as_deref().and_then(|p| history(tree, p)),
+            dirty: prefix
+                .as_deref()
+                .map(|p| dirty(tree, p))
+                .unwrap_or_default(),
             eval_sites,
             eval,
             tree: tree.to_owned(),
@@ -188,12 +195,9 @@ fn last_eval(db: &Path) -> Option<(u64, u64)> {
     Some((p.passed?, p.total?))
 }
 
-/// Each committed file under `tree` (a git repository, or a directory inside one) with its
-/// last change, by its path relative to `tree`; `None` if `tree` is in no repository.
-fn history(tree: &Path) -> Option<HashMap<String, LastChange>> {
-    let prefix = git(tree, &["rev-parse", "--show-prefix"])?
-        .trim()
-        .to_owned();
+/// Each committed file under `tree` (the directory at `prefix` of its git repository) with
+/// its last change, by its path relative to `tree`.
+fn history(tree: &Path, prefix: &str) -> Option<HashMap<String, LastChange>> {
     // Newest first, NUL-separated (`-z`, so no path is quoted): each commit starts with a
     // marker and whether it has specc's trailer, then its files, relative to the top.
     let log = git(
@@ -217,27 +221,19 @@ fn history(tree: &Path) -> Option<HashMap<String, LastChange>> {
             let (trailer, first) = trailer.split_once('\n').unwrap_or((trailer, ""));
             by_specc = !trailer.trim().is_empty();
             let first = first.trim_start_matches('\n');
-            if let Some(rel) = first
-                .strip_prefix(prefix.as_str())
-                .filter(|r| !r.is_empty())
-            {
+            if let Some(rel) = first.strip_prefix(prefix).filter(|r| !r.is_empty()) {
                 out.entry(rel.to_owned()).or_insert(LastChange { by_specc });
             }
-        } else if let Some(rel) = field
-            .strip_prefix(prefix.as_str())
-            .filter(|r| !r.is_empty())
-        {
+        } else if let Some(rel) = field.strip_prefix(prefix).filter(|r| !r.is_empty()) {
             out.entry(rel.to_owned()).or_insert(LastChange { by_specc });
         }
     }
     Some(out)
 }
 
-/// Paths under `tree` (relative to it) that git sees changed or untracked.
-fn dirty(tree: &Path) -> HashSet<String> {
-    let prefix = git(tree, &["rev-parse", "--show-prefix"])
-        .map(|p| p.trim().to_owned())
-        .unwrap_or_default();
+/// Paths under `tree` (the directory at `prefix` of its repository), relative to it, that
+/// git sees changed or untracked.
+fn dirty(tree: &Path, prefix: &str) -> HashSet<String> {
     git(
         tree,
         &["status", "--porcelain", "-z", "--no-renames", "--", "."],
@@ -245,21 +241,9 @@ fn dirty(tree: &Path) -> HashSet<String> {
     .map(|s| {
         s.split('\0')
             .filter_map(|entry| entry.get(3..))
-            .filter_map(|p| p.strip_prefix(prefix.as_str()))
+            .filter_map(|p| p.strip_prefix(prefix))
             .map(str::to_owned)
             .collect()
     })
     .unwrap_or_default()
-}
-
-fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    let o = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .ok()?;
-    o.status
-        .success()
-        .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
 }
