@@ -82,7 +82,7 @@ codes! {
     // E04xx: building (`specc build`).
     TASK_FAILED = "E0401", Error, "a work task failed (acceptance, a limit, a give-up, a refusal) and its dependents were skipped";
     BUILD_STOPPED = "E0402", Error, "the build stopped early (the budget cap, or the journal could not be written)";
-    OUT_DIR_CHANGED = "E0403", Error, "the output repository holds changes made outside specc; nothing was overwritten";
+    OUT_DIR_CHANGED = "E0403", Error, "the output repository holds changes specc cannot build on; nothing was overwritten";
     WEAKER_SANDBOX = "E0404", Error, "live models would run commands without the full sandbox";
     CHECK_NOT_RUN = "W0405", Warning, "a spec test block's runner cannot be run by specc build yet";
     WEAKER_SANDBOX_ALLOWED = "W0407", Warning, "models' commands run with partial confinement, as specc.toml allows";

@@ -187,7 +187,7 @@ fn two_leaves_land_and_out_is_a_clean_git_repository() {
     assert!(git(&out, &["fsck", "--strict"]).0);
     let (_, log) = git(&out, &["log", "--format=%s"]);
     assert!(log.contains("make a") && log.contains("make b"), "{log}");
-    // A person's change in out/ makes the next build refuse and overwrite nothing.
+    // A person's uncommitted change in out/ makes the next build refuse and overwrite nothing.
     std::fs::write(out.join("a.txt"), "mine\n").expect("edit");
     let again = rebuild(b.dir.path(), &b.book, &[]);
     let e = again.err;

@@ -6,6 +6,7 @@ mod build;
 mod build_break;
 mod build_disputes;
 mod build_guards;
+mod build_import;
 mod build_incremental;
 mod build_logs;
 mod build_megafile;

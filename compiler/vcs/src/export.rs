@@ -109,11 +109,15 @@ pub(crate) fn run(
             &[
                 "log",
                 "-1",
-                "--format=%(trailers:key=Specc-Id,valueonly)",
+                "--format=%H %(trailers:key=Specc-Id,valueonly)",
                 "refs/heads/main",
             ],
         )?;
-        let id = ObjectId::from_hex(String::from_utf8_lossy(&o.stdout).trim());
+        let line = String::from_utf8_lossy(&o.stdout).into_owned();
+        let (sha, trailer) = line.trim().split_once(' ').unwrap_or((line.trim(), ""));
+        // `main` ends with specc's commit, or with a person's commit that was imported
+        // into the store (design: vcs.import).
+        let id = ObjectId::from_hex(trailer.trim()).or_else(|| imported(dir).get(sha).copied());
         if id.is_none() {
             return Err(std::io::Error::other(
                 "main in the target repository was not made by specc's export",
@@ -154,6 +158,33 @@ pub(crate) fn run(
         )));
     }
     Ok(count)
+}
+
+/// Where the commits of people that were imported into the store are recorded, relative to
+/// the repository: one `GIT-SHA STORE-ID` line each (design: vcs.import).
+pub const IMPORTED: &str = ".git/specc-imported";
+
+/// The git commits imported into the store, each with the store commit it became.
+pub fn imported(dir: &Path) -> std::collections::HashMap<String, ObjectId> {
+    let text = std::fs::read_to_string(dir.join(IMPORTED)).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let (sha, id) = l.split_once(' ')?;
+            Some((sha.to_owned(), ObjectId::from_hex(id.trim())?))
+        })
+        .collect()
+}
+
+/// Records that git commit `sha` was imported as store commit `id`. Appended and synced
+/// before the import is reported done: a build killed before this line imports the commit
+/// again, which the store answers from its idempotency key.
+pub fn record_import(dir: &Path, sha: &str, id: ObjectId) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(IMPORTED))?;
+    writeln!(f, "{sha} {}", id.hex())?;
+    f.sync_all()
 }
 
 /// Where the pid of a running `git fast-import` is kept, relative to the repository.

@@ -13,7 +13,7 @@
 mod cache;
 mod checkout;
 mod export;
-pub use export::{FAST_IMPORT_PID, init as init_git};
+pub use export::{FAST_IMPORT_PID, IMPORTED, imported, init as init_git, record_import};
 mod log;
 pub mod merge;
 pub mod object;

@@ -8,6 +8,7 @@
 pub(super) mod config;
 pub(super) mod evals;
 mod execute;
+mod import;
 mod out_dir;
 mod outcome;
 mod pins;
@@ -206,6 +207,16 @@ fn open(
             err,
             "resuming build {}: it stopped before it finished; journaled work is not done or paid for again",
             s.run
+        );
+    }
+    if s.imported > 0 {
+        let _ = writeln!(
+            err,
+            "imported {} commit{} made in {} into the build's history: the build works on top of {}",
+            s.imported,
+            if s.imported == 1 { "" } else { "s" },
+            s.out.display(),
+            if s.imported == 1 { "it" } else { "them" },
         );
     }
     if let Some(missing) = &s.weaker {

@@ -1,11 +1,16 @@
-//! `out/`: the built code as a real git repository. specc owns it: before a build writes
-//! there, it must hold exactly what specc's last export left (no modified or untracked
-//! files, `main` made by specc), or the build refuses and overwrites nothing. After the
-//! export (incremental `git fast-import` of the VCS head), the working tree is checked out.
-//! design: driver.build
+//! `out/`: the built code as a real git repository. Before a build writes there, it must
+//! hold what specc's last export left plus, at most, commits people made on `main` since
+//! (imported first: `import.rs`), with no modified or untracked files; otherwise the build
+//! refuses and overwrites nothing. After the export (incremental `git fast-import` of the
+//! VCS head), the working tree is checked out.
+//! design: driver.build, vcs.import
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use specc_vcs::object::ObjectId;
+
+use super::import::PersonCommit;
 
 /// Why `out/` may not be written, or the export into it failed (E0403).
 #[derive(Debug)]
@@ -23,8 +28,16 @@ pub(super) enum OutDirError {
     GitFailed { what: &'static str, out: PathBuf },
     /// `out/` has changes made outside specc: the first lines of `git status`.
     Changed { out: PathBuf, files: Vec<String> },
-    /// `main` has commits specc did not make.
+    /// `main` has no commit specc made: not a repository specc exported.
     ForeignCommits(PathBuf),
+    /// A person's commit on `main` that cannot be imported, and why.
+    Unsafe {
+        out: PathBuf,
+        sha: String,
+        why: super::import::Unsafe,
+    },
+    /// A person committed to `main` while this build ran: imported by the next build.
+    CommittedDuring(PathBuf),
     /// The VCS's export failed.
     Export(std::io::Error),
 }
@@ -48,7 +61,18 @@ impl std::fmt::Display for OutDirError {
             ),
             OutDirError::ForeignCommits(out) => write!(
                 f,
-                "`main` in {} has commits that specc did not make",
+                "`main` in {} has no commit that specc made",
+                out.display()
+            ),
+            OutDirError::Unsafe { out, sha, why } => write!(
+                f,
+                "commit {} on `main` in {} cannot be imported: {why}",
+                &sha[..sha.len().min(12)],
+                out.display()
+            ),
+            OutDirError::CommittedDuring(out) => write!(
+                f,
+                "commits were made on `main` in {} while this build ran; build again to import them",
                 out.display()
             ),
             OutDirError::Export(e) => write!(f, "{e}"),
@@ -67,10 +91,18 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> OutDirError + '_ {
 /// `out/` half written by specc itself, which the next build finishes rather than refuses.
 const EXPORT_MARK: &str = ".git/specc-export";
 
-/// Why `out/` may not be written.
-pub(super) fn check_clean(out: &Path) -> Result<(), OutDirError> {
+/// What `out/` holds besides specc's last export: the commits people made on `main` since,
+/// oldest first, to import (design: vcs.import), on top of the store commit `base`.
+#[derive(Debug, Default)]
+pub(super) struct Pending {
+    pub(super) base: Option<ObjectId>,
+    pub(super) commits: Vec<PersonCommit>,
+}
+
+/// Whether `out/` may be written: the people's commits to import first, or why not.
+pub(super) fn check_clean(out: &Path) -> Result<Pending, OutDirError> {
     if !out.exists() {
-        return Ok(());
+        return Ok(Pending::default());
     }
     // An export a killed build left: marked, or the first one, never checked out (no
     // index yet: a person's repository has one once anything was checked out or added).
@@ -81,7 +113,7 @@ pub(super) fn check_clean(out: &Path) -> Result<(), OutDirError> {
     if !out.join(".git").exists() {
         let empty = std::fs::read_dir(out).map_err(io(out))?.next().is_none();
         return if empty {
-            Ok(())
+            Ok(Pending::default())
         } else {
             Err(OutDirError::NotExported(out.to_path_buf()))
         };
@@ -102,14 +134,20 @@ pub(super) fn check_clean(out: &Path) -> Result<(), OutDirError> {
     }
     let has_main = git(out, &["rev-parse", "--verify", "-q", "refs/heads/main"])?.is_some();
     if !has_main {
-        return Ok(()); // initialised, nothing committed yet: the export makes `main`
+        return Ok(Pending::default()); // initialised, nothing committed yet: the export makes `main`
     }
-    let trailer = git(
+    person_commits(out)
+}
+
+/// The commits on `main` after the last one specc exported or imported, oldest first.
+fn person_commits(out: &Path) -> Result<Pending, OutDirError> {
+    let log = git(
         out,
         &[
             "log",
-            "-1",
-            "--format=%(trailers:key=Specc-Id,valueonly)",
+            "--first-parent",
+            "-z",
+            "--format=%H %P%x01%(trailers:key=Specc-Id,valueonly)",
             "refs/heads/main",
         ],
     )?
@@ -117,10 +155,26 @@ pub(super) fn check_clean(out: &Path) -> Result<(), OutDirError> {
         what: "cannot read `main` in",
         out: out.to_path_buf(),
     })?;
-    if trailer.trim().is_empty() {
-        return Err(OutDirError::ForeignCommits(out.to_path_buf()));
+    let imported = specc_vcs::imported(out);
+    let mut commits = Vec::new();
+    for entry in log.split('\0').filter(|e| !e.trim().is_empty()) {
+        let (shas, trailer) = entry.split_once('\x01').unwrap_or((entry, ""));
+        let mut shas = shas.split_whitespace().map(str::to_owned);
+        let Some(sha) = shas.next() else { continue };
+        let base = ObjectId::from_hex(trailer.trim()).or_else(|| imported.get(&sha).copied());
+        if let Some(base) = base {
+            commits.reverse();
+            return Ok(Pending {
+                base: Some(base),
+                commits,
+            });
+        }
+        commits.push(PersonCommit {
+            sha,
+            parents: shas.collect(),
+        });
     }
-    Ok(())
+    Err(OutDirError::ForeignCommits(out.to_path_buf()))
 }
 
 /// Exports with `export` (the VCS's fast-import), then checks `main` out, between the

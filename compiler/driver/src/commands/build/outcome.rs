@@ -17,7 +17,13 @@ use crate::{Env, exit};
 /// first, whatever else happened: landed work is never held back.
 pub(super) fn outcome_diagnostics(s: &Session, report: &BuildReport) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    // Commits a person made while the build ran are imported by the next build: exporting
+    // on top of them now would build on a base the build never saw.
     let exported = out_dir::check_clean(&s.out)
+        .and_then(|pending| match pending.commits.is_empty() {
+            true => Ok(()),
+            false => Err(out_dir::OutDirError::CommittedDuring(s.out.clone())),
+        })
         .and_then(|()| out_dir::begin_export(&s.out))
         .and_then(|()| out_dir::export(&s.out, || s.rt.block_on(s.repo.export_git(&s.out))));
     if let Err(e) = exported {

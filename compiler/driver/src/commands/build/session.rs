@@ -13,7 +13,7 @@ use specc_sandbox::{Confinement, ProcessRunner, Runner, SandboxRunner};
 use specc_state::{Journal, StateDb};
 
 use super::config::{self, BuildConfig};
-use super::out_dir;
+use super::{import, out_dir};
 use crate::cli::BuildArgs;
 use crate::{Env, exit};
 
@@ -52,6 +52,8 @@ pub(in crate::commands) struct Session {
     pub(in crate::commands) run: String,
     /// The run was killed before it finished and is being resumed.
     pub(in crate::commands) resumed: bool,
+    /// Commits people made in `out/`, imported into the store before this build.
+    pub(in crate::commands) imported: usize,
     pub(in crate::commands) rt: tokio::runtime::Runtime,
     /// Held while the build runs: one `specc build` per state directory.
     _lock: std::fs::File,
@@ -70,13 +72,7 @@ impl Session {
             .clone()
             .or_else(|| cfg.out.clone())
             .unwrap_or_else(|| dir.join("out"));
-        out_dir::check_clean(&out).map_err(|e| Refused {
-            diagnostic: Box::new(
-                Diagnostic::new(codes::OUT_DIR_CHANGED, e.to_string())
-                    .with_help("see `specc explain E0403`; nothing was overwritten"),
-            ),
-            status: exit::ERRORS,
-        })?;
+        let pending = out_dir::check_clean(&out).map_err(out_refused)?;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -108,6 +104,13 @@ impl Session {
                 )
             })
             .map_err(|e| Refused::setup(format!("the VCS store in .specc/vcs: {e}")))?;
+        // A person's commits in `out/` become the base this build works on.
+        let imported = match pending.base {
+            Some(base) if !pending.commits.is_empty() => rt
+                .block_on(import::import(&out, &repo, base, &pending.commits))
+                .map_err(out_refused)?,
+            _ => 0,
+        };
         // A run that never finished died with its process: it is resumed, under its own id,
         // so its idempotency keys and journaled responses are found again.
         let unfinished = journal
@@ -147,9 +150,21 @@ impl Session {
             client,
             run,
             resumed,
+            imported,
             rt,
             _lock: lock,
         })
+    }
+}
+
+/// `out/` may not be written: nothing was overwritten (E0403).
+fn out_refused(e: out_dir::OutDirError) -> Refused {
+    Refused {
+        diagnostic: Box::new(
+            Diagnostic::new(codes::OUT_DIR_CHANGED, e.to_string())
+                .with_help("see `specc explain E0403`; nothing was overwritten"),
+        ),
+        status: exit::ERRORS,
     }
 }
 

@@ -1,0 +1,192 @@
+//! A person's commits in `out/`, imported into the VCS before a build, so the build works on
+//! top of them: each commit on `main` after specc's last export becomes one commit of the
+//! store, with the person as its author, on the exported commit it was made on. Only a clean
+//! change is imported: a linear history of regular files that the store takes as it is. A
+//! merge commit, a symlink or submodule, a change the store refuses (the megafile guard) or
+//! one that conflicts with work specc landed since its export stops the build before
+//! anything runs, and says which.
+//! design: vcs.import
+
+use std::path::Path;
+use std::process::Command;
+
+use specc_vcs::object::{Kind, ObjectId};
+use specc_vcs::{Change, Outcome, Repo, Submission};
+
+use super::out_dir::OutDirError;
+
+/// A commit of a person's on `main`, after the last one specc exported or imported.
+#[derive(Clone, Debug)]
+pub(super) struct PersonCommit {
+    pub(super) sha: String,
+    pub(super) parents: Vec<String>,
+}
+
+/// Why a person's commit cannot be imported (the unsafe cases of E0403).
+#[derive(Debug)]
+pub(super) enum Unsafe {
+    Merge,
+    Mode { path: String, mode: String },
+    Conflict { path: String },
+    Refused(specc_vcs::Refusal),
+    Unreadable,
+}
+
+impl std::fmt::Display for Unsafe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unsafe::Merge => write!(
+                f,
+                "it is a merge commit; specc imports a linear history only"
+            ),
+            Unsafe::Mode { path, mode } => write!(
+                f,
+                "`{path}` has mode {mode} (a symlink or submodule); specc holds regular and executable files only"
+            ),
+            Unsafe::Conflict { path } => write!(
+                f,
+                "`{path}` conflicts with work specc landed after its last export"
+            ),
+            Unsafe::Refused(specc_vcs::Refusal::Megafile {
+                path,
+                lines,
+                budget,
+                ..
+            }) => write!(
+                f,
+                "it grows `{path}` to {lines} lines, past the line budget of {budget}; split the file first"
+            ),
+            Unsafe::Refused(r) => write!(f, "the store refused it: {r:?}"),
+            Unsafe::Unreadable => write!(f, "git could not read it"),
+        }
+    }
+}
+
+/// Imports `commits` (oldest first) into `repo` on top of store commit `base` (what `main`
+/// held before them). Each import is recorded in `out/.git/specc-imported` before the next
+/// starts, so a build killed part way imports the rest next time, and never twice. A
+/// conflict part way leaves the commits before it imported: they are on `main`, as the
+/// person made them.
+pub(super) async fn import(
+    out: &Path,
+    repo: &Repo,
+    mut base: ObjectId,
+    commits: &[PersonCommit],
+) -> Result<usize, OutDirError> {
+    // Every commit is read and checked before the first is submitted: a history with an
+    // unsafe commit anywhere imports nothing.
+    let mut submissions = Vec::new();
+    for c in commits {
+        let unsafe_ = |why: Unsafe| OutDirError::Unsafe {
+            out: out.to_path_buf(),
+            sha: c.sha.clone(),
+            why,
+        };
+        let [parent] = c.parents.as_slice() else {
+            return Err(unsafe_(Unsafe::Merge));
+        };
+        let changes = changes(out, parent, &c.sha).map_err(unsafe_)?;
+        let meta = git(out, &["log", "-1", "--format=%an <%ae>%x00%B", &c.sha])
+            .ok_or_else(|| unsafe_(Unsafe::Unreadable))?;
+        let (author, message) = meta.split_once('\0').unwrap_or(("someone", &meta));
+        submissions.push((c, author.to_owned(), message.trim_end().to_owned(), changes));
+    }
+    for (c, author, message, changes) in submissions {
+        let unsafe_ = |why: Unsafe| OutDirError::Unsafe {
+            out: out.to_path_buf(),
+            sha: c.sha.clone(),
+            why,
+        };
+        let submission = Submission {
+            base,
+            changes,
+            message: format!("{message}\n\nImported-From: {}\nAuthor: {author}", c.sha),
+            task: format!("person: {author}"),
+            idempotency_key: format!("import:{}", c.sha),
+        };
+        match repo.submit(submission).await {
+            Outcome::Committed { id, .. } => {
+                specc_vcs::record_import(out, &c.sha, id).map_err(|error| OutDirError::Io {
+                    path: out.join(specc_vcs::IMPORTED),
+                    error,
+                })?;
+                base = id;
+            }
+            Outcome::Conflict(conflict) => {
+                let _ = repo.withdraw(&format!("person: {author}"));
+                return Err(unsafe_(Unsafe::Conflict {
+                    path: conflict.path,
+                }));
+            }
+            Outcome::Refused(r) => return Err(unsafe_(Unsafe::Refused(r))),
+        }
+    }
+    Ok(commits.len())
+}
+
+/// What commit `sha` changed against `parent`, as store changes: each path with the blob
+/// it had (as the store names blobs) and its new content.
+fn changes(out: &Path, parent: &str, sha: &str) -> Result<Vec<Change>, Unsafe> {
+    let raw = git(
+        out,
+        &[
+            "diff-tree",
+            "-r",
+            "-z",
+            "--no-renames",
+            "--no-commit-id",
+            parent,
+            sha,
+        ],
+    )
+    .ok_or(Unsafe::Unreadable)?;
+    let mut fields = raw.split('\0').filter(|f| !f.is_empty());
+    let mut changes = Vec::new();
+    while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+        // `:OLDMODE NEWMODE OLDSHA NEWSHA STATUS`
+        let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+        let [old_mode, new_mode, old_sha, new_sha, _status] = parts.as_slice() else {
+            return Err(Unsafe::Unreadable);
+        };
+        for mode in [old_mode, new_mode] {
+            if !matches!(*mode, "000000" | "100644" | "100755") {
+                return Err(Unsafe::Mode {
+                    path: path.to_owned(),
+                    mode: (*mode).to_owned(),
+                });
+            }
+        }
+        let expected = match *old_mode {
+            "000000" => None,
+            _ => Some(ObjectId::of(Kind::Blob, &blob(out, old_sha)?)),
+        };
+        let new = match *new_mode {
+            "000000" => None,
+            _ => Some(blob(out, new_sha)?),
+        };
+        changes.push(Change {
+            path: path.to_owned(),
+            expected,
+            new,
+            executable: *new_mode == "100755",
+        });
+    }
+    Ok(changes)
+}
+
+fn blob(out: &Path, sha: &str) -> Result<Vec<u8>, Unsafe> {
+    let o = Command::new("git")
+        .args(["cat-file", "blob", sha])
+        .current_dir(out)
+        .output()
+        .map_err(|_| Unsafe::Unreadable)?;
+    if o.status.success() {
+        Ok(o.stdout)
+    } else {
+        Err(Unsafe::Unreadable)
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    crate::commands::git::read(dir, args)
+}
