@@ -21,6 +21,7 @@ mod check_windowed;
 mod cli;
 mod config;
 mod cost;
+mod drift;
 mod eval;
 mod eval_report;
 mod fingerprints;

@@ -56,6 +56,10 @@ pub(crate) enum Command {
     /// tests that reference it (`req: ID` comments), and whether those tests passed;
     /// `--fail-under PCT` makes it a CI gate.
     Trace(TraceArgs),
+    /// What people changed in the built code since specc built it, per requirement and
+    /// decision: references and tests removed, pinned code edited, stale pins, changed
+    /// files; `--accept` records an accepted baseline so only new drift is reported.
+    Drift(DriftArgs),
     /// Score the build's head (or a commit) against the hidden tests of `[eval]`, in the
     /// sandbox: passed, failed, total and every test's result.
     Eval(EvalArgs),
@@ -174,6 +178,31 @@ impl std::fmt::Display for NotAPercent {
 }
 
 impl std::error::Error for NotAPercent {}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct DriftArgs {
+    /// The spec [default: spec.md here].
+    pub(crate) spec: Option<PathBuf>,
+    /// The built code [default: the build's output, `[build] out` or out/ beside the spec].
+    #[arg(long)]
+    pub(crate) tree: Option<PathBuf>,
+    /// The configuration [default: specc.toml beside the spec].
+    #[arg(long)]
+    pub(crate) config: Option<PathBuf>,
+    /// How to print it.
+    #[arg(long, value_enum, default_value_t = DriftFormat::Text)]
+    pub(crate) format: DriftFormat,
+    /// Accept the drift found now into specc-drift.json beside the spec: all of it, or that
+    /// of the requirements, decisions or paths named.
+    #[arg(long, value_name = "ID", num_args = 0..)]
+    pub(crate) accept: Option<Vec<String>>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DriftFormat {
+    Text,
+    Json,
+}
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TraceFormat {

@@ -5,6 +5,7 @@ mod atomic;
 mod build;
 mod check;
 mod cost;
+mod drift;
 mod eval;
 mod explain;
 mod git;
@@ -76,6 +77,7 @@ fn run_command(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn Write) ->
         Command::Status(args) => status::run(&args, env, out, err),
         Command::Show(args) => show::run(&args, env, out, err),
         Command::Trace(args) => trace::run(&args, env, out, err),
+        Command::Drift(args) => drift::run(&args, env, out, err),
         Command::Eval(args) => eval::run(&args, env, out, err),
         Command::Report(args) => report::run(&args, env, out, err),
         Command::Explain(args) => explain::run(&args, out, err),

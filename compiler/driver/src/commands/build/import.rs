@@ -13,13 +13,34 @@ use std::process::Command;
 use specc_vcs::object::{Kind, ObjectId};
 use specc_vcs::{Change, Outcome, Repo, Submission};
 
-use super::out_dir::OutDirError;
+use super::out_dir::PersonCommit;
 
-/// A commit of a person's on `main`, after the last one specc exported or imported.
-#[derive(Clone, Debug)]
-pub(super) struct PersonCommit {
-    pub(super) sha: String,
-    pub(super) parents: Vec<String>,
+/// Why the import stopped: a commit that cannot be imported, or the record of one that was.
+#[derive(Debug)]
+pub(super) enum ImportError {
+    Unsafe {
+        out: std::path::PathBuf,
+        sha: String,
+        why: Unsafe,
+    },
+    Record {
+        path: std::path::PathBuf,
+        error: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for ImportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImportError::Unsafe { out, sha, why } => write!(
+                f,
+                "commit {} on `main` in {} cannot be imported: {why}",
+                &sha[..sha.len().min(12)],
+                out.display()
+            ),
+            ImportError::Record { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
 }
 
 /// Why a person's commit cannot be imported (the unsafe cases of E0403).
@@ -72,12 +93,12 @@ pub(super) async fn import(
     repo: &Repo,
     mut base: ObjectId,
     commits: &[PersonCommit],
-) -> Result<usize, OutDirError> {
+) -> Result<usize, ImportError> {
     // Every commit is read and checked before the first is submitted: a history with an
     // unsafe commit anywhere imports nothing.
     let mut submissions = Vec::new();
     for c in commits {
-        let unsafe_ = |why: Unsafe| OutDirError::Unsafe {
+        let unsafe_ = |why: Unsafe| ImportError::Unsafe {
             out: out.to_path_buf(),
             sha: c.sha.clone(),
             why,
@@ -92,7 +113,7 @@ pub(super) async fn import(
         submissions.push((c, author.to_owned(), message.trim_end().to_owned(), changes));
     }
     for (c, author, message, changes) in submissions {
-        let unsafe_ = |why: Unsafe| OutDirError::Unsafe {
+        let unsafe_ = |why: Unsafe| ImportError::Unsafe {
             out: out.to_path_buf(),
             sha: c.sha.clone(),
             why,
@@ -106,7 +127,7 @@ pub(super) async fn import(
         };
         match repo.submit(submission).await {
             Outcome::Committed { id, .. } => {
-                specc_vcs::record_import(out, &c.sha, id).map_err(|error| OutDirError::Io {
+                specc_vcs::record_import(out, &c.sha, id).map_err(|error| ImportError::Record {
                     path: out.join(specc_vcs::IMPORTED),
                     error,
                 })?;

@@ -10,7 +10,12 @@ use std::process::Command;
 
 use specc_vcs::object::ObjectId;
 
-use super::import::PersonCommit;
+/// A commit of a person's on `main`, after the last one specc exported or imported.
+#[derive(Clone, Debug)]
+pub(super) struct PersonCommit {
+    pub(super) sha: String,
+    pub(super) parents: Vec<String>,
+}
 
 /// Why `out/` may not be written, or the export into it failed (E0403).
 #[derive(Debug)]
@@ -30,12 +35,6 @@ pub(super) enum OutDirError {
     Changed { out: PathBuf, files: Vec<String> },
     /// `main` has no commit specc made: not a repository specc exported.
     ForeignCommits(PathBuf),
-    /// A person's commit on `main` that cannot be imported, and why.
-    Unsafe {
-        out: PathBuf,
-        sha: String,
-        why: super::import::Unsafe,
-    },
     /// A person committed to `main` while this build ran: imported by the next build.
     CommittedDuring(PathBuf),
     /// The VCS's export failed.
@@ -62,12 +61,6 @@ impl std::fmt::Display for OutDirError {
             OutDirError::ForeignCommits(out) => write!(
                 f,
                 "`main` in {} has no commit that specc made",
-                out.display()
-            ),
-            OutDirError::Unsafe { out, sha, why } => write!(
-                f,
-                "commit {} on `main` in {} cannot be imported: {why}",
-                &sha[..sha.len().min(12)],
                 out.display()
             ),
             OutDirError::CommittedDuring(out) => write!(

@@ -158,7 +158,7 @@ impl Session {
 }
 
 /// `out/` may not be written: nothing was overwritten (E0403).
-fn out_refused(e: out_dir::OutDirError) -> Refused {
+fn out_refused(e: impl std::fmt::Display) -> Refused {
     Refused {
         diagnostic: Box::new(
             Diagnostic::new(codes::OUT_DIR_CHANGED, e.to_string())

@@ -1,0 +1,224 @@
+//! `specc drift [SPEC] [--tree DIR] [--format text|json] [--accept [ID…]]`: what people
+//! changed in the built tree since specc last built it, per requirement and per decision —
+//! references removed, tests of a requirement removed, pinned code edited, pins that no
+//! longer match their decision, and every file the build wrote that was changed or
+//! deleted. Findings people accepted (`--accept`, into `specc-drift.json` beside the spec)
+//! are not reported again until the file changes again; any other finding exits 1.
+//! design: driver.drift
+
+mod baseline;
+mod findings;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use specc_ir::{Diagnostic, IntentTree, codes};
+
+use self::baseline::Baseline;
+use self::findings::{Finding, NoBase};
+use super::Reporter;
+use crate::check::{CheckOptions, Session};
+use crate::cli::{DriftArgs, DriftFormat, MessageFormat};
+use crate::db::Database;
+use crate::source::Files;
+use crate::{Env, exit};
+
+pub(crate) fn run(args: &DriftArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let mut reporter = Reporter::new(MessageFormat::Human, env);
+    let mut files = Files::default();
+    let spec = args
+        .spec
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("spec.md"));
+    let intent = match super::plan::parse(
+        &spec,
+        args.config.as_deref(),
+        &mut files,
+        &mut reporter,
+        err,
+    ) {
+        Ok(tree) => tree,
+        Err(status) => return status,
+    };
+    let dir = super::spec_dir(Some(&spec));
+    let tree = args.tree.clone().unwrap_or_else(|| {
+        super::build::config::load_file(args.config.as_deref(), &dir)
+            .ok()
+            .and_then(|c| c.out)
+            .unwrap_or_else(|| dir.join("out"))
+    });
+    let usage = |d: Diagnostic, reporter: &mut Reporter, err: &mut dyn Write| {
+        reporter.report(&files, &d, err);
+        exit::USAGE
+    };
+    let base = match findings::base(&tree) {
+        Ok(base) => base,
+        Err(why) => {
+            let message = match why {
+                NoBase::NotGit => format!("{} is not in a git repository", tree.display()),
+                NoBase::NoSpeccCommit => {
+                    format!("{}'s history has no commit specc made", tree.display())
+                }
+            };
+            let d = Diagnostic::new(codes::NOT_A_FILE, format!("drift: {message}"))
+                .with_help("drift compares the tree with what `specc build` exported to it; build first, or name the output with --tree");
+            return usage(d, &mut reporter, err);
+        }
+    };
+    let mut found = findings::changed_files(&tree, &base);
+    match Session::open(
+        Database::default(),
+        &tree,
+        Some(&spec),
+        CheckOptions::default(),
+    ) {
+        Ok(mut session) => {
+            let report = session.check();
+            found.extend(findings::stale_pins(
+                &report.diagnostics,
+                session.files(),
+                &tree,
+            ));
+        }
+        Err(e) => return usage(*e.0, &mut reporter, err),
+    }
+    found.sort();
+    found.dedup();
+    let baseline_path = dir.join(baseline::FILE);
+    let mut baseline = match Baseline::load(&baseline_path) {
+        Ok(b) => b,
+        Err(bad) => {
+            let d = Diagnostic::new(
+                codes::FILE_NOT_FOUND,
+                format!("{} cannot be read: {}", bad.path.display(), bad.why),
+            )
+            .with_help("it is the accepted drift baseline; restore it from version control, or delete it to accept nothing");
+            return usage(d, &mut reporter, err);
+        }
+    };
+    if let Some(ids) = &args.accept {
+        let n = baseline.accept(&found, ids);
+        if let Err(e) = baseline.save(&dir, &baseline_path) {
+            let d = Diagnostic::new(
+                codes::FILE_NOT_FOUND,
+                format!("{}: {e}", baseline_path.display()),
+            );
+            return usage(d, &mut reporter, err);
+        }
+        let _ = writeln!(
+            out,
+            "accepted {n} finding{} into {}; review and commit it with the spec",
+            if n == 1 { "" } else { "s" },
+            baseline_path.display()
+        );
+        return exit::OK;
+    }
+    let (accepted, new): (Vec<Finding>, Vec<Finding>) =
+        found.into_iter().partition(|f| baseline.accepts(f));
+    let shown = match args.format {
+        DriftFormat::Text => text(&intent, &tree, &base, &new, accepted.len(), out),
+        DriftFormat::Json => json(&tree, &base, &new, accepted.len(), out),
+    };
+    if shown.is_err() {
+        return exit::USAGE;
+    }
+    if new.is_empty() {
+        exit::OK
+    } else {
+        exit::ERRORS
+    }
+}
+
+/// The requirement `id` names (as written in a reference: a short or a full id).
+fn requirement<'a>(intent: &'a IntentTree, id: &str) -> Option<&'a specc_ir::Requirement> {
+    let all = || intent.nodes().flat_map(|n| n.requirements.iter());
+    all()
+        .find(|r| r.id.as_str() == id)
+        .or_else(|| all().find(|r| r.id.as_str().ends_with(&format!(".{id}"))))
+}
+
+fn text(
+    intent: &IntentTree,
+    tree: &Path,
+    base: &str,
+    new: &[Finding],
+    accepted: usize,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let short = &base[..base.len().min(12)];
+    if new.is_empty() {
+        writeln!(
+            out,
+            "no drift in {} since specc's build at {short}{}",
+            tree.display(),
+            accepted_note(accepted)
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "drift in {} since specc's build at {short}:",
+        tree.display()
+    )?;
+    let mut subject = None;
+    for f in new {
+        if subject != Some(&f.subject) {
+            subject = Some(&f.subject);
+            writeln!(out)?;
+            match (f.subject.as_str(), requirement(intent, &f.subject)) {
+                ("", _) => writeln!(out, "files that reference no requirement or decision")?,
+                (_, Some(r)) => {
+                    // The text as written starts with its `[ID]` tag: shown once.
+                    let words = r.text.trim_start();
+                    let words = match words.strip_prefix('[').and_then(|w| w.split_once(']')) {
+                        Some((_, rest)) => rest.trim_start(),
+                        None => words,
+                    };
+                    writeln!(out, "{} ({}) {words}", f.subject, r.level)?
+                }
+                (id, None) => writeln!(out, "decision {id}")?,
+            }
+        }
+        let place = match f.line {
+            0 => f.path.clone(),
+            n => format!("{}:{n}", f.path),
+        };
+        writeln!(out, "  {:<19} {place}: {}", f.kind.words(), f.detail)?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{} finding{} of drift{}; `specc drift --accept [ID…]` accepts them into {}",
+        new.len(),
+        if new.len() == 1 { "" } else { "s" },
+        accepted_note(accepted),
+        baseline::FILE
+    )
+}
+
+fn accepted_note(accepted: usize) -> String {
+    match accepted {
+        0 => String::new(),
+        n => format!(" ({n} accepted in {})", baseline::FILE),
+    }
+}
+
+fn json(
+    tree: &Path,
+    base: &str,
+    new: &[Finding],
+    accepted: usize,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let v = serde_json::json!({
+        "tree": tree.display().to_string(),
+        "base": base,
+        "findings": new,
+        "accepted": accepted,
+    });
+    writeln!(
+        out,
+        "{}",
+        serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?
+    )
+}
