@@ -44,6 +44,8 @@ codes! {
     EMPTY_DECISION = "W0107", Warning, "a Decision: blockquote has no text";
     INVALID_NODE_ID = "E0108", Error, "an explicit {#id} is not a valid node id";
     TAG_WITHOUT_KEYWORD = "W0109", Warning, "a requirement tag on text with no RFC 2119 keyword";
+    ADOPTED_EDITED = "W0110", Warning, "a section adopted as existing code was edited: it is planned and built again";
+    ADOPTED_UNKNOWN = "W0111", Warning, "the [adopted] front matter names a section the spec does not have";
     // E02xx: design documents.
     MALFORMED_DECISION = "E0201", Error, "a decision heading has no Decision: line";
     CONFLICTING_DECISION = "E0202", Error, "one decision id with two different Decision texts";
@@ -77,6 +79,7 @@ codes! {
     INVALID_DECISION_ID = "E0315", Error, "a planned decision's id is not a dotted name";
     ACCEPTANCE_NOT_A_COMMAND = "E0317", Error, "a child's acceptance entry is not a shell command (prose, broken syntax, or a command the sandbox cannot find)";
     UNKNOWN_COVERED_ID = "E0318", Error, "a child covers a node or requirement id that the planned node's part of the spec does not have";
+    ADOPT_PROSE_INVALID = "E0319", Error, "`specc adopt --prose`: the model described a section it was not shown, or wrote a requirement keyword in capitals";
     PLANNER_CALL_FAILED = "E0316", Error, "a planner call failed after its retries: the provider, the key, the request's size, the budget or a recording stopped it";
     FIELD_GUIDE_TRIMMED = "W0311", Warning, "the field guide could not be given to planners in full (over its line budget, or unreadable)";
     // E04xx: building (`specc build`).

@@ -11,10 +11,12 @@
 //! * [`check`] holds the salsa queries of `specc check`: references against decisions and
 //!   requirements.
 //! * [`db`] holds the salsa `Db` trait, the inputs and the tracked queries over them.
+//! * [`surface`] reads a source file's public items (what `specc adopt` keeps).
 //! * [`eval`] scores a test run from its output (cargo test, pytest, TAP, JUnit XML).
 //!
 //! design: passes.pure
 
+pub mod adopted;
 pub mod check;
 pub mod db;
 pub mod design_docs;
@@ -24,6 +26,7 @@ pub mod plan;
 pub mod references;
 pub mod requirements;
 mod spelling;
+pub mod surface;
 #[cfg(test)]
 mod test_support;
 

@@ -1,5 +1,6 @@
 //! specc's integration tests: one binary, fixture-driven where it can be.
 
+mod adopt;
 mod adversarial;
 mod approval;
 mod build;

@@ -23,6 +23,10 @@ pub(crate) enum Command {
     /// Start a project: a commented spec.md, a specc.toml with every role your provider
     /// needs (keys named by environment variable), and a field guide. Never overwrites.
     Init(InitArgs),
+    /// Take an existing code base in: write a spec.md (a section per package and module, the
+    /// public surface as requirements to keep, the test commands as checks) and a
+    /// specc.toml that builds on the code where it is. Offline unless --prose.
+    Adopt(AdoptArgs),
     /// Parse a spec and print one of its intermediate representations.
     Plan(PlanArgs),
     /// Build a spec: plan it, run every work task with worker models, integrate their
@@ -296,6 +300,22 @@ pub(crate) struct InitArgs {
     /// hidden test suite that scores the build.
     #[arg(long)]
     pub(crate) example: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct AdoptArgs {
+    /// The code base to adopt, the top of its git repository [default: the current directory].
+    pub(crate) dir: Option<PathBuf>,
+    /// Whose models specc.toml names, as for `specc init` [default: openai].
+    #[arg(long, num_args = 1..=2, value_names = ["PROVIDER", "URL"])]
+    pub(crate) provider: Vec<String>,
+    /// Ask the planner model to describe each section (one paid call); without it, adopt
+    /// runs offline and writes only what the scan found.
+    #[arg(long)]
+    pub(crate) prose: bool,
+    /// Re-record the digests of an adopted spec's `[adopted]` sections as their text is now.
+    #[arg(long, conflicts_with_all = ["prose", "provider"])]
+    pub(crate) refresh: bool,
 }
 
 #[derive(clap::Args, Debug)]

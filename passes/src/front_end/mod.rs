@@ -26,6 +26,11 @@ pub(crate) mod text;
 use specc_ir::{Diagnostic, FileId, IntentTree};
 
 pub use fingerprint::fingerprint_node;
+
+/// blake3 over `node`'s own content, without its children: what its fingerprint is made of.
+pub fn content_digest_of(node: &specc_ir::IntentNode) -> [u8; 32] {
+    fingerprint::content_digest(node, &mut Vec::new())
+}
 pub use requirements::{KNOWN_RUNNERS, find_keyword};
 pub use slug::slugify;
 

@@ -32,7 +32,7 @@ impl Syntax {
         })
     }
 
-    pub(super) fn language(self) -> Language {
+    pub(crate) fn language(self) -> Language {
         match self {
             Syntax::Rust => tree_sitter_rust::LANGUAGE.into(),
             Syntax::Python => tree_sitter_python::LANGUAGE.into(),

@@ -1,5 +1,6 @@
 //! One module per command; `dispatch` picks one.
 
+mod adopt;
 mod approval;
 mod atomic;
 mod build;
@@ -63,6 +64,7 @@ pub(crate) fn dispatch(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn W
 fn run_command(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     match cli.command {
         Command::Init(args) => init::run(&args, env, out, err),
+        Command::Adopt(args) => adopt::run(&args, env, out, err),
         Command::Plan(args) => plan::run(&args, env, out, err),
         Command::Build(args) => build::run(&args, env, out, err),
         Command::Approve(mut args) => {

@@ -59,6 +59,8 @@ pub(crate) fn run(
     if let Some(w) = &guide.warning {
         reporter.report(files, w, err);
     }
+    let part = super::planning::planned_part(tree.clone(), |d| reporter.report(files, d, err));
+    let tree = &part;
     let mut report = |d: &Diagnostic, err: &mut dyn Write| reporter.report(files, d, err);
     let (planned, mut edits) = match plan(&setup, tree, &dir, &guide.text, &mut report, err) {
         Ok(planned) => planned,

@@ -134,7 +134,11 @@ async fn plan_cached(
         .role(Role::Planner)
         .map_or(specc_llm::config::DEFAULT_MAX_TOKENS, |r| r.max_tokens);
     let (client, guide, commands) = (inputs.client, inputs.guide, inputs.commands);
-    let mut planned = plan_tree(client, tree, limits, guide, commands, cache).await?;
+    let mut planned = if adopts_everything(tree) {
+        PlannedTree::default() // nothing asked beyond the adopted code: no planner call
+    } else {
+        plan_tree(client, tree, limits, guide, commands, cache).await?
+    };
     let as_planned = planned.answers.clone();
     let (edited, at_stake) = edits.apply(&mut planned.answers);
     planned.diagnostics.extend(at_stake);
@@ -167,6 +171,28 @@ async fn plan_cached(
         as_planned,
         edited,
     })
+}
+
+/// Whether `tree` is the planned part of an adopted spec that asks for nothing beyond the
+/// code it adopted (design: driver.adopt).
+fn adopts_everything(tree: &IntentTree) -> bool {
+    let adopts = tree
+        .front_matter
+        .as_ref()
+        .is_some_and(|f| f.table.contains_key(specc_passes::adopted::TABLE));
+    adopts && !specc_passes::adopted::has_work(tree)
+}
+
+/// The part of `tree` a build plans: without the sections adopted as existing code and
+/// unchanged since (design: driver.adopt). Its warnings go to `report`.
+pub(crate) fn planned_part(tree: IntentTree, mut report: impl FnMut(&Diagnostic)) -> IntentTree {
+    match specc_passes::adopted::planned_part(&tree) {
+        Some((part, _, diagnostics)) => {
+            diagnostics.iter().for_each(&mut report);
+            part
+        }
+        None => tree,
+    }
 }
 
 /// The most output tokens one worker call may use: the worker role's `max_tokens`.

@@ -1,5 +1,5 @@
 //! specc.toml as `specc build` reads it: the model part (`specc_llm::config`), `[limits]`
-//! (`specc_plan::Limits`), `[review]` (`specc_runtime::ReviewConfig`), and its own tables, `[build]` (`out`, `jobs`, `approve`) and `[sandbox]`
+//! (`specc_plan::Limits`), `[review]` (`specc_runtime::ReviewConfig`), and its own tables, `[build]` (`out`, `jobs`, `approve`, `adopted`) and `[sandbox]`
 //! (`allow_weaker`, `read`, `memory_mb`, `file_mb`, `open_files`, `pids`), and `[eval]`
 //! (`specc_runtime::eval::EvalConfig`). Unknown keys in its tables are refused. With `--provider replay` every
 //! role is answered by one recording; the roles keep their models, so a recording made live
@@ -25,6 +25,9 @@ pub(in crate::commands) struct BuildConfig {
     pub(in crate::commands) jobs: Option<usize>,
     /// `[build] approve = "plan"`: every build stops after planning for approval.
     pub(in crate::commands) approve_plan: bool,
+    /// `[build] adopted = true`: the output is an existing repository `specc adopt` took
+    /// in; its `main` before specc's first commit is imported as one snapshot.
+    pub(in crate::commands) adopted: bool,
     pub(in crate::commands) allow_weaker: bool,
     /// `[sandbox] read`: more directories a command may read (toolchains).
     pub(in crate::commands) sandbox_read: Vec<PathBuf>,
@@ -60,6 +63,8 @@ struct BuildTable {
     out: Option<PathBuf>,
     jobs: Option<usize>,
     approve: Option<ApproveSetting>,
+    /// The output is an existing repository `specc adopt` took in (design: driver.adopt).
+    adopted: Option<bool>,
 }
 
 /// `[build] approve`: what a build waits for (design: driver.approval).
@@ -156,6 +161,7 @@ pub(in crate::commands) fn load_file(
         out: None,
         jobs: None,
         approve: None,
+        adopted: None,
     });
     if !review.lenses.is_empty() && llm.role(specc_llm::Role::Reviewer).is_none() {
         return Err(at(TableError::NoReviewer));
@@ -191,6 +197,7 @@ pub(in crate::commands) fn load_file(
             .map(|o| if o.is_relative() { dir.join(o) } else { o }),
         jobs: build.jobs,
         approve_plan: build.approve == Some(ApproveSetting::Plan),
+        adopted: build.adopted.unwrap_or(false),
         allow_weaker: sandbox.allow_weaker.unwrap_or(false),
         sandbox_read,
         sandbox_limits: {

@@ -5,6 +5,7 @@
 //! workers' checkouts (`work/`).
 //! design: driver.build
 
+mod adopt_import;
 pub(super) mod config;
 pub(super) mod evals;
 mod execute;
@@ -198,6 +199,7 @@ fn open(
     if reporter.counts().0 > 0 {
         return Err(exit::ERRORS); // the spec's errors are above; nothing is planned from them
     }
+    let tree = super::planning::planned_part(tree, |d| reporter.report(files, d, err));
     let s = Session::open(args, env).map_err(|refused| {
         reporter.report(files, &refused.diagnostic, err);
         refused.status
@@ -207,6 +209,17 @@ fn open(
             err,
             "resuming build {}: it stopped before it finished; journaled work is not done or paid for again",
             s.run
+        );
+    }
+    if let Some((files, left_out)) = s.adopted_files {
+        let _ = writeln!(
+            err,
+            "adopted {}: its main ({files} files{}) is the base every task starts from",
+            s.out.display(),
+            match left_out {
+                0 => String::new(),
+                n => format!("; {n} symlinks or submodules stay in git only"),
+            }
         );
     }
     if s.imported > 0 {

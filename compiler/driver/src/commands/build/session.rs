@@ -13,7 +13,7 @@ use specc_sandbox::{Confinement, ProcessRunner, Runner, SandboxRunner};
 use specc_state::{Journal, StateDb};
 
 use super::config::{self, BuildConfig};
-use super::{import, out_dir};
+use super::{adopt_import, import, out_dir};
 use crate::cli::BuildArgs;
 use crate::{Env, exit};
 
@@ -54,6 +54,9 @@ pub(in crate::commands) struct Session {
     pub(in crate::commands) resumed: bool,
     /// Commits people made in `out/`, imported into the store before this build.
     pub(in crate::commands) imported: usize,
+    /// The first build of an adopted repository: the files its snapshot took in, and the
+    /// git entries (symlinks, submodules) it left out.
+    pub(in crate::commands) adopted_files: Option<(usize, usize)>,
     pub(in crate::commands) rt: tokio::runtime::Runtime,
     /// Held while the build runs: one `specc build` per state directory.
     _lock: std::fs::File,
@@ -72,7 +75,15 @@ impl Session {
             .clone()
             .or_else(|| cfg.out.clone())
             .unwrap_or_else(|| dir.join("out"));
-        let pending = out_dir::check_clean(&out).map_err(out_refused)?;
+        let first_adopted = cfg.adopted
+            && matches!(
+                out_dir::check_clean(&out),
+                Err(out_dir::OutDirError::ForeignCommits(_))
+            );
+        let pending = match first_adopted {
+            true => out_dir::Pending::default(), // read again once the snapshot is in
+            false => out_dir::check_clean(&out).map_err(out_refused)?,
+        };
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -96,6 +107,16 @@ impl Session {
         let ledger = open_state(&cfg, &state)?;
         // One writer for the ledger and the journal: one commit takes both.
         let journal = Journal::on(ledger.state_db()).map_err(|e| Refused::setup(e.to_string()))?;
+        let mut pending = pending;
+        let mut adopted_files = None;
+        if first_adopted {
+            std::fs::create_dir_all(state.join("vcs"))
+                .map_err(|e| Refused::setup(format!("the VCS store in .specc/vcs: {e}")))?;
+            let taken = adopt_import::snapshot(&out, &state.join("vcs").join("log"), &rt)
+                .map_err(out_refused)?;
+            adopted_files = Some(taken);
+            pending = out_dir::check_clean(&out).map_err(out_refused)?;
+        }
         let repo = std::fs::create_dir_all(state.join("vcs"))
             .and_then(|()| {
                 specc_vcs::Repo::open(
@@ -151,6 +172,7 @@ impl Session {
             run,
             resumed,
             imported,
+            adopted_files,
             rt,
             _lock: lock,
         })

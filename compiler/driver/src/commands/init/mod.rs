@@ -8,12 +8,13 @@
 
 mod presets;
 
+pub(in crate::commands) use self::presets::{Preset, preset};
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use specc_ir::{Diagnostic, codes};
 
-use self::presets::{Preset, preset};
 use super::Reporter;
 use crate::cli::{InitArgs, MessageFormat};
 use crate::source::Files;
@@ -87,9 +88,22 @@ pub(crate) fn run(args: &InitArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
     exit::OK
 }
 
+/// specc.toml's text for `p`'s models, with `build` in place of the `[build]` table's
+/// commented `out` line (what `specc adopt` sets).
+pub(in crate::commands) fn config_text(p: &Preset, build: Option<&str>) -> String {
+    let tail = match build {
+        Some(b) => CONFIG_TAIL.replace(
+            "# out = \"out\"          # where the built repository goes (a git repository)",
+            b,
+        ),
+        None => CONFIG_TAIL.to_owned(),
+    };
+    format!("{CONFIG_HEAD}{}{tail}", p.toml())
+}
+
 /// The files `init` writes, relative to the directory, and their text.
 fn files(p: &Preset, example: bool) -> Vec<(String, String)> {
-    let mut config = format!("{CONFIG_HEAD}{}{CONFIG_TAIL}", p.toml());
+    let mut config = config_text(p, None);
     let mut out = Vec::new();
     if example {
         config.push_str(&eval_table(EXAMPLE_EVAL));

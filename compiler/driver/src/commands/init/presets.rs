@@ -12,13 +12,13 @@ struct RoleModel {
 }
 
 /// What `specc.toml` says for one provider.
-pub(super) struct Preset {
+pub(in crate::commands) struct Preset {
     /// `[providers.NAME]`.
     name: &'static str,
     kind: &'static str,
     base_url: String,
     /// The variable holding the key, if the provider needs one.
-    pub(super) key_env: Option<&'static str>,
+    pub(in crate::commands) key_env: Option<&'static str>,
     roles: Vec<RoleModel>,
     /// `(model, input, cached input, output)` in dollars per million tokens.
     prices: Vec<(&'static str, f64, f64, f64)>,
@@ -53,7 +53,7 @@ fn roles(planner: &'static str, worker: &'static str, escalation: &'static str) 
 
 /// A `--provider` that names no preset.
 #[derive(Debug)]
-pub(super) struct UnknownProvider(String);
+pub(in crate::commands) struct UnknownProvider(String);
 
 impl std::fmt::Display for UnknownProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -62,7 +62,7 @@ impl std::fmt::Display for UnknownProvider {
 }
 
 /// The preset `--provider` names (`[kind]` or `[kind, url]`).
-pub(super) fn preset(provider: &[String]) -> Result<Preset, UnknownProvider> {
+pub(in crate::commands) fn preset(provider: &[String]) -> Result<Preset, UnknownProvider> {
     let kind = provider.first().map_or("openai", String::as_str);
     let url = provider.get(1).cloned();
     match kind {

@@ -1,0 +1,256 @@
+//! What `specc adopt` finds in a code base: its packages (by manifest: Cargo.toml with a
+//! `[package]`, pyproject.toml or setup.py, package.json, go.mod; the whole directory when
+//! there is none), each package's source files with their public surface (tree-sitter), its
+//! test files, and the command that runs its tests. The walk honours `.gitignore`,
+//! `.ignore` and `.speccignore` and skips hidden entries, as `specc check` does.
+//! design: driver.adopt
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use specc_passes::references::Syntax;
+use specc_passes::surface::{Item, public_items};
+
+/// One package of the code base.
+#[derive(Debug)]
+pub(super) struct Package {
+    pub(super) name: String,
+    /// Relative to the adopted directory; empty for its root.
+    pub(super) dir: String,
+    /// `Rust`, `Python`, `JavaScript`, `Go`, or the main language of a directory with no
+    /// manifest.
+    pub(super) language: String,
+    /// The manifest it was found by, relative to the adopted directory.
+    pub(super) manifest: Option<String>,
+    pub(super) description: Option<String>,
+    pub(super) modules: Vec<Module>,
+    /// Test files, relative to the adopted directory.
+    pub(super) tests: Vec<String>,
+    /// The command that runs its tests, from the adopted directory, if one was found.
+    pub(super) test_command: Option<String>,
+}
+
+/// A source file with public items.
+#[derive(Debug)]
+pub(super) struct Module {
+    /// Relative to the adopted directory.
+    pub(super) path: String,
+    pub(super) items: Vec<Item>,
+}
+
+/// Every file under `dir` the walk keeps, relative to it, sorted.
+fn files(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = ignore::WalkBuilder::new(dir)
+        .require_git(false)
+        .add_custom_ignore_filename(".speccignore")
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(dir).ok()?.to_str()?.to_owned();
+            Some(rel)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The packages under `dir`.
+pub(super) fn scan(dir: &Path) -> Vec<Package> {
+    let all = files(dir);
+    let read = |rel: &str| std::fs::read_to_string(dir.join(rel)).ok();
+    let mut packages: Vec<Package> = all
+        .iter()
+        .filter_map(|rel| manifest(rel, &read(rel)?))
+        .collect();
+    if packages.is_empty() {
+        let name = dir
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "project".to_owned());
+        packages.push(Package {
+            name,
+            dir: String::new(),
+            language: String::new(),
+            manifest: None,
+            description: None,
+            modules: Vec::new(),
+            tests: Vec::new(),
+            test_command: None,
+        });
+    }
+    // Deepest directories first, so a file goes to its nearest package.
+    let mut order: Vec<usize> = (0..packages.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(packages[i].dir.len()));
+    let mut languages: BTreeMap<usize, BTreeMap<&'static str, usize>> = BTreeMap::new();
+    for rel in &all {
+        let Some(syntax) = Path::new(rel)
+            .extension()
+            .and_then(|e| e.to_str())
+            .and_then(Syntax::for_extension)
+        else {
+            continue;
+        };
+        let Some(&owner) = order.iter().find(|&&i| within(rel, &packages[i].dir)) else {
+            continue;
+        };
+        let Some(text) = read(rel) else { continue };
+        *languages
+            .entry(owner)
+            .or_default()
+            .entry(language_name(syntax))
+            .or_default() += 1;
+        let p = &mut packages[owner];
+        if is_test_file(rel) {
+            p.tests.push(rel.clone());
+            continue;
+        }
+        let items = public_items(syntax, &text);
+        if !items.is_empty() {
+            p.modules.push(Module {
+                path: rel.clone(),
+                items,
+            });
+        }
+    }
+    for (i, p) in packages.iter_mut().enumerate() {
+        if p.language.is_empty() {
+            p.language = languages
+                .get(&i)
+                .and_then(|l| {
+                    l.iter()
+                        .max_by_key(|(_, n)| **n)
+                        .map(|(l, _)| (*l).to_owned())
+                })
+                .unwrap_or_else(|| "unknown".to_owned());
+        }
+        if p.test_command.is_none() && !p.tests.is_empty() && p.language == "Python" {
+            p.test_command = Some("python3 -m pytest -q".to_owned());
+        }
+    }
+    packages
+}
+
+/// Whether `rel` is under `dir` (everything is under the root, `""`).
+fn within(rel: &str, dir: &str) -> bool {
+    dir.is_empty() || rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
+}
+
+/// A test file by its path (a file that merely holds a `#[cfg(test)]` module is a module).
+fn is_test_file(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    rel.split('/')
+        .any(|part| part == "tests" || part == "test" || part == "__tests__")
+        || name.starts_with("test_")
+        || name.ends_with("_test.py")
+        || name.ends_with("_test.go")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+}
+
+fn language_name(s: Syntax) -> &'static str {
+    match s {
+        Syntax::Rust => "Rust",
+        Syntax::Python => "Python",
+        Syntax::JavaScript => "JavaScript",
+        Syntax::TypeScript | Syntax::Tsx => "TypeScript",
+        Syntax::Go => "Go",
+        Syntax::C => "C",
+        Syntax::Cpp => "C++",
+    }
+}
+
+/// The package a manifest at `rel` declares, if it is one.
+fn manifest(rel: &str, text: &str) -> Option<Package> {
+    let (dir, name) = match rel.rsplit_once('/') {
+        Some((d, n)) => (d.to_owned(), n),
+        None => (String::new(), rel),
+    };
+    let manifest_path = |dir: &str| {
+        if dir.is_empty() {
+            String::new()
+        } else {
+            format!(" --manifest-path {dir}/Cargo.toml")
+        }
+    };
+    let in_dir = |cmd: &str| {
+        if dir.is_empty() {
+            cmd.to_owned()
+        } else {
+            format!("cd {dir} && {cmd}")
+        }
+    };
+    let package =
+        |name: String, language: &str, description: Option<String>, test: Option<String>| {
+            Some(Package {
+                name,
+                dir: dir.clone(),
+                language: language.to_owned(),
+                manifest: Some(rel.to_owned()),
+                description,
+                modules: Vec::new(),
+                tests: Vec::new(),
+                test_command: test,
+            })
+        };
+    match name {
+        "Cargo.toml" => {
+            let v: toml::Value = toml::from_str(text).ok()?;
+            let p = v.get("package")?;
+            let name = p.get("name")?.as_str()?.to_owned();
+            let description = p
+                .get("description")
+                .and_then(|d| d.as_str())
+                .map(str::to_owned);
+            package(
+                name,
+                "Rust",
+                description,
+                Some(format!("cargo test{}", manifest_path(&dir))),
+            )
+        }
+        "pyproject.toml" => {
+            let v: toml::Value = toml::from_str(text).ok()?;
+            let p = v.get("project").or_else(|| v.get("tool")?.get("poetry"))?;
+            let name = p.get("name")?.as_str()?.to_owned();
+            let description = p
+                .get("description")
+                .and_then(|d| d.as_str())
+                .map(str::to_owned);
+            package(name, "Python", description, None)
+        }
+        "setup.py" => {
+            let at = text.find("name=")? + 5;
+            let quoted = text[at..].trim_start();
+            let q = quoted.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+            let name = quoted[1..].split(q).next()?.to_owned();
+            package(name, "Python", None, None)
+        }
+        "package.json" => {
+            let v: serde_json::Value = serde_json::from_str(text).ok()?;
+            let name = v.get("name")?.as_str()?.to_owned();
+            let description = v
+                .get("description")
+                .and_then(|d| d.as_str())
+                .map(str::to_owned);
+            let test = v
+                .pointer("/scripts/test")
+                .and_then(|t| t.as_str())
+                .filter(|t| !t.contains("no test specified"))
+                .map(|_| in_dir("npm test"));
+            package(name, "JavaScript", description, test)
+        }
+        "go.mod" => {
+            let module = text.lines().find_map(|l| l.strip_prefix("module "))?.trim();
+            let name = module.rsplit('/').next().unwrap_or(module).to_owned();
+            package(name, "Go", None, Some(in_dir("go test ./...")))
+        }
+        _ => None,
+    }
+}
+
+/// The directory `specc adopt` reads, as given or the current one.
+pub(super) fn dir_or_here(dir: Option<&PathBuf>) -> PathBuf {
+    dir.cloned().unwrap_or_else(|| PathBuf::from("."))
+}
