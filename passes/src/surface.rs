@@ -65,8 +65,23 @@ fn item_with_body(node: Node<'_>, decl: Node<'_>, text: &str, kind: &str, name: 
         .map_or(node.end_byte(), |b| b.start_byte());
     let start = node.start_byte();
     let head = text.get(start..body.max(start)).unwrap_or_default();
-    let first = head.lines().next().unwrap_or_default();
-    let mut signature = first.split_whitespace().collect::<Vec<_>>().join(" ");
+    // The whole head on one line, each line's trailing comment dropped (`# type: ignore`).
+    let joined: Vec<&str> = head
+        .lines()
+        .map(|l| {
+            let cut = [" # ", " // "].iter().filter_map(|m| l.find(m)).min();
+            cut.map_or(l, |at| &l[..at])
+        })
+        .collect();
+    let mut signature = joined
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    signature = signature
+        .replace("( ", "(")
+        .replace(" )", ")")
+        .replace(", )", ")");
     signature = signature.trim_end_matches(['{', ':', ' ']).to_owned();
     if signature.chars().count() > 120 {
         signature = format!("{}…", signature.chars().take(119).collect::<String>());
@@ -142,7 +157,9 @@ fn rust_impl(node: Node<'_>, text: &str, out: &mut Vec<Item>) {
             ch.kind() == "visibility_modifier" && text.get(ch.byte_range()) == Some("pub")
         });
         if let (true, Some(name)) = (public, name_of(f, text)) {
-            out.push(item(f, text, "fn", &format!("{ty}::{name}")));
+            let mut method = item(f, text, "fn", &format!("{ty}::{name}"));
+            method.signature = format!("impl {ty} {{ {} }}", method.signature);
+            out.push(method);
         }
     }
 }
@@ -160,8 +177,31 @@ fn python(node: Node<'_>, text: &str, out: &mut Vec<Item>) {
         "class_definition" => "class",
         _ => return,
     };
-    if let Some(name) = name_of(node, text).filter(|n| !n.starts_with('_')) {
-        out.push(item(node, text, kind, name));
+    let Some(name) = name_of(node, text).filter(|n| !n.starts_with('_')) else {
+        return;
+    };
+    out.push(item(node, text, kind, name));
+    // A public class's public methods, as `Class.method`.
+    let Some(body) = node.child_by_field_name("body").filter(|_| kind == "class") else {
+        return;
+    };
+    let mut c = body.walk();
+    for member in body.named_children(&mut c) {
+        let member = match member.kind() {
+            "decorated_definition" => match member.child_by_field_name("definition") {
+                Some(d) => d,
+                None => continue,
+            },
+            _ => member,
+        };
+        if member.kind() != "function_definition" {
+            continue;
+        }
+        if let Some(m) = name_of(member, text).filter(|n| !n.starts_with('_')) {
+            let mut method = item(member, text, "def", &format!("{name}.{m}"));
+            method.signature = format!("class {name}: {}", method.signature);
+            out.push(method);
+        }
     }
 }
 
@@ -235,7 +275,7 @@ mod tests {
             vec![
                 "fn add: pub fn add(a: u64, b: u64) -> u64",
                 "struct Counter: pub struct Counter",
-                "fn Counter::new: pub fn new() -> Counter",
+                "fn Counter::new: impl Counter { pub fn new() -> Counter }",
                 "macro m: macro_rules! m",
             ]
         );
@@ -245,13 +285,14 @@ mod tests {
     fn python_top_level_public_names() {
         let got = names(
             Syntax::Python,
-            "def encode(data: bytes) -> str:\n    pass\n\ndef _private():\n    pass\n\n@dataclass\nclass Codec:\n    x: int\n",
+            "def encode(data: bytes) -> str:\n    pass\n\ndef _private():\n    pass\n\n@dataclass\nclass Codec:\n    x: int\n    def run(self) -> None:\n        pass\n    def _hidden(self):\n        pass\n",
         );
         assert_eq!(
             got,
             vec![
                 "def encode: def encode(data: bytes) -> str",
                 "class Codec: class Codec",
+                "def Codec.run: class Codec: def run(self) -> None",
             ]
         );
     }

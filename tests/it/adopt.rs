@@ -82,7 +82,7 @@ fn an_adopted_crate_is_up_to_date_and_a_new_section_builds_only_itself() {
         "```sh test\ncargo test\n```",
         "### `src/counter.rs` {#tiny/src/counter.rs}",
         "- [TINY-1] `src/counter.rs` MUST keep `pub struct Counter`.",
-        "- [TINY-2] `src/counter.rs` MUST keep `pub fn new() -> Counter`.",
+        "- [TINY-2] `src/counter.rs` MUST keep `impl Counter { pub fn new() -> Counter }`.",
         "- [TINY-3] `src/lib.rs` MUST keep `pub fn add(a: u64, b: u64) -> u64`.",
         "(offline: the sections hold what the scan found",
     ] {

@@ -95,6 +95,9 @@ pub(super) fn scan(dir: &Path) -> Vec<Package> {
         let Some(&owner) = order.iter().find(|&&i| within(rel, &packages[i].dir)) else {
             continue;
         };
+        if is_tooling(rel) {
+            continue;
+        }
         let Some(text) = read(rel) else { continue };
         *languages
             .entry(owner)
@@ -125,6 +128,9 @@ pub(super) fn scan(dir: &Path) -> Vec<Package> {
                 })
                 .unwrap_or_else(|| "unknown".to_owned());
         }
+        if p.modules.is_empty() && p.tests.is_empty() {
+            p.test_command = None; // nothing here a test command would run (a fuzz crate, a stub)
+        }
         if p.test_command.is_none() && !p.tests.is_empty() && p.language == "Python" {
             p.test_command = Some("python3 -m pytest -q".to_owned());
         }
@@ -135,6 +141,17 @@ pub(super) fn scan(dir: &Path) -> Vec<Package> {
 /// Whether `rel` is under `dir` (everything is under the root, `""`).
 fn within(rel: &str, dir: &str) -> bool {
     dir.is_empty() || rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
+}
+
+/// Build scripts, test configuration and documentation: not part of a package's surface.
+fn is_tooling(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    matches!(
+        name,
+        "setup.py" | "conftest.py" | "noxfile.py" | "fabfile.py" | "build.rs" | "manage.py"
+    ) || rel
+        .split('/')
+        .any(|part| matches!(part, "docs" | "doc" | "examples" | "benches" | "scripts"))
 }
 
 /// A test file by its path (a file that merely holds a `#[cfg(test)]` module is a module).
