@@ -23,6 +23,7 @@ pub mod design_docs;
 pub mod eval;
 pub mod front_end;
 pub mod plan;
+pub mod ratchet;
 pub mod references;
 pub mod requirements;
 mod spelling;

@@ -36,6 +36,7 @@ mod own_design_docs;
 mod pg;
 mod plan_cases;
 mod plan_tasks;
+mod ratchet;
 mod readme;
 mod requirement_refs;
 mod sandbox;

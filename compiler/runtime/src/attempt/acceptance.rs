@@ -62,11 +62,16 @@ pub(crate) struct Report {
     /// The covered requirements no file of the write scope references (after `done`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub references: Option<Unreferenced>,
+    /// Evidence that the attempt weakened its checks (design: runtime.ratchet).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub weakened: Vec<String>,
 }
 
 impl Report {
     pub(crate) fn passed(&self) -> bool {
-        self.results.iter().all(|r| r.result.success()) && self.references.is_none()
+        self.results.iter().all(|r| r.result.success())
+            && self.references.is_none()
+            && self.weakened.is_empty()
     }
 
     /// The failed checks with their (capped) output, for the worker and the summary.
@@ -76,6 +81,7 @@ impl Report {
             .filter(|r| !r.result.success())
             .map(|r| format!("check `{}`: {}", r.name, r.result.report()))
             .chain(self.references.as_ref().map(Unreferenced::failure))
+            .chain((!self.weakened.is_empty()).then(|| weakened_failure(&self.weakened)))
             .collect::<Vec<_>>()
             .join("\n\n")
     }
@@ -97,9 +103,21 @@ impl Report {
                     u.missing.join(", ")
                 )
             }))
+            .chain(
+                (!self.weakened.is_empty())
+                    .then(|| format!("`checks weakened` ({})", self.weakened.join("; "))),
+            )
             .collect();
         format!("acceptance failed: {}", failed.join(", "))
     }
+}
+
+/// What the worker is told when it weakened its checks.
+fn weakened_failure(evidence: &[String]) -> String {
+    format!(
+        "check `checks weakened`: the checks pass, but only because this attempt weakened them:\n- {}\nPut the tests and the checks' files back as they were at your base and make the code pass them. If a test is wrong, use `dispute_check`; only a task whose instructions say a test goes may remove it.",
+        evidence.join("\n- ")
+    )
 }
 
 /// Runs every check in the checkout of `tools`, with its runner and limits, in order (all

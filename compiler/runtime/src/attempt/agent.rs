@@ -14,8 +14,8 @@ use specc_llm::{Client, LlmError, Message, Request, Response, Role, ToolCall, To
 use specc_state::{Journal, JournalError, StepAt, StepKind, step_write};
 
 use super::acceptance::{self, Check};
-use super::references;
 use super::stuck::StuckDetector;
+use super::{ratchet, references};
 use crate::events::Event;
 use crate::services::AttemptLimits;
 use crate::tools::{self, Control, Dispute, ToolOutcome, Toolbox};
@@ -68,6 +68,8 @@ pub(super) struct AgentLoop<'a> {
     pub checks: &'a [Check],
     /// The requirement ids the task covers: each must be referenced (`req:`) when it lands.
     pub covers: &'a [String],
+    /// The task's instructions and decisions: what may say a test goes (runtime.ratchet).
+    pub allowance: &'a str,
     pub limits: AttemptLimits,
     pub max_tokens_per_call: u32,
     /// Where the attempt's steps are shown (`Event::Step`).
@@ -304,6 +306,18 @@ impl AgentLoop<'_> {
         report.restored = restored;
         report.references =
             references::unreferenced(&self.tools.root, &self.tools.scope, self.covers);
+        if report.passed() {
+            let left = self.limits.wall.saturating_sub(t.started.elapsed());
+            report.weakened = ratchet::weakenings(
+                self.tools,
+                self.checks,
+                &report.results,
+                self.allowance,
+                t.rounds,
+                left,
+            )
+            .await;
+        }
         t.step += 1;
         self.log(t.step, StepKind::Acceptance, &json!(report))?;
         if report.passed() {

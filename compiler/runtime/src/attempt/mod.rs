@@ -22,6 +22,7 @@ mod handoff;
 mod ladder;
 mod one;
 mod orders;
+mod ratchet;
 mod references;
 mod replan;
 mod resume;

@@ -84,6 +84,10 @@ pub(super) async fn one_attempt(
     };
     let guide = specc_plan::field_guide::load(&lease.dir, s.policy.guide_lines).text;
     let covers: Vec<String> = order.requirements.iter().map(|r| r.id.clone()).collect();
+    let allowance: String = std::iter::once(order.task.instructions.as_str())
+        .chain(order.decisions.iter().map(|d| d.text.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n");
     let agent = AgentLoop {
         client: s.client,
         journal: s.journal,
@@ -96,6 +100,7 @@ pub(super) async fn one_attempt(
         tools: &tools,
         checks: &order.checks,
         covers: &covers,
+        allowance: &allowance,
         limits: s.policy.attempt,
         max_tokens_per_call: s.policy.worker_max_tokens,
         events: s.events,
