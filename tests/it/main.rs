@@ -47,3 +47,4 @@ mod show;
 mod state_schema;
 mod support;
 mod trace;
+mod worker_prose;

@@ -88,6 +88,8 @@ struct Turns {
     flagged: Vec<String>,
     /// Times the acceptance checks ran.
     rounds: u32,
+    /// Answers in a row that called no tool.
+    prose: u32,
     /// Responses journaled by this attempt before the build died: used, in order, instead
     /// of asking the model again.
     replay: std::collections::VecDeque<Response>,
@@ -122,6 +124,7 @@ impl AgentLoop<'_> {
             stuck: StuckDetector::default(),
             flagged: Vec::new(),
             rounds: 0,
+            prose: 0,
             replay: replay.into(),
         };
         loop {
@@ -151,12 +154,17 @@ impl AgentLoop<'_> {
             },
         );
         if response.tool_calls.is_empty() {
-            t.stuck("no tool call", &response.text, true)?;
-            t.messages.push(Message::user(
-                "Answer by calling a tool. When the task is complete, call `done`; if it cannot be done, call `give_up`.",
-            ));
+            t.prose += 1;
+            if t.prose > MAX_PROSE_REPAIRS {
+                return Err(t.fail(format!(
+                    "answered in prose instead of calling a tool {} times in a row",
+                    t.prose
+                )));
+            }
+            t.messages.push(Message::user(prose_repair(&response.text)));
             return Ok(());
         }
+        t.prose = 0;
         for call in &response.tool_calls {
             self.carry_out(t, call).await?;
         }
@@ -389,6 +397,26 @@ impl AgentLoop<'_> {
             .step(self.id.run, self.id.task, self.id.attempt, step, kind, body)
             .map_err(LoopEnd::Journal)
     }
+}
+
+/// Answers in a row without a tool call that are sent back (each told why) before the
+/// attempt ends: a model's repair budget, as for a malformed call (design:
+/// runtime.worker-protocol).
+const MAX_PROSE_REPAIRS: u32 = 2;
+
+/// What a worker that answered in prose is told: what it said (the start) and what to do.
+fn prose_repair(text: &str) -> String {
+    let said: String = text.trim().chars().take(200).collect();
+    let said = if said.is_empty() {
+        "nothing".to_owned()
+    } else {
+        format!("\"{said}\"")
+    };
+    format!(
+        "Your last answer called no tool (it said {said}). Work happens only through tool calls: \
+         read, write, edit or run to make progress, `done` when the task is complete, \
+         `give_up` if it cannot be done. Answer with a tool call."
+    )
 }
 
 /// What the worker is told about changes outside its scope that were undone.
