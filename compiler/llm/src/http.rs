@@ -296,9 +296,62 @@ pub(crate) fn tool_arguments(name: &str, arguments: &str) -> Result<serde_json::
     if arguments.trim().is_empty() {
         return Ok(serde_json::json!({}));
     }
-    serde_json::from_str(arguments).map_err(|e| LlmError::MalformedToolCall {
-        name: name.to_owned(),
-        arguments: arguments.chars().take(500).collect(),
-        reason: e.to_string(),
-    })
+    serde_json::from_str(arguments)
+        .or_else(|e| {
+            // Models (llama.cpp's grammar among them) often put a raw line break or tab
+            // inside a string; JSON wants it escaped. That one repair, nothing more.
+            let repaired = escape_raw_controls(arguments).ok_or(e)?;
+            serde_json::from_str(&repaired)
+        })
+        .map_err(|e| LlmError::MalformedToolCall {
+            name: name.to_owned(),
+            arguments: arguments.chars().take(500).collect(),
+            reason: e.to_string(),
+        })
+}
+
+/// `text` with the control characters inside its JSON strings escaped, if it has any (the
+/// strings are found by their quotes, honouring backslash escapes); `None` when there is
+/// nothing to repair.
+fn escape_raw_controls(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len() + 8);
+    let (mut in_string, mut escaped, mut changed) = (false, false, false);
+    for c in text.chars() {
+        if in_string && !escaped && c.is_control() {
+            changed = true;
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                other => out.push_str(&format!("\\u{:04x}", other as u32)),
+            }
+            continue;
+        }
+        out.push(c);
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_string = true;
+        }
+    }
+    changed.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tool_arguments;
+
+    #[test]
+    fn a_raw_line_break_in_a_string_is_escaped_and_nothing_else_is_forgiven() {
+        let v = tool_arguments("t", "{\"answer\": \"42\nis it\", \"n\": \"a\\\"b\tc\"}").expect("repaired");
+        assert_eq!(v["answer"], "42\nis it");
+        assert_eq!(v["n"], "a\"b\tc");
+        assert!(tool_arguments("t", "{\"path\": \"src/").is_err());
+        assert!(tool_arguments("t", "{\"a\": 1,}").is_err());
+    }
 }
