@@ -28,8 +28,8 @@ pub fn digest(node: &IntentNode) -> String {
     d.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
-/// The part of `tree` a build plans, what the adoption came to and its warnings (W0109 for
-/// an edited adopted section, W0110 for an adopted id the spec no longer has). `None` when
+/// The part of `tree` a build plans, what the adoption came to and its warnings (W0110 for
+/// an edited adopted section, W0111 for an adopted id the spec no longer has). `None` when
 /// the spec adopts nothing: plan it whole.
 pub fn planned_part(tree: &IntentTree) -> Option<(IntentTree, Adoption, Vec<Diagnostic>)> {
     let table = tree.front_matter.as_ref()?.table.get(TABLE)?.as_object()?;

@@ -144,3 +144,65 @@ fn a_merge_commit_in_out_is_refused_naming_why_and_nothing_is_overwritten() {
     );
     assert_eq!(b.seen().len(), seen, "no model was asked");
 }
+
+#[test]
+fn work_landed_after_the_last_export_goes_beside_main_and_a_rebase_onto_it_imports() {
+    let dir = project(TOML);
+    std::fs::write(dir.path().join("spec.md"), SPEC).expect("spec");
+    let b = book();
+    assert_eq!(rebuild(dir.path(), &b, &[]).code, 0);
+    // Work the store landed that was never exported (an export refused or interrupted).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("rt");
+    rt.block_on(async {
+        let repo = specc_vcs::Repo::open(
+            &dir.path().join(".specc/vcs/log"),
+            specc_vcs::Options::default(),
+        )
+        .expect("store");
+        let head = repo.head_now().expect("head");
+        let landed = repo
+            .submit(specc_vcs::Submission {
+                base: head,
+                changes: vec![specc_vcs::Change {
+                    path: "landed.txt".into(),
+                    expected: None,
+                    new: Some(b"landed, not exported\n".to_vec()),
+                    executable: false,
+                }],
+                message: "landed meanwhile".into(),
+                task: "a".into(),
+                idempotency_key: String::new(),
+            })
+            .await;
+        assert!(
+            matches!(landed, specc_vcs::Outcome::Committed { .. }),
+            "{landed:?}"
+        );
+    });
+    let out = dir.path().join("out");
+    std::fs::write(out.join("notes.txt"), "mine\n").expect("notes");
+    commit_as_pat(&out, "my notes");
+    let refused = rebuild(dir.path(), &b, &[]);
+    assert_eq!(refused.code, 1, "{}", refused.err);
+    assert!(
+        refused.err.contains("E0403") && refused.err.contains("branch `specc`"),
+        "{}",
+        refused.err
+    );
+    let (_, on_branch) = git(&out, &["show", "specc:landed.txt"]);
+    assert_eq!(on_branch, "landed, not exported\n");
+    assert!(
+        git(&out, &["rebase", "-q", "specc"]).0,
+        "the person's rebase"
+    );
+    let after = rebuild(dir.path(), &b, &[]);
+    assert_eq!(after.code, 0, "{}\n{}", after.err, after.out);
+    assert!(after.err.contains("imported 1 commit"), "{}", after.err);
+    let (_, tree) = git(&out, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(
+        tree.contains("landed.txt") && tree.contains("notes.txt"),
+        "{tree}"
+    );
+}

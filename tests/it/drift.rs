@@ -69,7 +69,7 @@ fn a_persons_edit_to_pinned_code_is_reported_accepted_then_not_reported() {
     assert!(s.contains("file deleted        tests/test_b.py"), "{s}");
 
     // Accept the decision's drift: only R-2's is left.
-    let accepted = drift(dir.path(), &["--accept", "pair.words"]);
+    let accepted = drift(dir.path(), &["--accept=pair.words"]);
     assert_eq!(accepted.code, 0, "{}", accepted.stderr);
     assert!(
         accepted.stdout.starts_with("accepted 2 findings into"),

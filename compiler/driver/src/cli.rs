@@ -198,7 +198,8 @@ pub(crate) struct DriftArgs {
     pub(crate) format: DriftFormat,
     /// Accept the drift found now into specc-drift.json beside the spec: all of it, or that
     /// of the requirements, decisions or paths named.
-    #[arg(long, value_name = "ID", num_args = 0..)]
+    /// (`--accept`, or `--accept=R-3,store.wal`).
+    #[arg(long, value_name = "ID", num_args = 0..=1, require_equals = true, value_delimiter = ',')]
     pub(crate) accept: Option<Vec<String>>,
 }
 

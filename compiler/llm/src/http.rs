@@ -348,7 +348,8 @@ mod tests {
 
     #[test]
     fn a_raw_line_break_in_a_string_is_escaped_and_nothing_else_is_forgiven() {
-        let v = tool_arguments("t", "{\"answer\": \"42\nis it\", \"n\": \"a\\\"b\tc\"}").expect("repaired");
+        let v = tool_arguments("t", "{\"answer\": \"42\nis it\", \"n\": \"a\\\"b\tc\"}")
+            .expect("repaired");
         assert_eq!(v["answer"], "42\nis it");
         assert_eq!(v["n"], "a\"b\tc");
         assert!(tool_arguments("t", "{\"path\": \"src/").is_err());

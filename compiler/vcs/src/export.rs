@@ -14,9 +14,34 @@ use crate::state::State;
 
 const EPOCH: u64 = 1_700_000_000;
 
+/// Where an export goes: `refs/heads/main` on top of itself, or another branch made anew
+/// from a given git commit (the store's work that `main` does not have, beside it).
+#[derive(Clone, Debug)]
+pub(crate) struct Onto {
+    branch: String,
+    /// What the first commit's parent is, in git's words.
+    from: String,
+    /// Whether the branch is (re)set to `from` first.
+    reset: bool,
+}
+
+impl Onto {
+    pub(crate) fn main() -> Onto {
+        Onto {
+            branch: "main".to_owned(),
+            from: "refs/heads/main^0".to_owned(),
+            reset: false,
+        }
+    }
+}
+
 /// The fast-import stream of the commits after `since` (or all, after the root), and how
 /// many commits it holds.
-pub(crate) fn stream(state: &State, since: Option<ObjectId>) -> Option<(Vec<u8>, usize)> {
+pub(crate) fn stream(
+    state: &State,
+    since: Option<ObjectId>,
+    onto: &Onto,
+) -> Option<(Vec<u8>, usize)> {
     let mut chain = Vec::new();
     let mut at = Some(state.head);
     while let Some(id) = at {
@@ -35,6 +60,13 @@ pub(crate) fn stream(state: &State, since: Option<ObjectId>) -> Option<(Vec<u8>,
     }
     chain.reverse();
     let mut out = Vec::new();
+    if onto.reset {
+        let _ = write!(
+            out,
+            "reset refs/heads/{}\nfrom {}\n\n",
+            onto.branch, onto.from
+        );
+    }
     for (i, (id, c)) in chain.iter().enumerate() {
         let parent_tree = match c.parent {
             Some(p) => Some(read::commit(state, p)?.tree),
@@ -49,14 +81,15 @@ pub(crate) fn stream(state: &State, since: Option<ObjectId>) -> Option<(Vec<u8>,
         );
         let _ = write!(
             out,
-            "commit refs/heads/main\nmark :{}\ncommitter specc <specc@localhost> {} +0000\ndata {}\n{}",
+            "commit refs/heads/{}\nmark :{}\ncommitter specc <specc@localhost> {} +0000\ndata {}\n{}",
+            onto.branch,
             i + 1,
             EPOCH + c.seq,
             message.len(),
             message
         );
         if i == 0 && since.is_some() {
-            out.extend_from_slice(b"from refs/heads/main^0\n");
+            let _ = writeln!(out, "from {}", onto.from);
         } else if i > 0 {
             let _ = writeln!(out, "from :{i}");
         }
@@ -92,7 +125,7 @@ fn git(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
 /// commits were added.
 pub(crate) fn run(
     dir: &Path,
-    make: impl FnOnce(Option<ObjectId>) -> Option<(Vec<u8>, usize, ObjectId)>,
+    make: impl FnOnce(Option<ObjectId>, Onto) -> Option<(Vec<u8>, usize, ObjectId)>,
 ) -> std::io::Result<usize> {
     std::fs::create_dir_all(dir)?;
     if !dir.join(".git").exists() {
@@ -109,12 +142,21 @@ pub(crate) fn run(
             &[
                 "log",
                 "-1",
-                "--format=%H %(trailers:key=Specc-Id,valueonly)",
+                "--no-show-signature",
+                "--format=%H %cn %(trailers:key=Specc-Id,valueonly)",
                 "refs/heads/main",
             ],
         )?;
         let line = String::from_utf8_lossy(&o.stdout).into_owned();
-        let (sha, trailer) = line.trim().split_once(' ').unwrap_or((line.trim(), ""));
+        let mut words = line.split_whitespace();
+        let (sha, committer, trailer) = (
+            words.next().unwrap_or_default(),
+            words.next().unwrap_or_default(),
+            words.next().unwrap_or_default(),
+        );
+        // A commit that kept specc's trailer but not its committer (amended, cherry-picked)
+        // is a person's.
+        let trailer = if committer == "specc" { trailer } else { "" };
         // `main` ends with specc's commit, or with a person's commit that was imported
         // into the store (design: vcs.import).
         let id = ObjectId::from_hex(trailer.trim()).or_else(|| imported(dir).get(sha).copied());
@@ -127,7 +169,7 @@ pub(crate) fn run(
     } else {
         None
     };
-    let Some((stream, count, _head)) = make(since) else {
+    let Some((stream, count, _head)) = make(since, Onto::main()) else {
         return Err(std::io::Error::other(
             "the store could not be read, or the last export is not on its branch",
         ));
@@ -135,6 +177,36 @@ pub(crate) fn run(
     if count == 0 {
         return Ok(0);
     }
+    fast_import(dir, &stream)?;
+    Ok(count)
+}
+
+/// Writes the store's commits after `since` onto `branch` of the repository at `dir`, made
+/// anew from git commit `from` (which holds `since`): the work of the store that `main`
+/// does not have, where a person can see it and rebase onto it. Returns how many commits.
+pub(crate) fn run_branch(
+    dir: &Path,
+    branch: &str,
+    from: &str,
+    since: ObjectId,
+    make: impl FnOnce(Option<ObjectId>, Onto) -> Option<(Vec<u8>, usize, ObjectId)>,
+) -> std::io::Result<usize> {
+    let onto = Onto {
+        branch: branch.to_owned(),
+        from: from.to_owned(),
+        reset: true,
+    };
+    let Some((stream, count, _)) = make(Some(since), onto) else {
+        return Err(std::io::Error::other(
+            "the store could not be read, or the commit is not on its branch",
+        ));
+    };
+    fast_import(dir, &stream)?;
+    Ok(count)
+}
+
+/// Pipes `stream` into `git fast-import` in `dir`.
+fn fast_import(dir: &Path, stream: &[u8]) -> std::io::Result<()> {
     let mut child = Command::new("git")
         .args(["fast-import", "--quiet"])
         .current_dir(dir)
@@ -147,7 +219,7 @@ pub(crate) fn run(
     let pid_file = dir.join(FAST_IMPORT_PID);
     std::fs::write(&pid_file, child.id().to_string())?;
     if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(&stream)?;
+        stdin.write_all(stream)?;
     }
     let o = child.wait_with_output()?;
     std::fs::remove_file(&pid_file)?;
@@ -157,7 +229,7 @@ pub(crate) fn run(
             String::from_utf8_lossy(&o.stderr)
         )));
     }
-    Ok(count)
+    Ok(())
 }
 
 /// Where the commits of people that were imported into the store are recorded, relative to

@@ -188,6 +188,7 @@ enum Request {
     Files(ObjectId, oneshot::Sender<Option<FileList>>),
     Export(
         Option<ObjectId>,
+        export::Onto,
         oneshot::Sender<Option<(Vec<u8>, usize, ObjectId)>>,
     ),
     Bundle(Option<ObjectId>, oneshot::Sender<Option<Bundle>>),
@@ -418,16 +419,24 @@ impl Repo {
     }
 
     /// Exports the commits not yet exported into the git repository at `dir` (created if
-    /// needed) with `git fast-import`. Returns how many commits were added.
-    pub async fn export_git(&self, dir: &Path) -> std::io::Result<usize> {
-        let dir = dir.to_owned();
-        let repo = self.clone();
-        tokio::task::spawn_blocking(move || {
-            export::run(&dir, |since| {
-                let (reply, rx) = oneshot::channel();
-                repo.send(Request::Export(since, reply)).ok()?;
-                rx.blocking_recv().ok().flatten()
-            })
+    /// needed) with `git fast-import`: onto `main`, or with `branch` = `(name, git commit,
+    /// store commit)` the commits after that store commit onto branch `name`, made anew from
+    /// that git commit. Returns how many commits were added.
+    pub async fn export_git(
+        &self,
+        dir: &Path,
+        branch: Option<(&str, &str, ObjectId)>,
+    ) -> std::io::Result<usize> {
+        let (dir, repo) = (dir.to_owned(), self.clone());
+        let branch = branch.map(|(b, from, since)| (b.to_owned(), from.to_owned(), since));
+        let make = move |since, onto| {
+            let (reply, rx) = oneshot::channel();
+            repo.send(Request::Export(since, onto, reply)).ok()?;
+            rx.blocking_recv().ok().flatten()
+        };
+        tokio::task::spawn_blocking(move || match branch {
+            None => export::run(&dir, make),
+            Some((b, from, since)) => export::run_branch(&dir, &b, &from, since, make),
         })
         .await
         .map_err(std::io::Error::other)?
@@ -577,8 +586,9 @@ fn answer(state: &state::State, r: Request, batches: u64) {
                 });
             let _ = tx.send(files);
         }
-        Request::Export(since, tx) => {
-            let _ = tx.send(export::stream(state, since).map(|(s, n)| (s, n, state.head)));
+        Request::Export(since, onto, tx) => {
+            let stream = export::stream(state, since, &onto);
+            let _ = tx.send(stream.map(|(s, n)| (s, n, state.head)));
         }
         Request::Bundle(have, tx) => {
             let _ = tx.send(state.bundle(have));

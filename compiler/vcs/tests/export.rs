@@ -88,7 +88,7 @@ async fn export_is_fsck_clean_equal_to_the_store_and_incremental() {
     );
 
     let g = dir.path().join("git");
-    assert_eq!(repo.export_git(&g).await.expect("export"), 32);
+    assert_eq!(repo.export_git(&g, None).await.expect("export"), 32);
     git(&g, &["fsck", "--strict"]);
     let log = git(&g, &["log", "--format=%s|%b", "main"]);
     assert!(log.contains("task-readme: write README.md"), "{log}");
@@ -103,13 +103,13 @@ async fn export_is_fsck_clean_equal_to_the_store_and_incremental() {
     for i in 0..5 {
         commit(&repo, &format!("docs/n{i}.md"), Some("note\n"), "task-docs").await;
     }
-    assert_eq!(repo.export_git(&g).await.expect("export"), 5);
+    assert_eq!(repo.export_git(&g, None).await.expect("export"), 5);
     assert_eq!(git(&g, &["rev-list", "--count", "main"]).trim(), "37");
     git(&g, &["fsck", "--strict"]);
     let (head, _) = repo.read_head("x").await.expect("head");
     assert_eq!(git_tree(&g), repo.files(head).await.expect("files"));
     assert_eq!(
-        repo.export_git(&g).await.expect("export"),
+        repo.export_git(&g, None).await.expect("export"),
         0,
         "nothing new, nothing added"
     );

@@ -142,7 +142,7 @@ async fn the_executable_bit_round_trips_through_files_checkout_and_export() {
     );
 
     let g = dir.path().join("git");
-    assert_eq!(repo.export_git(&g).await.expect("export"), 1);
+    assert_eq!(repo.export_git(&g, None).await.expect("export"), 1);
     git(&g, &["fsck", "--strict"]);
     let ls = git(&g, &["ls-tree", "-r", "main"]);
     let git_modes: Vec<(&str, &str)> = ls
@@ -201,7 +201,7 @@ async fn a_mode_only_change_commits_exports_and_merges() {
         "the old commit is as it was"
     );
     let g = dir.path().join("git");
-    assert_eq!(repo.export_git(&g).await.expect("export"), 2);
+    assert_eq!(repo.export_git(&g, None).await.expect("export"), 2);
     let raw = git(&g, &["diff-tree", "-r", "main~1", "main"]);
     assert!(raw.starts_with(":100644 100755 "), "{raw}");
     assert!(raw.trim_end().ends_with("M\ts.sh"), "{raw}");
@@ -214,7 +214,7 @@ async fn a_mode_only_change_commits_exports_and_merges() {
         )
         .await,
     );
-    assert_eq!(repo.export_git(&g).await.expect("export"), 1);
+    assert_eq!(repo.export_git(&g, None).await.expect("export"), 1);
     let raw = git(&g, &["diff-tree", "-r", "main~1", "main"]);
     assert!(raw.starts_with(":100755 100644 "), "{raw}");
     git(&g, &["fsck", "--strict"]);

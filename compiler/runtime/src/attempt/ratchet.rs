@@ -161,9 +161,23 @@ fn read(root: &Path, rel: &str) -> Option<(Vec<u8>, bool)> {
     Some((bytes, meta.permissions().mode() & 0o111 != 0))
 }
 
+/// Whether a directory on the way to `rel` under `root` is a symbolic link: such a path is
+/// neither read nor written here (it could lead outside the checkout).
+fn through_link(root: &Path, rel: &str) -> bool {
+    let mut at = root.to_path_buf();
+    let parts: Vec<&str> = rel.split('/').collect();
+    parts[..parts.len().saturating_sub(1)].iter().any(|p| {
+        at.push(p);
+        std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink())
+    })
+}
+
 /// Makes `rel` hold `content` (with its executable bit), or not exist.
 fn put(root: &Path, rel: &str, content: Option<(&[u8], bool)>) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
+    if through_link(root, rel) {
+        return Err(std::io::Error::other("a directory on the way is a link"));
+    }
     let path = root.join(rel);
     match content {
         None => match std::fs::remove_file(&path) {

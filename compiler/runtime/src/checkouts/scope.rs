@@ -132,9 +132,13 @@ pub(crate) fn normalise(path: &str) -> Option<String> {
 /// What makes a pattern a glob rather than a path (globset's syntax, its escape included).
 const GLOB_CHARS: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
 
-/// `.specc/` and `.git/` at any depth are never written by a task.
+/// `.specc/` and `.git/` at any depth are never written by a task, nor specc's own inputs at
+/// the root — the spec, `specc.toml`, `specc-drift.json` — which an adopted repository holds
+/// beside its code (design: driver.adopt): a task that rewrote the configuration could
+/// loosen the sandbox or send the next build's keys elsewhere.
 pub(crate) fn reserved(path: &str) -> bool {
-    path.split('/').any(|p| p == ".specc" || p == ".git")
+    matches!(path, "specc.toml" | "specc-drift.json" | "spec.md")
+        || path.split('/').any(|p| p == ".specc" || p == ".git")
 }
 
 /// The part of a glob before its first glob character, without a trailing partial name.

@@ -15,7 +15,7 @@ use specc_llm::{Client, LlmConfig, Role, Tool};
 use specc_plan::ForcedCall;
 
 use super::scan::Package;
-use super::spec::{Prose, module_id, package_id};
+use super::spec::{Prose, module_id, unique_package_id};
 use crate::Env;
 
 #[derive(Deserialize)]
@@ -69,8 +69,9 @@ pub(super) fn ask(
         client = client.with_ledger(Arc::new(ledger), "adopt");
     }
     let mut sections = vec![serde_json::json!({"id": "", "title": title})];
+    let mut used = std::collections::HashSet::new();
     for p in packages {
-        let pid = package_id(p);
+        let pid = unique_package_id(p, &mut used);
         sections.push(serde_json::json!({
             "id": pid, "title": p.name, "language": p.language, "manifest": p.manifest,
             "description": p.description, "test_command": p.test_command, "tests": p.tests.len(),
@@ -131,9 +132,20 @@ pub(super) fn ask(
         .sections
         .into_iter()
         .filter(|s| ids.contains(&s.id) && problems_in(&s.prose).is_none())
-        .map(|s| (s.id, s.prose.trim().to_owned()))
+        .map(|s| (s.id, plain(&s.prose)))
         .collect();
     Ok((prose, model))
+}
+
+/// A model's prose as one plain paragraph: no line breaks (so no heading, list item, tag
+/// line or fenced block of its own), no leading Markdown markers, no backticks.
+fn plain(text: &str) -> String {
+    let one = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    one.trim_start_matches(['#', '-', '*', '>', '`', '+', ' ', '['])
+        .replace('`', "'")
+        .chars()
+        .take(600)
+        .collect()
 }
 
 /// What is wrong with an answer, as repairs the model is sent back.

@@ -59,10 +59,17 @@ fn files(dir: &Path) -> Vec<String> {
 pub(super) fn scan(dir: &Path) -> Vec<Package> {
     let all = files(dir);
     let read = |rel: &str| std::fs::read_to_string(dir.join(rel)).ok();
-    let mut packages: Vec<Package> = all
-        .iter()
-        .filter_map(|rel| manifest(rel, &read(rel)?))
-        .collect();
+    // Manifests of fixtures, examples and vendored code are not the project's packages;
+    // two in one directory (pyproject.toml and setup.py) are one package.
+    let mut packages: Vec<Package> = Vec::new();
+    for rel in all.iter().filter(|r| !is_tooling(r) && !is_test_file(r)) {
+        let Some(p) = read(rel).and_then(|text| manifest(rel, &text)) else {
+            continue;
+        };
+        if !packages.iter().any(|q| q.dir == p.dir) {
+            packages.push(p);
+        }
+    }
     if packages.is_empty() {
         let name = dir
             .canonicalize()
@@ -149,9 +156,19 @@ fn is_tooling(rel: &str) -> bool {
     matches!(
         name,
         "setup.py" | "conftest.py" | "noxfile.py" | "fabfile.py" | "build.rs" | "manage.py"
-    ) || rel
-        .split('/')
-        .any(|part| matches!(part, "docs" | "doc" | "examples" | "benches" | "scripts"))
+    ) || rel.split('/').any(|part| {
+        matches!(
+            part,
+            "docs"
+                | "doc"
+                | "examples"
+                | "benches"
+                | "scripts"
+                | "fixtures"
+                | "vendor"
+                | "node_modules"
+        )
+    })
 }
 
 /// A test file by its path (a file that merely holds a `#[cfg(test)]` module is a module).

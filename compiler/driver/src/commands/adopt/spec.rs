@@ -26,6 +26,22 @@ pub(super) fn package_id(p: &Package) -> String {
     }
 }
 
+/// [`package_id`], made unique among `used` by its directory (two packages of one name).
+pub(super) fn unique_package_id(
+    p: &Package,
+    used: &mut std::collections::HashSet<String>,
+) -> String {
+    let mut id = package_id(p);
+    if used.contains(&id) {
+        id = format!("{id}-{}", specc_passes::front_end::slugify(&p.dir));
+    }
+    while used.contains(&id) {
+        id.push_str("-2");
+    }
+    used.insert(id.clone());
+    id
+}
+
 /// The id of a module's section: its package's, `/`, its path.
 pub(super) fn module_id(package: &str, path: &str) -> String {
     let clean: String = path
@@ -61,8 +77,9 @@ pub(super) fn body(title: &str, packages: &[Package], prose: &Prose, mode: &str)
         "`specc adopt` wrote this spec from the code in this repository ({mode}). Each section below describes code that exists; the front matter lists them as adopted, so `specc build` builds none of them while their text is as adopted. Add a section for new work, or edit one to change that code: only that is planned and built, on top of what is here.\n"
     );
     let mut tag = 0;
+    let mut used = std::collections::HashSet::new();
     for p in packages {
-        let pid = package_id(p);
+        let pid = unique_package_id(p, &mut used);
         let kind = if p.manifest.is_some() {
             "package"
         } else {

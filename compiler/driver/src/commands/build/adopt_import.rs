@@ -62,7 +62,12 @@ pub(super) fn snapshot(
         let (Some(mode), Some(_), Some(blob)) = (parts.next(), parts.next(), parts.next()) else {
             continue;
         };
-        if !matches!(mode, "100644" | "100755") {
+        // What the store cannot hold stays in git only: links, submodules, and names with
+        // quotes, backslashes or control characters (the store's path rule).
+        let odd_name = path
+            .chars()
+            .any(|c| c.is_control() || c == '"' || c == '\\');
+        if !matches!(mode, "100644" | "100755") || odd_name {
             left_out += 1;
             continue;
         }
@@ -89,12 +94,22 @@ pub(super) fn snapshot(
     let repo = Repo::open(log, options).map_err(|e| AdoptError::Store(e.to_string()))?;
     let id = rt.block_on(async {
         let stats = repo.stats().await;
-        if stats.seq != 0 {
-            return Err(AdoptError::StoreNotEmpty);
-        }
-        let Some(root) = stats.head else {
+        let Some(head) = stats.head else {
             return Err(AdoptError::Store("it is not available".to_owned()));
         };
+        if stats.seq != 0 {
+            // A build killed after the snapshot was taken and before it was recorded: the
+            // store's one commit is that snapshot.
+            let taken = repo.commit(head).await.is_some_and(|c| {
+                stats.seq == 1 && c.message.contains(&format!("Imported-From: {sha}"))
+            });
+            return if taken {
+                Ok(head)
+            } else {
+                Err(AdoptError::StoreNotEmpty)
+            };
+        }
+        let root = head;
         let submission = Submission {
             base: root,
             changes,

@@ -47,10 +47,18 @@ impl std::fmt::Display for ImportError {
 #[derive(Debug)]
 pub(super) enum Unsafe {
     Merge,
-    Mode { path: String, mode: String },
-    Conflict { path: String },
+    Mode {
+        path: String,
+        mode: String,
+    },
+    Conflict {
+        path: String,
+    },
     Refused(specc_vcs::Refusal),
     Unreadable,
+    /// The store holds work landed after its last export, which `main` lacks: exported to
+    /// branch `specc` beside it.
+    Behind,
 }
 
 impl std::fmt::Display for Unsafe {
@@ -79,6 +87,10 @@ impl std::fmt::Display for Unsafe {
             ),
             Unsafe::Refused(r) => write!(f, "the store refused it: {r:?}"),
             Unsafe::Unreadable => write!(f, "git could not read it"),
+            Unsafe::Behind => write!(
+                f,
+                "specc landed work after its last export that `main` does not have (that export was refused or interrupted); it is now on branch `specc` beside `main`: put your commits on top of it (`git rebase specc` on `main`), then build again"
+            ),
         }
     }
 }
@@ -92,8 +104,24 @@ pub(super) async fn import(
     out: &Path,
     repo: &Repo,
     mut base: ObjectId,
+    base_sha: &str,
     commits: &[PersonCommit],
 ) -> Result<usize, ImportError> {
+    // Work the store landed after its last export is not in `main`: importing the person's
+    // commits on top of it would leave it out of `out/` for good. It goes beside `main`
+    // instead, for the person to rebase onto.
+    if repo.head_now().is_some_and(|head| head != base) {
+        let exported = repo.export_git(out, Some(("specc", base_sha, base))).await;
+        let why = match exported {
+            Ok(_) => Unsafe::Behind,
+            Err(_) => Unsafe::Unreadable,
+        };
+        return Err(ImportError::Unsafe {
+            out: out.to_path_buf(),
+            sha: commits.first().map(|c| c.sha.clone()).unwrap_or_default(),
+            why,
+        });
+    }
     // Every commit is read and checked before the first is submitted: a history with an
     // unsafe commit anywhere imports nothing.
     let mut submissions = Vec::new();
@@ -107,8 +135,17 @@ pub(super) async fn import(
             return Err(unsafe_(Unsafe::Merge));
         };
         let changes = changes(out, parent, &c.sha).map_err(unsafe_)?;
-        let meta = git(out, &["log", "-1", "--format=%an <%ae>%x00%B", &c.sha])
-            .ok_or_else(|| unsafe_(Unsafe::Unreadable))?;
+        let meta = git(
+            out,
+            &[
+                "log",
+                "-1",
+                "--no-show-signature",
+                "--format=%an <%ae>%x00%B",
+                &c.sha,
+            ],
+        )
+        .ok_or_else(|| unsafe_(Unsafe::Unreadable))?;
         let (author, message) = meta.split_once('\0').unwrap_or(("someone", &meta));
         submissions.push((c, author.to_owned(), message.trim_end().to_owned(), changes));
     }

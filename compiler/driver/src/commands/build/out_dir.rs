@@ -89,6 +89,8 @@ const EXPORT_MARK: &str = ".git/specc-export";
 #[derive(Debug, Default)]
 pub(super) struct Pending {
     pub(super) base: Option<ObjectId>,
+    /// The git commit `base` is in `out/`.
+    pub(super) base_sha: String,
     pub(super) commits: Vec<PersonCommit>,
 }
 
@@ -138,9 +140,10 @@ fn person_commits(out: &Path) -> Result<Pending, OutDirError> {
         out,
         &[
             "log",
+            "--no-show-signature",
             "--first-parent",
             "-z",
-            "--format=%H %P%x01%(trailers:key=Specc-Id,valueonly)",
+            "--format=%H %P%x01%cn%x01%(trailers:key=Specc-Id,valueonly)",
             "refs/heads/main",
         ],
     )?
@@ -151,7 +154,14 @@ fn person_commits(out: &Path) -> Result<Pending, OutDirError> {
     let imported = specc_vcs::imported(out);
     let mut commits = Vec::new();
     for entry in log.split('\0').filter(|e| !e.trim().is_empty()) {
-        let (shas, trailer) = entry.split_once('\x01').unwrap_or((entry, ""));
+        let mut parts = entry.splitn(3, '\x01');
+        let (shas, committer, trailer) = (
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+        );
+        // An amended or cherry-picked commit of specc's keeps the trailer, not the committer.
+        let trailer = if committer == "specc" { trailer } else { "" };
         let mut shas = shas.split_whitespace().map(str::to_owned);
         let Some(sha) = shas.next() else { continue };
         let base = ObjectId::from_hex(trailer.trim()).or_else(|| imported.get(&sha).copied());
@@ -159,6 +169,7 @@ fn person_commits(out: &Path) -> Result<Pending, OutDirError> {
             commits.reverse();
             return Ok(Pending {
                 base: Some(base),
+                base_sha: sha,
                 commits,
             });
         }

@@ -25,7 +25,7 @@ pub(super) fn outcome_diagnostics(s: &Session, report: &BuildReport) -> Vec<Diag
             false => Err(out_dir::OutDirError::CommittedDuring(s.out.clone())),
         })
         .and_then(|()| out_dir::begin_export(&s.out))
-        .and_then(|()| out_dir::export(&s.out, || s.rt.block_on(s.repo.export_git(&s.out))));
+        .and_then(|()| out_dir::export(&s.out, || s.rt.block_on(s.repo.export_git(&s.out, None))));
     if let Err(e) = exported {
         out.push(
             Diagnostic::new(

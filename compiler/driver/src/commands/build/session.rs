@@ -75,6 +75,15 @@ impl Session {
             .clone()
             .or_else(|| cfg.out.clone())
             .unwrap_or_else(|| dir.join("out"));
+        if cfg.adopted {
+            let branch = crate::commands::git::read(&out, &["symbolic-ref", "--short", "HEAD"]);
+            if branch.as_deref().map(str::trim) != Some("main") {
+                return Err(out_refused(format!(
+                    "the adopted repository {} is not on branch `main`, which specc builds on and checks out after its export; switch to `main` (or rename yours), then build",
+                    out.display()
+                )));
+            }
+        }
         let first_adopted = cfg.adopted
             && matches!(
                 out_dir::check_clean(&out),
@@ -128,7 +137,13 @@ impl Session {
         // A person's commits in `out/` become the base this build works on.
         let imported = match pending.base {
             Some(base) if !pending.commits.is_empty() => rt
-                .block_on(import::import(&out, &repo, base, &pending.commits))
+                .block_on(import::import(
+                    &out,
+                    &repo,
+                    base,
+                    &pending.base_sha,
+                    &pending.commits,
+                ))
                 .map_err(out_refused)?,
             _ => 0,
         };

@@ -74,15 +74,19 @@ pub(crate) fn base(tree: &Path) -> Result<String, NoBase> {
             "log",
             "--first-parent",
             "-z",
-            "--format=%H%x01%(trailers:key=Specc-Id,valueonly)",
+            "--no-show-signature",
+            "--format=%H%x01%cn%x01%(trailers:key=Specc-Id,valueonly)",
             "HEAD",
         ],
     )
     .ok_or(NoBase::NotGit)?;
     log.split('\0')
-        .filter_map(|e| e.trim_start_matches('\n').split_once('\u{1}'))
-        .find(|(_, trailer)| !trailer.trim().is_empty())
-        .map(|(sha, _)| sha.to_owned())
+        .filter_map(|e| {
+            let mut parts = e.trim_start_matches('\n').splitn(3, '\u{1}');
+            Some((parts.next()?, parts.next()?, parts.next()?))
+        })
+        .find(|(_, committer, trailer)| *committer == "specc" && !trailer.trim().is_empty())
+        .map(|(sha, _, _)| sha.to_owned())
         .ok_or(NoBase::NoSpeccCommit)
 }
 
@@ -132,8 +136,10 @@ fn file_findings(path: &str, old: &str, new: Option<&str>, out: &mut Vec<Finding
         })
     };
     let (before, after) = (refs(old), new.map(refs).unwrap_or_default());
-    let line =
-        |text: &str, r: &Reference| text[..r.span.start as usize].matches('\n').count() as u32 + 1;
+    let line = |text: &str, r: &Reference| {
+        text.get(..r.span.start as usize)
+            .map_or(0, |t| t.matches('\n').count() as u32 + 1)
+    };
     let finding = |subject: &str, kind: Kind, line: u32, detail: String| Finding {
         subject: subject.to_owned(),
         kind,

@@ -1,4 +1,4 @@
-//! `specc drift [SPEC] [--tree DIR] [--format text|json] [--accept [ID…]]`: what people
+//! `specc drift [SPEC] [--tree DIR] [--format text|json] [--accept[=ID,…]]`: what people
 //! changed in the built tree since specc last built it, per requirement and per decision —
 //! references removed, tests of a requirement removed, pinned code edited, pins that no
 //! longer match their decision, and every file the build wrote that was changed or
@@ -188,7 +188,7 @@ fn text(
     writeln!(out)?;
     writeln!(
         out,
-        "{} finding{} of drift{}; `specc drift --accept [ID…]` accepts them into {}",
+        "{} finding{} of drift{}; `specc drift --accept[=ID,…]` accepts them into {}",
         new.len(),
         if new.len() == 1 { "" } else { "s" },
         accepted_note(accepted),
