@@ -136,6 +136,9 @@ pub(crate) fn run(
     let has_main = git(dir, &["rev-parse", "--verify", "-q", "refs/heads/main"])?
         .status
         .success();
+    // The commit `main` was read at: the export goes on top of exactly that one, so a commit
+    // made on `main` meanwhile makes fast-import refuse rather than be built over.
+    let mut onto = Onto::main();
     let since = if has_main {
         let o = git(
             dir,
@@ -160,6 +163,7 @@ pub(crate) fn run(
         // `main` ends with specc's commit, or with a person's commit that was imported
         // into the store (design: vcs.import).
         let id = ObjectId::from_hex(trailer.trim()).or_else(|| imported(dir).get(sha).copied());
+        onto.from = sha.to_owned();
         if id.is_none() {
             return Err(std::io::Error::other(
                 "main in the target repository was not made by specc's export",
@@ -169,7 +173,7 @@ pub(crate) fn run(
     } else {
         None
     };
-    let Some((stream, count, _head)) = make(since, Onto::main()) else {
+    let Some((stream, count, _head)) = make(since, onto) else {
         return Err(std::io::Error::other(
             "the store could not be read, or the last export is not on its branch",
         ));
