@@ -1,6 +1,6 @@
 //! A person's commits in `out/`: a clean one is imported into the build's history with its
-//! author, so a rebuild after a spec edit works on top of it and keeps it; an unsafe one (a
-//! merge commit) is refused, naming why, and nothing is overwritten (design: vcs.import).
+//! author, so a rebuild after a spec edit works on top of it and keeps it, a merge as its
+//! first-parent diff; an unsafe one (a symlink) is refused, naming why, and nothing is overwritten (design: vcs.import).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -100,7 +100,7 @@ fn a_persons_clean_commit_is_imported_and_kept_by_a_rebuild_after_a_spec_edit() 
 }
 
 #[test]
-fn a_merge_commit_in_out_is_refused_naming_why_and_nothing_is_overwritten() {
+fn a_merge_commit_is_imported_as_its_first_parent_diff_and_a_symlink_is_refused() {
     let dir = project(TOML);
     std::fs::write(dir.path().join("spec.md"), SPEC).expect("spec");
     let b = book();
@@ -112,28 +112,34 @@ fn a_merge_commit_in_out_is_refused_naming_why_and_nothing_is_overwritten() {
     assert!(git(&out, &["checkout", "-q", "main"]).0);
     std::fs::write(out.join("main.txt"), "main\n").expect("main");
     commit_as_pat(&out, "main");
-    let (ok, _) = git(
-        &out,
-        &[
-            "-c",
-            "user.name=Pat Person",
-            "-c",
-            "user.email=pat@example.com",
-            "merge",
-            "-q",
-            "--no-ff",
-            "-m",
-            "merge side",
-            "side",
-        ],
-    );
-    assert!(ok, "merge");
+    let merge = [
+        "-c",
+        "user.name=Pat Person",
+        "-c",
+        "user.email=pat@example.com",
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "merge side",
+        "side",
+    ];
+    assert!(git(&out, &merge).0, "merge");
+    let merged = rebuild(dir.path(), &b, &[]);
+    assert_eq!(merged.code, 0, "{}", merged.err);
+    assert!(merged.err.contains("imported 2 commits"), "{}", merged.err);
+    for f in ["side.txt", "main.txt", "a.txt", "b.txt"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    // A symlink has no form in the store: refused, naming it, and nothing overwritten.
+    std::os::unix::fs::symlink("a.txt", out.join("link.txt")).expect("link");
+    commit_as_pat(&out, "a link");
     let head = git(&out, &["rev-parse", "HEAD"]).1;
     let seen = b.seen().len();
     let again = rebuild(dir.path(), &b, &["--force", "a"]);
     assert_eq!(again.code, 1, "{}", again.err);
     assert!(
-        again.err.contains("E0403") && again.err.contains("it is a merge"),
+        again.err.contains("E0403") && again.err.contains("`link.txt` has"),
         "{}",
         again.err
     );

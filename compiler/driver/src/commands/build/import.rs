@@ -1,8 +1,8 @@
 //! A person's commits in `out/`, imported into the VCS before a build, so the build works on
 //! top of them: each commit on `main` after specc's last export becomes one commit of the
 //! store, with the person as its author, on the exported commit it was made on. Only a clean
-//! change is imported: a linear history of regular files that the store takes as it is. A
-//! merge commit, a symlink or submodule, a change the store refuses (the megafile guard) or
+//! change is imported: regular files that the store takes as it is (a merge commit as what it
+//! changed against its first parent). A symlink or submodule, a change the store refuses (the megafile guard) or
 //! one that conflicts with work specc landed since its export stops the build before
 //! anything runs, and says which.
 //! design: vcs.import
@@ -46,7 +46,8 @@ impl std::fmt::Display for ImportError {
 /// Why a person's commit cannot be imported (the unsafe cases of E0403).
 #[derive(Debug)]
 pub(super) enum Unsafe {
-    Merge,
+    /// A commit with no parent: a history that does not grow from specc's.
+    Orphan,
     Mode {
         path: String,
         mode: String,
@@ -64,9 +65,9 @@ pub(super) enum Unsafe {
 impl std::fmt::Display for Unsafe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Unsafe::Merge => write!(
+            Unsafe::Orphan => write!(
                 f,
-                "it is a merge commit; specc imports a linear history only"
+                "it has no parent: a history that does not grow from specc's"
             ),
             Unsafe::Mode { path, mode } => write!(
                 f,
@@ -131,8 +132,10 @@ pub(super) async fn import(
             sha: c.sha.clone(),
             why,
         };
-        let [parent] = c.parents.as_slice() else {
-            return Err(unsafe_(Unsafe::Merge));
+        // A merge is imported as what it changed against its first parent, the line of
+        // `main` the walk followed: the store then holds exactly the merge's tree.
+        let Some(parent) = c.parents.first() else {
+            return Err(unsafe_(Unsafe::Orphan));
         };
         let changes = changes(out, parent, &c.sha).map_err(unsafe_)?;
         let meta = git(
