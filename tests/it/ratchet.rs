@@ -97,10 +97,7 @@ fn a_deleted_test_is_refused() {
     );
     refused_then_landed(
         &b,
-        &[
-            "`tests/test_alpha.py` held 2 test(s) and was deleted",
-            "2 tests passed at the base, 0 now",
-        ],
+        &["check `acceptance #1`: 2 tests passed at the base, 0 now"],
     );
     assert_eq!(b.file("tests/test_alpha.py").as_deref(), Some(ALPHA_TESTS));
 }
@@ -120,30 +117,30 @@ fn a_test_marked_skipped_is_refused() {
     );
     refused_then_landed(
         &b,
-        &[
-            "adds `@unittest.skip`",
-            "`test_says_alpha` passed at the base and is skipped now",
-        ],
+        &["`tests/test_alpha.py`: adds `@unittest.skip`, which turns a test off"],
     );
 }
 
 #[test]
 fn a_check_wrapped_in_or_true_is_refused() {
+    let failing = "# req: R-2\n\n\ndef test_b():\n    assert False\n";
+    let passing = "# req: R-2\n\n\ndef test_b():\n    assert True\n";
     let b = build(
         vec![
             write("check.sh", "python3 run_tests.py || true\n"),
-            write("a.txt", "broken\n"),
+            write("tests/test_b.py", failing),
         ],
-        vec![write("check.sh", "python3 run_tests.py\n")],
+        vec![
+            write("check.sh", "python3 run_tests.py\n"),
+            write("tests/test_b.py", passing),
+        ],
         "write b.py",
     );
     refused_then_landed(
         &b,
-        &[
-            "`check.sh`, which the check `acceptance #1` runs, was changed",
-            "adds `|| true`",
-        ],
+        &["`check.sh`: adds `|| true`, which makes a failing command pass"],
     );
+    assert_eq!(b.file("tests/test_b.py").as_deref(), Some(passing));
 }
 
 #[test]
@@ -170,8 +167,9 @@ fn an_edited_check_file_is_refused() {
     );
     refused_then_landed(
         &b,
-        &["`run_tests.py`, which the check `acceptance #1` runs, was changed"],
+        &["check `acceptance #1`: 2 tests passed at the base, 0 now"],
     );
+    assert_eq!(b.file("run_tests.py").as_deref(), Some(RUNNER));
 }
 
 #[test]
@@ -190,4 +188,27 @@ fn a_task_told_that_a_test_goes_may_remove_it() {
         tool_texts(&b, "b")
     );
     assert!(b.file("tests/test_alpha.py").is_none());
+}
+
+#[test]
+fn an_honest_new_test_lands_as_written() {
+    let more = format!(
+        "{ALPHA_TESTS}\n\ndef test_beta_file():\n    assert pathlib.Path(\"b.py\").exists()\n"
+    );
+    let planner_b_instructions = "write b.py and a test that it exists";
+    let b = build(
+        vec![write("tests/test_alpha.py", &more)],
+        vec![],
+        planner_b_instructions,
+    );
+    assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
+    let texts = tool_texts(&b, "b");
+    assert!(
+        !texts.iter().any(|t| t.contains("checks weakened")),
+        "{texts:?}"
+    );
+    assert_eq!(
+        b.file("tests/test_alpha.py").as_deref(),
+        Some(more.as_str())
+    );
 }

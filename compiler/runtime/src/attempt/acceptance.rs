@@ -115,7 +115,7 @@ impl Report {
 /// What the worker is told when it weakened its checks.
 fn weakened_failure(evidence: &[String]) -> String {
     format!(
-        "check `checks weakened`: the checks pass, but only because this attempt weakened them:\n- {}\nPut the tests and the checks' files back as they were at your base and make the code pass them. If a test is wrong, use `dispute_check`; only a task whose instructions say a test goes may remove it.",
+        "check `checks weakened`: the checks pass, but only because this attempt weakened them:\n- {}\nPut the tests and the checks' files back as they were at your base and make the code pass them. Only a task whose instructions say a test goes may remove it; if one must go and yours do not say so, call `give_up` with the reason, and the planner decides.",
         evidence.join("\n- ")
     )
 }

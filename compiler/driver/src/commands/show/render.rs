@@ -227,12 +227,20 @@ fn acceptance(out: &mut dyn Write, head: &str, b: &Value, full: bool) -> std::io
         .as_array()
         .map(|m| m.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    let weakened: Vec<&str> = b["weakened"]
+        .as_array()
+        .map(|w| w.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     let passed = unreferenced.is_empty()
+        && weakened.is_empty()
         && results.iter().all(|r| {
             serde_json::from_value::<specc_sandbox::CommandResult>(r["result"].clone())
                 .is_ok_and(|c| c.success())
         });
     writeln!(out, "{head} {}", if passed { "passed" } else { "failed" })?;
+    for w in &weakened {
+        writeln!(out, "                 checks weakened: {w}")?;
+    }
     if let Some(restored) = b["restored"].as_array().filter(|r| !r.is_empty()) {
         let paths: Vec<&str> = restored.iter().filter_map(Value::as_str).collect();
         writeln!(
