@@ -18,7 +18,7 @@ fn run(command: &str) -> Value {
     call("run", json!({"command": command}))
 }
 
-fn tool_texts(b: &crate::build::Built, task: &str) -> Vec<String> {
+pub(crate) fn tool_texts(b: &crate::build::Built, task: &str) -> Vec<String> {
     b.steps()
         .into_iter()
         .filter(|(t, k, _)| t == task && k == "tool")

@@ -8,6 +8,7 @@
 use serde_json::{Value, json};
 
 use crate::build::{TOML, build_with, done, write};
+use crate::build_guards::tool_texts;
 
 const RUNNER: &str = r#"import glob, importlib.util, sys
 tests = []
@@ -60,14 +61,6 @@ fn build(trick: Vec<Value>, mend: Vec<Value>, b_instructions: &str) -> crate::bu
     second.push(write("b.py", "# req: R-2\nBETA = 1\n"));
     let b = json!([[first, [done()], second, [done()]]]);
     build_with(TOML, planner, json!({"a": a, "b": b}))
-}
-
-fn tool_texts(b: &crate::build::Built, task: &str) -> Vec<String> {
-    b.steps()
-        .into_iter()
-        .filter(|(t, k, _)| t == task && k == "tool")
-        .map(|(_, _, body)| body)
-        .collect()
 }
 
 /// The first `done` of `b` was refused with `evidence`; the second landed.
