@@ -52,6 +52,20 @@ pub(crate) fn run(args: &PlanArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
     reporter.status()
 }
 
+/// The spec a command names (`spec.md` here when none) and its intent tree, parsed with
+/// its diagnostics reported; `Err` is the exit status.
+pub(crate) fn parse_named(
+    spec: Option<&std::path::Path>,
+    config: Option<&std::path::Path>,
+    files: &mut Files,
+    reporter: &mut Reporter,
+    err: &mut dyn Write,
+) -> Result<(std::path::PathBuf, IntentTree), i32> {
+    let spec = spec.map_or_else(|| std::path::PathBuf::from("spec.md"), ToOwned::to_owned);
+    let tree = parse(&spec, config, files, reporter, err)?;
+    Ok((spec, tree))
+}
+
 /// Reads and parses the spec at `path`, reporting its diagnostics (but E0105 for a runner
 /// specc.toml — `config`, or beside the spec — declares); `Err` holds the exit status when
 /// it could not be read.

@@ -118,6 +118,15 @@ pub(in crate::commands) fn load(
     Ok(cfg)
 }
 
+/// Where a build of the spec in `dir` writes its code: `[build] out` of the configuration
+/// (`config`, or specc.toml in `dir`), else `out/` beside the spec.
+pub(in crate::commands) fn configured_out(config: Option<&Path>, dir: &Path) -> PathBuf {
+    load_file(config, dir)
+        .ok()
+        .and_then(|c| c.out)
+        .unwrap_or_else(|| dir.join("out"))
+}
+
 /// specc.toml at `config` (or beside the spec, in `dir`), as written.
 pub(in crate::commands) fn load_file(
     config: Option<&Path>,

@@ -84,14 +84,13 @@ impl Session {
                 )));
             }
         }
-        let first_adopted = cfg.adopted
-            && matches!(
-                out_dir::check_clean(&out),
-                Err(out_dir::OutDirError::ForeignCommits(_))
-            );
-        let pending = match first_adopted {
-            true => out_dir::Pending::default(), // read again once the snapshot is in
-            false => out_dir::check_clean(&out).map_err(out_refused)?,
+        // An adopted repository's first build finds no commit of specc's: the snapshot comes
+        // first, and `out/` is read again once it is in.
+        let (first_adopted, pending) = match out_dir::check_clean(&out) {
+            Err(out_dir::OutDirError::ForeignCommits(_)) if cfg.adopted => {
+                (true, out_dir::Pending::default())
+            }
+            read => (false, read.map_err(out_refused)?),
         };
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()

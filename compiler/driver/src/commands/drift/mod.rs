@@ -10,7 +10,7 @@ mod baseline;
 mod findings;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use specc_ir::{Diagnostic, IntentTree, codes};
 
@@ -26,27 +26,21 @@ use crate::{Env, exit};
 pub(crate) fn run(args: &DriftArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let mut reporter = Reporter::new(MessageFormat::Human, env);
     let mut files = Files::default();
-    let spec = args
-        .spec
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("spec.md"));
-    let intent = match super::plan::parse(
-        &spec,
+    let (spec, intent) = match super::plan::parse_named(
+        args.spec.as_deref(),
         args.config.as_deref(),
         &mut files,
         &mut reporter,
         err,
     ) {
-        Ok(tree) => tree,
+        Ok(parsed) => parsed,
         Err(status) => return status,
     };
     let dir = super::spec_dir(Some(&spec));
-    let tree = args.tree.clone().unwrap_or_else(|| {
-        super::build::config::load_file(args.config.as_deref(), &dir)
-            .ok()
-            .and_then(|c| c.out)
-            .unwrap_or_else(|| dir.join("out"))
-    });
+    let tree = args
+        .tree
+        .clone()
+        .unwrap_or_else(|| super::build::config::configured_out(args.config.as_deref(), &dir));
     let usage = |d: Diagnostic, reporter: &mut Reporter, err: &mut dyn Write| {
         reporter.report(&files, &d, err);
         exit::USAGE

@@ -102,18 +102,14 @@ impl Summary {
 pub(crate) fn run(args: &TraceArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let mut reporter = Reporter::new(MessageFormat::Human, env);
     let mut files = Files::default();
-    let spec = args
-        .spec
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("spec.md"));
-    let tree = match super::plan::parse(
-        &spec,
+    let (spec, tree) = match super::plan::parse_named(
+        args.spec.as_deref(),
         args.config.as_deref(),
         &mut files,
         &mut reporter,
         err,
     ) {
-        Ok(tree) => tree,
+        Ok(parsed) => parsed,
         Err(status) => return status,
     };
     let dir = super::spec_dir(Some(&spec));
@@ -177,10 +173,7 @@ pub(crate) fn run(args: &TraceArgs, env: &Env, out: &mut dyn Write, err: &mut dy
 /// Where the code is when `--tree` is not given: the build's output if it exists, else the
 /// spec's directory (a project adopted in place).
 fn default_tree(args: &TraceArgs, dir: &Path) -> PathBuf {
-    let out = super::build::config::load_file(args.config.as_deref(), dir)
-        .ok()
-        .and_then(|c| c.out)
-        .unwrap_or_else(|| dir.join("out"));
+    let out = super::build::config::configured_out(args.config.as_deref(), dir);
     if out.is_dir() { out } else { dir.to_owned() }
 }
 
