@@ -22,6 +22,29 @@ fn json_len(v: &serde_json::Value) -> usize {
     c.0
 }
 
+/// The length of the tool definitions: an agent sends the same shared definitions on every
+/// turn, so the last ones counted are remembered (held, so their address is not reused)
+/// (design: perf.orchestration).
+fn tools_len(tools: &std::sync::Arc<[crate::types::Tool]>) -> usize {
+    use std::sync::{Arc, Mutex};
+    type Counted = Option<(Arc<[crate::types::Tool]>, usize)>;
+    static LAST: Mutex<Counted> = Mutex::new(None);
+    if let Ok(last) = LAST.lock()
+        && let Some((t, n)) = last.as_ref()
+        && Arc::ptr_eq(t, tools)
+    {
+        return *n;
+    }
+    let n = tools
+        .iter()
+        .map(|t| t.name.len() + t.description.len() + json_len(&t.parameters))
+        .sum();
+    if let Ok(mut last) = LAST.lock() {
+        *last = Some((tools.clone(), n));
+    }
+    n
+}
+
 /// The input tokens a request may use at most, counted generously: three characters a token
 /// over messages, tool calls, tool schemas and the response schema.
 pub(crate) fn input_estimate(r: &Request) -> u64 {
@@ -37,11 +60,7 @@ pub(crate) fn input_estimate(r: &Request) -> u64 {
                     .sum::<usize>()
         })
         .sum();
-    let tools: usize = r
-        .tools
-        .iter()
-        .map(|t| t.name.len() + t.description.len() + json_len(&t.parameters))
-        .sum();
+    let tools = tools_len(&r.tools);
     let format = match &r.response_format {
         crate::types::ResponseFormat::JsonSchema(s) => json_len(s),
         _ => 0,

@@ -20,16 +20,19 @@ pub struct FieldGuide {
 /// guide is empty; an unreadable one is empty with a warning.
 pub fn load(repo: &Path, budget: usize) -> FieldGuide {
     let path = repo.join(PATH);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return FieldGuide::default(),
-        Err(e) => {
-            return left_out(format!(
-                "{} cannot be read ({e}); it is left out",
-                path.display()
-            ));
-        }
-    };
+    match std::fs::read(&path) {
+        Ok(b) => from_bytes(&path, b, budget),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => FieldGuide::default(),
+        Err(e) => left_out(format!(
+            "{} cannot be read ({e}); it is left out",
+            path.display()
+        )),
+    }
+}
+
+/// The guide whose bytes are `bytes` (read from `path`, or from a commit), keeping at most
+/// `budget` lines.
+pub fn from_bytes(path: &Path, bytes: Vec<u8>, budget: usize) -> FieldGuide {
     let Ok(text) = String::from_utf8(bytes) else {
         return left_out(format!("{} is not UTF-8; it is left out", path.display()));
     };

@@ -4,7 +4,8 @@
 //! * [`Sql`]: the statement-level interface every state operation is written once over
 //!   (`sql.rs`), with [`Dialect`] for the few words the backends spell differently;
 //!   `sqlite.rs` and `postgres/` are the backends.
-//! * [`StateDb`]: the one batched writer of a process (`writer.rs`).
+//! * [`StateDb`]: the one batched writer of a process (`writer.rs`), its commits on a
+//!   thread of their own and its SQLite checkpoints on another (`checkpoint.rs`).
 //! * [`schema`]: each owner of tables declares its own [`Tables`] and migrates them.
 //! * [`Journal`]: runs, tasks, attempts and their steps, and their reads for resuming a
 //!   build, for the record and for `specc status` (`journal/`).
@@ -13,6 +14,7 @@
 //! The ledger (specc-llm) and the eval series (specc-runtime) keep their tables here too,
 //! through the same interface; this crate knows nothing of models, the VCS or the sandbox.
 
+mod checkpoint;
 mod dialect;
 mod error;
 mod journal;

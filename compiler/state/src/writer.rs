@@ -1,19 +1,23 @@
 //! The state database's one writer: writes are queued and committed in batches — one
 //! transaction for every write the build's tasks queued since the last commit — instead of
 //! one transaction each. A write that must be durable before the caller goes on (a paid
-//! answer, before anything else happens) awaits [`StateDb::durable`], which first lets the
-//! other tasks of the thread queue theirs; a write that must be visible to other processes
-//! at once (a budget reservation) runs through [`StateDb::now`], after the queue. A commit
-//! that fails loses its batch and poisons the database for this process: everything after
-//! it fails too, so no caller is told a write is durable when it is not.
+//! answer, before anything else happens) awaits [`StateDb::durable`]: a committer thread of
+//! the writer's own commits the queue while the caller's thread runs its other tasks, and
+//! every write queued while it commits rides with its next commit (design:
+//! state.committer). A write that must be visible to other processes at once (a budget
+//! reservation) runs through [`StateDb::now`], after the queue. A commit that fails loses
+//! its batch and poisons the database for this process: everything after it fails too, so
+//! no caller is told a write is durable when it is not.
 //! design: llm.ledger
 //! design: runtime.errors
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use rusqlite::Connection;
 
+use crate::checkpoint::Checkpointer;
 use crate::dialect::Dialect;
 use crate::error::StateError;
 use crate::postgres::{PgConn, config_of};
@@ -24,7 +28,14 @@ pub type Write = Box<dyn FnOnce(&mut dyn Sql) -> Result<(), StateError> + Send>;
 
 /// The state database's one writer, on either backend (design: state.backends).
 pub struct StateDb {
-    inner: Mutex<Inner>,
+    /// SQLite's checkpoints, off the writer's threads (design: state.committer). Declared
+    /// first: it stops before the writer's connection closes, so that closing is the last
+    /// and leaves no WAL behind.
+    _checkpointer: Option<Checkpointer>,
+    shared: Arc<Shared>,
+    /// Commits what [`StateDb::durable`] waits for; `None` if no thread could be started
+    /// (the waiting caller then commits itself).
+    committer: Option<std::thread::JoinHandle<()>>,
     dialect: Dialect,
 }
 
@@ -43,31 +54,165 @@ impl Backend {
     }
 }
 
-struct Inner {
-    conn: Backend,
-    queue: Vec<Write>,
-    /// Writes queued since open, and how many of them are committed.
-    queued: u64,
-    committed: u64,
+/// What the callers' threads and the committer share. Lock order: `conn`, then `queue`.
+struct Shared {
+    conn: Mutex<Conn>,
+    queue: Mutex<Queue>,
+    /// The committer waits on it for `Queue::wanted` or `Queue::stop`.
+    wake: Condvar,
+    /// How many queued writes are committed, and why nothing is any more.
+    mark: tokio::sync::watch::Sender<Mark>,
+}
+
+struct Conn {
+    backend: Backend,
     /// Why a commit failed: nothing is durable after it.
+    poisoned: Option<StateError>,
+    /// Set by the checkpointing thread when it could not catch up with the commits.
+    behind: Option<Arc<AtomicBool>>,
+}
+
+impl Conn {
+    /// After a commit: the checkpoint the thread could not finish (design: state.committer).
+    fn catch_up(&self) {
+        if let (Some(behind), Backend::Sqlite(conn)) = (&self.behind, &self.backend) {
+            crate::checkpoint::catch_up(conn, behind);
+        }
+    }
+}
+
+#[derive(Default)]
+struct Queue {
+    writes: Vec<Write>,
+    /// Writes queued since open.
+    queued: u64,
+    /// A caller waits for what is queued to be committed.
+    wanted: bool,
+    /// The writer is being dropped: the committer commits what is left and ends.
+    stop: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Mark {
+    committed: u64,
     poisoned: Option<StateError>,
 }
 
+impl Shared {
+    fn conn(&self) -> Result<MutexGuard<'_, Conn>, StateError> {
+        self.conn.lock().map_err(|_| StateError::Poisoned)
+    }
+
+    fn queue(&self) -> Result<MutexGuard<'_, Queue>, StateError> {
+        self.queue.lock().map_err(|_| StateError::Poisoned)
+    }
+
+    /// Takes the queue, with the count it brings the committed writes to. The caller holds
+    /// `conn`, so batches commit in the order they were queued.
+    fn take(&self) -> Result<(Vec<Write>, u64), StateError> {
+        let mut q = self.queue()?;
+        Ok((std::mem::take(&mut q.writes), q.queued))
+    }
+
+    /// Records a batch's end: committed up to `upto`, or lost with `why`.
+    fn publish(&self, upto: u64, why: Option<&StateError>) {
+        self.mark.send_modify(|m| {
+            m.committed = m.committed.max(upto);
+            if let Some(why) = why {
+                m.poisoned.get_or_insert_with(|| why.clone());
+            }
+        });
+    }
+
+    /// Commits the queue in one transaction (`conn` is this writer's, locked).
+    fn commit(&self, conn: &mut Conn) -> Result<(), StateError> {
+        if let Some(why) = &conn.poisoned {
+            return Err(why.clone());
+        }
+        let (writes, upto) = self.take()?;
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let sql = conn.backend.sql();
+        let begin = sql.dialect().begin();
+        let result = transaction(sql, begin, |sql| {
+            for w in writes {
+                w(sql)?;
+            }
+            Ok(())
+        });
+        match result {
+            Ok(()) => {
+                self.publish(upto, None);
+                conn.catch_up();
+                Ok(())
+            }
+            Err(e) => Err(self.lose(conn, e)),
+        }
+    }
+
+    /// Records the failure that lost a batch: every later write is refused with it.
+    fn lose(&self, conn: &mut Conn, e: StateError) -> StateError {
+        let lost = StateError::Lost(e.to_string());
+        tracing::error!(error = %lost, "a batch of state writes was lost");
+        conn.poisoned = Some(lost.clone());
+        self.publish(0, Some(&lost));
+        lost
+    }
+}
+
+/// The committer thread: commits the queue whenever a caller waits for it, until the
+/// writer is dropped (then once more).
+fn committer(shared: &Shared) {
+    loop {
+        let stop = {
+            let Ok(mut q) = shared.queue.lock() else {
+                return;
+            };
+            while !q.wanted && !q.stop {
+                q = match shared.wake.wait(q) {
+                    Ok(q) => q,
+                    Err(_) => return,
+                };
+            }
+            q.wanted = false;
+            q.stop
+        };
+        if let Ok(mut conn) = shared.conn() {
+            // A failure is published to the waiting callers.
+            let _ = shared.commit(&mut conn);
+        }
+        if stop {
+            return;
+        }
+    }
+}
+
 impl StateDb {
-    /// Opens (creating) the state database at `path` ([`crate::sqlite::open`]).
+    /// Opens (creating) the state database at `path` ([`crate::sqlite::open`]), with its
+    /// checkpoints on a thread of their own (design: state.committer).
     pub fn open(path: &Path) -> std::io::Result<StateDb> {
-        Ok(StateDb::on(crate::sqlite::open(path)?))
+        let conn = crate::sqlite::open(path)?;
+        let checkpointer = Checkpointer::start(path);
+        if checkpointer.is_some() {
+            conn.pragma_update(None, "wal_autocheckpoint", 0)
+                .map_err(std::io::Error::other)?;
+        }
+        let behind = checkpointer.as_ref().map(|c| c.behind.clone());
+        let mut db = StateDb::with_backend(Backend::Sqlite(conn), behind);
+        db._checkpointer = checkpointer;
+        Ok(db)
     }
 
     /// The writer of a SQLite connection.
     pub fn on(conn: Connection) -> StateDb {
-        StateDb::with_backend(Backend::Sqlite(conn))
+        StateDb::with_backend(Backend::Sqlite(conn), None)
     }
 
     /// The writer of a PostgreSQL state database. Nothing is migrated here: each owner of
     /// tables migrates its own as it opens (design: state.owners).
     pub fn postgres(conn: PgConn) -> StateDb {
-        StateDb::with_backend(Backend::Postgres(conn))
+        StateDb::with_backend(Backend::Postgres(conn), None)
     }
 
     /// Connects the writer to the PostgreSQL state database at `url` (with `password` when
@@ -80,16 +225,27 @@ impl StateDb {
         )?)?))
     }
 
-    fn with_backend(mut conn: Backend) -> StateDb {
-        let dialect = conn.sql().dialect();
-        StateDb {
-            inner: Mutex::new(Inner {
-                conn,
-                queue: Vec::new(),
-                queued: 0,
-                committed: 0,
+    fn with_backend(mut backend: Backend, behind: Option<Arc<AtomicBool>>) -> StateDb {
+        let dialect = backend.sql().dialect();
+        let shared = Arc::new(Shared {
+            conn: Mutex::new(Conn {
+                backend,
                 poisoned: None,
+                behind,
             }),
+            queue: Mutex::new(Queue::default()),
+            wake: Condvar::new(),
+            mark: tokio::sync::watch::Sender::new(Mark::default()),
+        });
+        let theirs = shared.clone();
+        let committer = std::thread::Builder::new()
+            .name("specc-state".into())
+            .spawn(move || committer(&theirs))
+            .ok();
+        StateDb {
+            _checkpointer: None,
+            shared,
+            committer,
             dialect,
         }
     }
@@ -102,7 +258,7 @@ impl StateDb {
         timeout: std::time::Duration,
     ) -> Result<StateDb, StateError> {
         let conn = PgConn::connect(config_of(url, password, Some(timeout))?)?;
-        Ok(StateDb::with_backend(Backend::Postgres(conn)))
+        Ok(StateDb::with_backend(Backend::Postgres(conn), None))
     }
 
     /// Takes the session-level advisory lock `key` on PostgreSQL, held as long as this
@@ -123,19 +279,15 @@ impl StateDb {
         self.dialect
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Inner>, StateError> {
-        self.inner.lock().map_err(|_| StateError::Poisoned)
-    }
-
     /// Queues `w` for the next commit; refused once a commit has failed (nothing queued
     /// after a lost batch could be committed).
     pub fn defer(&self, w: Write) -> Result<(), StateError> {
-        let mut g = self.lock()?;
-        if let Some(why) = &g.poisoned {
+        if let Some(why) = &self.shared.mark.borrow().poisoned {
             return Err(why.clone());
         }
-        g.queue.push(w);
-        g.queued += 1;
+        let mut q = self.shared.queue()?;
+        q.writes.push(w);
+        q.queued += 1;
         Ok(())
     }
 
@@ -145,9 +297,9 @@ impl StateDb {
         &self,
         f: impl FnOnce(&mut dyn Sql) -> Result<T, StateError>,
     ) -> Result<T, StateError> {
-        let mut g = self.lock()?;
-        g.commit()?;
-        f(g.conn.sql())
+        let mut conn = self.shared.conn()?;
+        self.shared.commit(&mut conn)?;
+        f(conn.backend.sql())
     }
 
     /// Commits the queue and `f` in one transaction (immediate on SQLite: a write other
@@ -158,24 +310,25 @@ impl StateDb {
         &self,
         f: impl FnOnce(&mut dyn Sql) -> Result<T, StateError>,
     ) -> Result<T, StateError> {
-        let mut g = self.lock()?;
-        if let Some(why) = &g.poisoned {
+        let mut conn = self.shared.conn()?;
+        if let Some(why) = &conn.poisoned {
             return Err(why.clone());
         }
-        let queue = std::mem::take(&mut g.queue);
+        let (writes, upto) = self.shared.take()?;
         let begin = self.dialect.begin_immediate();
-        let result = transaction(g.conn.sql(), begin, |sql| {
-            for w in queue {
+        let result = transaction(conn.backend.sql(), begin, |sql| {
+            for w in writes {
                 w(sql)?;
             }
             f(sql)
         });
         match result {
             Ok(out) => {
-                g.committed = g.queued;
+                self.shared.publish(upto, None);
+                conn.catch_up();
                 Ok(out)
             }
-            Err(e) => Err(g.lose(e)),
+            Err(e) => Err(self.shared.lose(&mut conn, e)),
         }
     }
 
@@ -186,10 +339,10 @@ impl StateDb {
         &self,
         f: impl FnOnce(&mut dyn Sql) -> Result<T, StateError>,
     ) -> Result<T, StateError> {
-        let mut g = self.lock()?;
-        g.commit()?;
+        let mut conn = self.shared.conn()?;
+        self.shared.commit(&mut conn)?;
         let begin = self.dialect.begin_immediate();
-        transaction(g.conn.sql(), begin, f)
+        transaction(conn.backend.sql(), begin, f)
     }
 
     /// Runs `f` on what is committed, leaving the queue alone (a read that needs no write of
@@ -198,34 +351,47 @@ impl StateDb {
         &self,
         f: impl FnOnce(&mut dyn Sql) -> Result<T, StateError>,
     ) -> Result<T, StateError> {
-        let mut g = self.lock()?;
-        f(g.conn.sql())
+        let mut conn = self.shared.conn()?;
+        f(conn.backend.sql())
     }
 
     /// Commits the queue in one transaction.
     pub fn commit(&self) -> Result<(), StateError> {
-        self.lock()?.commit()
+        let mut conn = self.shared.conn()?;
+        self.shared.commit(&mut conn)
     }
 
-    /// Returns once every write queued so far is committed. It first yields, so the other
-    /// tasks of this thread run and queue their writes, and one commit takes them all.
+    /// Returns once every write queued so far is committed. The committer thread commits;
+    /// this thread's other tasks run meanwhile and what they queue rides with that commit
+    /// or the next.
     pub async fn durable(&self) -> Result<(), StateError> {
+        let mut marks = self.shared.mark.subscribe();
         let mine = {
-            let g = self.lock()?;
-            if let Some(why) = &g.poisoned {
+            let mut q = self.shared.queue()?;
+            let mark = marks.borrow_and_update();
+            if let Some(why) = &mark.poisoned {
                 return Err(why.clone());
             }
-            if g.committed >= g.queued {
+            if mark.committed >= q.queued {
                 return Ok(());
             }
-            g.queued
+            if self.committer.is_none() {
+                drop((mark, q));
+                return self.commit();
+            }
+            q.wanted = true;
+            self.shared.wake.notify_one();
+            q.queued
         };
-        tokio::task::yield_now().await;
-        let mut g = self.lock()?;
-        if g.committed >= mine {
-            return g.poisoned.clone().map_or(Ok(()), Err);
+        let reached = marks
+            .wait_for(|m| m.committed >= mine || m.poisoned.is_some())
+            .await
+            .map(|m| (m.committed >= mine, m.poisoned.clone()));
+        match reached {
+            Ok((true, _)) => Ok(()),
+            Ok((false, Some(why))) => Err(why),
+            _ => Err(StateError::Poisoned),
         }
-        g.commit()
     }
 }
 
@@ -245,45 +411,18 @@ fn transaction<T>(
     }
 }
 
-impl Inner {
-    /// Records the failure that lost a batch: every later write is refused with it.
-    fn lose(&mut self, e: StateError) -> StateError {
-        let lost = StateError::Lost(e.to_string());
-        tracing::error!(error = %lost, "a batch of state writes was lost");
-        self.poisoned = Some(lost.clone());
-        lost
-    }
-
-    fn commit(&mut self) -> Result<(), StateError> {
-        if let Some(why) = &self.poisoned {
-            return Err(why.clone());
-        }
-        if self.queue.is_empty() {
-            return Ok(());
-        }
-        let queue = std::mem::take(&mut self.queue);
-        let sql = self.conn.sql();
-        let begin = sql.dialect().begin();
-        let result = transaction(sql, begin, |sql| {
-            for w in queue {
-                w(sql)?;
-            }
-            Ok(())
-        });
-        match result {
-            Ok(()) => {
-                self.committed = self.queued;
-                Ok(())
-            }
-            Err(e) => Err(self.lose(e)),
-        }
-    }
-}
-
 impl Drop for StateDb {
     fn drop(&mut self) {
-        if let Ok(g) = self.inner.get_mut() {
-            let _ = g.commit();
+        if let Some(committer) = self.committer.take() {
+            if let Ok(mut q) = self.shared.queue.lock() {
+                q.stop = true;
+            }
+            self.shared.wake.notify_one();
+            let _ = committer.join();
+        }
+        // What is left (the committer's last commit covers it when it ran).
+        if let Ok(mut conn) = self.shared.conn.lock() {
+            let _ = self.shared.commit(&mut conn);
         }
     }
 }

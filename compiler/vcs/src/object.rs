@@ -23,7 +23,13 @@ impl ObjectId {
     }
 
     pub fn hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = String::with_capacity(self.0.len() * 2);
+        for b in self.0 {
+            out.push(char::from(DIGITS[usize::from(b >> 4)]));
+            out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+        }
+        out
     }
 }
 

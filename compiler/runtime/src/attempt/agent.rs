@@ -304,6 +304,13 @@ impl AgentLoop<'_> {
     ) -> Result<Option<LoopEnd>, LoopEnd> {
         t.rounds += 1;
         self.show(t, "acceptance checks".to_owned());
+        // The checks run in the checkout, and the references are read from it.
+        if !self.checks.is_empty() || !self.covers.is_empty() {
+            self.tools
+                .ready()
+                .await
+                .map_err(|e| t.fail(format!("bringing the checkout to its base: {e}")))?;
+        }
         let restored = self
             .tools
             .restore_outside_scope()

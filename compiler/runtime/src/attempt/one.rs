@@ -54,7 +54,7 @@ pub(super) async fn one_attempt(
         Ok(started) => started,
         Err(a) => return a,
     };
-    let lease = match s.slots.lease(s.repo, base).await {
+    let lease = match s.slots.lease_lazily(s.repo, base).await {
         Ok(l) => l,
         Err(e) => {
             return end(
@@ -70,7 +70,11 @@ pub(super) async fn one_attempt(
         None
     } else {
         let scope = (carried, &tools.scope);
-        match carry(s.repo, base, &lease.dir, &tools.tracked, scope).await {
+        let carried = match tools.ready().await {
+            Ok(()) => carry(s.repo, base, &lease.dir, &tools.tracked, scope).await,
+            Err(e) => Err(e),
+        };
+        match carried {
             Ok(note) => Some(note),
             Err(e) => {
                 return end(
@@ -82,7 +86,7 @@ pub(super) async fn one_attempt(
             }
         }
     };
-    let guide = specc_plan::field_guide::load(&lease.dir, s.policy.guide_lines).text;
+    let guide = guide(&lease, s.policy.guide_lines);
     let covers: Vec<String> = order.requirements.iter().map(|r| r.id.clone()).collect();
     let allowance: String = std::iter::once(order.task.instructions.as_str())
         .chain(order.decisions.iter().map(|d| d.text.as_str()))
@@ -219,6 +223,17 @@ fn start(
         role: role.as_str().to_owned(),
     });
     Ok((base, replay))
+}
+
+/// The field guide at the lease's base: read from its directory, or from what the
+/// directory still owes the base (design: runtime.lazy-checkouts).
+fn guide(lease: &Lease<'_>, lines: usize) -> String {
+    use specc_plan::field_guide::{PATH, from_bytes, load};
+    match lease.tracked.owed(PATH) {
+        None => load(&lease.dir, lines).text,
+        Some(None) => String::new(),
+        Some(Some((bytes, _))) => from_bytes(&lease.dir.join(PATH), bytes, lines).text,
+    }
 }
 
 /// The attempt's tools, bound to its leased checkout of `base`.

@@ -18,7 +18,7 @@ use specc_plan::field_guide::PATH as GUIDE;
 
 use super::generated::{Generated, generated};
 use super::scope::Scope;
-use super::slots::Wrote;
+use super::tracked::Wrote;
 use super::tree::{skipped, walk_files};
 
 /// Where attempt `attempt` of `task` logs its commands (and keeps the commands' private

@@ -16,6 +16,13 @@ impl Toolbox {
     /// Carries out one call; a command it runs gets at most `left` of the attempt's wall
     /// clock.
     pub async fn call(&self, call: &ToolCall, seq: u32, left: Duration) -> ToolOutcome {
+        if self.needs_base(call)
+            && let Err(e) = self.ready().await
+        {
+            return ToolOutcome::error(format!(
+                "the checkout could not be brought to the base commit: {e}"
+            ));
+        }
         let outcome = match call.name.as_str() {
             "read" => parse(call).map(|a| view::read(self, a)),
             "list" => parse(call).map(|a| view::list(self, a)),
@@ -57,5 +64,22 @@ impl Toolbox {
             ))),
         };
         outcome.unwrap_or_else(|e| e)
+    }
+
+    /// Whether `call` needs the checkout's directory to hold the base (design:
+    /// runtime.lazy-checkouts): every tool does but a whole-file `write` of a path whose
+    /// directory already holds the base's file (and parents), and the calls that end the
+    /// attempt.
+    fn needs_base(&self, call: &ToolCall) -> bool {
+        match call.name.as_str() {
+            "done" | "give_up" | "dispute_check" => false,
+            "write" => call
+                .arguments
+                .get("path")
+                .and_then(serde_json::Value::as_str)
+                .and_then(crate::checkouts::normalise)
+                .is_none_or(|rel| self.tracked.owes_on_path(&rel)),
+            _ => true,
+        }
     }
 }

@@ -135,6 +135,12 @@ impl Toolbox {
         Ok((rel, full))
     }
 
+    /// Brings the checkout's directory to the base where it still owes it files (design:
+    /// runtime.lazy-checkouts), before anything reads it or runs in it.
+    pub async fn ready(&self) -> std::io::Result<()> {
+        self.tracked.ready(&self.root).await
+    }
+
     /// The changes outside the write scope (other than the field guide) undone, so the
     /// acceptance checks run on what would land: the base plus the task's own changes.
     /// Returns the paths restored or removed. While no command has run, only the tools
