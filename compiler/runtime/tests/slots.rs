@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+mod common;
+
 use specc_runtime::Slots;
-use specc_vcs::object::{Kind, ObjectId};
-use specc_vcs::{Change, Options, Outcome, Repo, Submission};
+use specc_vcs::object::ObjectId;
+use specc_vcs::{Options, Repo};
 
 /// Every file under `dir` (outside `.git` and `target`) with its content and mode.
 fn tree(dir: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
@@ -55,62 +57,11 @@ fn empty_dirs(dir: &Path) -> Vec<String> {
     out
 }
 
-async fn commit(repo: &Repo, base: ObjectId, files: &[(&str, Option<&str>, bool)]) -> ObjectId {
-    let mut changes = Vec::new();
-    for (path, text, executable) in files {
-        let expected = repo
-            .file(base, path)
-            .await
-            .expect("base")
-            .map(|(b, _)| ObjectId::of(Kind::Blob, &b));
-        changes.push(Change {
-            path: (*path).to_owned(),
-            expected,
-            new: text.map(|t| t.as_bytes().to_vec()),
-            executable: *executable,
-        });
-    }
-    let outcome = repo
-        .submit(Submission {
-            base,
-            changes,
-            message: "m".into(),
-            task: "t".into(),
-            idempotency_key: String::new(),
-        })
-        .await;
-    match outcome {
-        Outcome::Committed { id, .. } => id,
-        other => panic!("{other:?}"),
-    }
-}
-
 #[tokio::test]
 async fn a_slot_moved_between_commits_holds_exactly_a_fresh_checkout() {
     let tmp = tempfile::tempdir().expect("tmp");
     let repo = Repo::open(&tmp.path().join("log"), Options::default()).expect("repo");
-    let root = repo.stats().await.head.expect("head");
-    let c1 = commit(
-        &repo,
-        root,
-        &[
-            ("a.txt", Some("a1\n"), false),
-            ("d/b.txt", Some("b1\n"), false),
-            ("run.sh", Some("#!/bin/sh\n"), true),
-        ],
-    )
-    .await;
-    let c2 = commit(
-        &repo,
-        c1,
-        &[
-            ("a.txt", Some("a2\n"), false),
-            ("d/b.txt", None, false),
-            ("e/f/c.txt", Some("c\n"), false),
-            ("run.sh", Some("#!/bin/sh\n"), false),
-        ],
-    )
-    .await;
+    let (c1, c2) = common::two_commits(&repo).await;
     let fresh = |c: ObjectId, name: &str| {
         let dir = tmp.path().join(name);
         let repo = repo.clone();

@@ -13,9 +13,10 @@ use std::time::Duration;
 use serde_json::json;
 use specc_llm::ToolCall;
 use specc_runtime::{Base, Scope, Slots, Toolbox};
+
+mod common;
 use specc_sandbox::{CommandLimits, ProcessRunner};
-use specc_vcs::object::{Kind, ObjectId};
-use specc_vcs::{Change, Options, Outcome, Repo, Submission};
+use specc_vcs::{Options, Repo};
 
 type Files = BTreeMap<String, (String, bool)>;
 
@@ -32,7 +33,10 @@ fn tree(dir: &Path) -> Files {
                 stack.push(p);
             } else {
                 let text = std::fs::read_to_string(&p).expect("read");
-                out.insert(rel.into_owned(), (text, m.permissions().mode() & 0o111 != 0));
+                out.insert(
+                    rel.into_owned(),
+                    (text, m.permissions().mode() & 0o111 != 0),
+                );
             }
         }
     }
@@ -43,34 +47,6 @@ fn files(list: &[(&str, &str, bool)]) -> Files {
     list.iter()
         .map(|(p, t, x)| ((*p).to_owned(), ((*t).to_owned(), *x)))
         .collect()
-}
-
-async fn commit(repo: &Repo, base: ObjectId, files: &[(&str, Option<&str>, bool)]) -> ObjectId {
-    let mut changes = Vec::new();
-    for (path, text, executable) in files {
-        let expected = repo
-            .file(base, path)
-            .await
-            .expect("base")
-            .map(|(b, _)| ObjectId::of(Kind::Blob, &b));
-        changes.push(Change {
-            path: (*path).to_owned(),
-            expected,
-            new: text.map(|t| t.as_bytes().to_vec()),
-            executable: *executable,
-        });
-    }
-    let submission = Submission {
-        base,
-        changes,
-        message: "m".into(),
-        task: "t".into(),
-        idempotency_key: String::new(),
-    };
-    match repo.submit(submission).await {
-        Outcome::Committed { id, .. } => id,
-        other => panic!("{other:?}"),
-    }
 }
 
 /// The tools of an attempt on `lease` (a macro: the lease's types are the crate's own).
@@ -110,29 +86,8 @@ async fn call(t: &Toolbox, name: &str, args: serde_json::Value) -> String {
 async fn a_lazily_moved_slot_writes_what_it_owes_only_when_a_tool_needs_it() {
     let tmp = tempfile::tempdir().expect("tmp");
     let repo = Repo::open(&tmp.path().join("log"), Options::default()).expect("repo");
-    let root = repo.stats().await.head.expect("head");
-    let c1 = commit(
-        &repo,
-        root,
-        &[
-            ("a.txt", Some("a1\n"), false),
-            ("d/b.txt", Some("b1\n"), false),
-            ("run.sh", Some("#!/bin/sh\n"), true),
-        ],
-    )
-    .await;
-    let c2 = commit(
-        &repo,
-        c1,
-        &[
-            ("a.txt", Some("a2\n"), false),
-            ("d/b.txt", None, false),
-            ("e/f/c.txt", Some("c\n"), false),
-            ("run.sh", Some("#!/bin/sh\n"), false),
-        ],
-    )
-    .await;
-    let c3 = commit(&repo, c2, &[("g.txt", Some("g\n"), false)]).await;
+    let (c1, c2) = common::two_commits(&repo).await;
+    let c3 = common::commit(&repo, c2, &[("g.txt", Some("g\n"), false)]).await;
     let want1 = files(&[
         ("a.txt", "a1\n", false),
         ("d/b.txt", "b1\n", false),
@@ -162,7 +117,12 @@ async fn a_lazily_moved_slot_writes_what_it_owes_only_when_a_tool_needs_it() {
         assert_eq!(lease.tracked.owed("g.txt"), None, "not owed: not in c2");
         let t = toolbox!(repo, lease);
         // A whole-file write where nothing is owed goes straight in.
-        call(&t, "write", json!({"path": "n/new.txt", "content": "new\n"})).await;
+        call(
+            &t,
+            "write",
+            json!({"path": "n/new.txt", "content": "new\n"}),
+        )
+        .await;
         let mut now = want1.clone();
         now.insert("n/new.txt".into(), ("new\n".into(), false));
         assert_eq!(tree(&lease.dir), now, "still owing c2's files");
@@ -171,7 +131,11 @@ async fn a_lazily_moved_slot_writes_what_it_owes_only_when_a_tool_needs_it() {
     {
         // Two leases' worth owed: c2's changes, the last tools' file, and c3's.
         let lease = slots.lease_lazily(&repo, c3).await.expect("lease");
-        assert_eq!(lease.tracked.owed("n/new.txt"), Some(None), "the tools' write");
+        assert_eq!(
+            lease.tracked.owed("n/new.txt"),
+            Some(None),
+            "the tools' write"
+        );
         assert_eq!(
             lease.tracked.owed("g.txt"),
             Some(Some((b"g\n".to_vec(), false)))
@@ -179,7 +143,12 @@ async fn a_lazily_moved_slot_writes_what_it_owes_only_when_a_tool_needs_it() {
         let t = toolbox!(repo, lease);
         // Writing a path that is owed (c2 added `e/f/c.txt`) brings the directory up to
         // date first.
-        call(&t, "write", json!({"path": "e/f/c.txt", "content": "mine\n"})).await;
+        call(
+            &t,
+            "write",
+            json!({"path": "e/f/c.txt", "content": "mine\n"}),
+        )
+        .await;
         let mut now = want3.clone();
         now.insert("e/f/c.txt".into(), ("mine\n".into(), false));
         assert_eq!(tree(&lease.dir), now, "c3 exactly, with the tool's write");
@@ -205,9 +174,9 @@ async fn a_write_over_an_owed_path_or_under_one_brings_the_directory_up_to_date_
     let repo = Repo::open(&tmp.path().join("log"), Options::default()).expect("repo");
     let root = repo.stats().await.head.expect("head");
     // c1 has a file `x`; c2 replaces it with a directory `x/` (a removal, then an add).
-    let c1 = commit(&repo, root, &[("x", Some("file\n"), true)]).await;
-    let c2 = commit(&repo, c1, &[("x", None, false)]).await;
-    let c3 = commit(&repo, c2, &[("x/inner.txt", Some("i\n"), false)]).await;
+    let c1 = common::commit(&repo, root, &[("x", Some("file\n"), true)]).await;
+    let c2 = common::commit(&repo, c1, &[("x", None, false)]).await;
+    let c3 = common::commit(&repo, c2, &[("x/inner.txt", Some("i\n"), false)]).await;
     let slots = Slots::new(tmp.path().join("work"));
     drop(slots.lease(&repo, c1).await.expect("lease"));
     let lease = slots.lease_lazily(&repo, c3).await.expect("lease");
