@@ -191,6 +191,7 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
         pins: None,
         policy: &settings,
         events: &events,
+        landings: Default::default(),
     };
     journal.start_run("bench", "synthetic").expect("run");
     let plan = plan(n);

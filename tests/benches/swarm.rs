@@ -257,6 +257,7 @@ async fn run(mode: Mode, name: &str) {
         pins: None,
         policy: &settings,
         events: &events,
+        landings: Default::default(),
     };
     let orders: Vec<WorkOrder> = (0..WRITERS).map(order).collect();
     intents.add(&orders);

@@ -33,7 +33,7 @@ pub use landing::{
     ReviewConfigError, Severity, StaleRef, added_lines, reconcile,
 };
 pub use scheduling::dispatch::{Claimed, Counters, wire};
-pub use scheduling::{BuildReport, Dispatch, Plan, TaskReport, Workers, build};
+pub use scheduling::{BuildReport, Dispatch, Landings, Plan, TaskReport, Workers, build};
 pub use services::{AttemptLimits, AttemptPolicy, Escalation, OnConflict, Services};
 pub use task_end::{Landed, TaskEnd};
 pub use tools::{Base, Toolbox, schema_chars as tool_schema_chars};

@@ -15,6 +15,7 @@ use specc_vcs::Repo;
 use crate::checkouts::Slots;
 use crate::events::Event;
 use crate::landing::{Intents, Pins, ReviewConfig};
+use crate::scheduling::Landings;
 
 /// What the build lends a task.
 pub struct Services<'a> {
@@ -34,6 +35,8 @@ pub struct Services<'a> {
     pub pins: Option<Arc<dyn Pins>>,
     pub policy: &'a AttemptPolicy,
     pub events: &'a dyn Fn(Event),
+    /// The build's working attempts, less those at the VCS (design: runtime.scheduler).
+    pub landings: Landings,
 }
 
 /// The limits and the ladder of a build's attempts.

@@ -155,7 +155,17 @@ pub(super) async fn one_attempt(
         idempotency_key: format!("{}/{task}/{attempt}", s.run),
         changes: diff.changes.clone(),
     };
-    let submitted = submit(s, order, &submission, &diff, attempt, steps).await;
+    // Landed with nothing to follow (no review, no revisit, no contradiction), the attempt
+    // ends at once: it takes its job back without waiting for one.
+    let review = &s.policy.review;
+    let ends = (review.lenses.is_empty() || review.sample <= 0.0)
+        && notes.breaks.is_empty()
+        && notes.contradictions.is_empty();
+    // The change is in memory: the slot goes back to the pool before the landing, so an
+    // attempt at the VCS holds neither a job nor a checkout.
+    drop(tools);
+    drop(lease);
+    let submitted = submit(s, order, &submission, &diff, (attempt, steps), ends).await;
     end(s, task, attempt, submitted)
 }
 
@@ -281,11 +291,16 @@ async fn submit(
     order: &WorkOrder,
     submission: &Submission,
     diff: &Diff,
-    attempt: u32,
-    steps: u32,
+    (attempt, steps): (u32, u32),
+    ends: bool,
 ) -> Attempted {
     let task = order.task.id.as_str();
+    // At the VCS, the attempt holds no job (design: runtime.scheduler).
+    let at_vcs = s.landings.to_vcs();
     let outcome = s.repo.submit(submission.clone()).await;
+    at_vcs
+        .back(ends && matches!(outcome, Outcome::Committed { .. }))
+        .await;
     let record = json!({"paths": diff.paths(), "left_out": diff.left_out, "generated": diff.generated,
                "outcome": describe(&outcome)});
     if let Err(e) = s

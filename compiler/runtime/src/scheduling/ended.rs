@@ -17,6 +17,7 @@ impl Scheduler<'_> {
     /// Takes in a finished leaf.
     pub(super) fn finish(&mut self, i: usize, end: TaskEnd, report: &mut BuildReport) {
         self.running.retain(|r| *r != i);
+        self.s.landings.ended();
         match end {
             TaskEnd::Landed(l) => {
                 self.attempts[i] = l.attempts;

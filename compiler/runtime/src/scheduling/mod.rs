@@ -16,6 +16,7 @@
 mod dag;
 pub(crate) mod dispatch;
 mod ended;
+mod landings;
 mod plan;
 mod ready;
 mod recheck;
@@ -31,6 +32,7 @@ use futures_util::{FutureExt, StreamExt};
 use tracing::Instrument as _;
 
 pub use self::dispatch::Dispatch;
+pub use self::landings::Landings;
 pub use self::plan::{BuildReport, Plan, TaskReport};
 use self::ready::Scheduler;
 use crate::attempt::{self, WorkOrder};
@@ -100,6 +102,7 @@ pub async fn build(s: &Services<'_>, plan: Plan, workers: Workers<'_>) -> BuildR
     }
     report.no_longer_planned = no_longer_planned(s, &plan);
     s.intents.add(&plan.orders);
+    s.landings.bound(workers.jobs());
     let mut sched = Scheduler::new(s, &plan);
     let mut running: FuturesUnordered<Running<'_>> = FuturesUnordered::new();
     loop {
@@ -116,11 +119,15 @@ pub async fn build(s: &Services<'_>, plan: Plan, workers: Workers<'_>) -> BuildR
         } else {
             start_jobs(s, &mut sched, workers, &mut running);
         }
-        let Some((i, job)) = next_job(s, &mut sched, &mut running).await else {
-            if wait_for_parked(s, &mut sched).await {
-                continue;
+        let (i, job) = match next_job(s, &mut sched, &mut running).await {
+            Next::Ended(i, job) => (i, job),
+            Next::ToVcs => continue, // a job may be free
+            Next::None => {
+                if wait_for_parked(s, &mut sched).await {
+                    continue;
+                }
+                break;
             }
-            break;
         };
         match job {
             Job::Ran(end) => sched.finish(i, end, &mut report),
@@ -171,24 +178,44 @@ async fn run_leaf(
     }
 }
 
-/// The next job to end, `None` when none runs. While jobs are ready, take them: what they
-/// queued rides with the next paid answer's commit; if none comes within `IDLE_COMMIT`, it
-/// is committed here.
+/// What the build's loop waits for.
+enum Next {
+    /// A job ended.
+    Ended(usize, Job),
+    /// An attempt went to the VCS: its job is free.
+    ToVcs,
+    /// No job runs.
+    None,
+}
+
+/// The next job to end, or an attempt going to the VCS. While jobs are ready, take them:
+/// what they queued rides with the next paid answer's commit; if none comes within
+/// `IDLE_COMMIT`, it is committed here.
 async fn next_job(
     s: &Services<'_>,
     sched: &mut Scheduler<'_>,
     running: &mut FuturesUnordered<Running<'_>>,
-) -> Option<(usize, Job)> {
+) -> Next {
+    let ended = |next: Option<(usize, Job)>| next.map_or(Next::None, |(i, j)| Next::Ended(i, j));
     if let Some(next) = running.next().now_or_never() {
-        return next;
+        return ended(next);
     }
-    match tokio::time::timeout(IDLE_COMMIT, running.next()).await {
+    let next = async {
+        tokio::select! {
+            next = running.next() => ended(next),
+            () = s.landings.went.notified() => Next::ToVcs,
+        }
+    };
+    match tokio::time::timeout(IDLE_COMMIT, next).await {
         Ok(next) => next,
         Err(_) => {
             if let Err(e) = s.journal.commit() {
                 sched.stop(e.to_string());
             }
-            running.next().await
+            tokio::select! {
+                next = running.next() => ended(next),
+                () = s.landings.went.notified() => Next::ToVcs,
+            }
         }
     }
 }

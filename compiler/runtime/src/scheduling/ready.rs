@@ -229,7 +229,7 @@ impl<'s> Scheduler<'s> {
     /// Takes up to the free job slots of the leaves waiting to re-run their checks; they
     /// count as running until the result is in (their dependents wait for it).
     pub(super) fn rechecks(&mut self, jobs: usize) -> Vec<(usize, Arc<WorkOrder>)> {
-        let free = jobs.saturating_sub(self.running.len() + self.rechecking);
+        let free = jobs.saturating_sub(self.s.landings.taken() + self.rechecking);
         let n = free.min(self.to_recheck.len());
         let taken: Vec<(usize, Arc<WorkOrder>)> = self
             .to_recheck
@@ -282,12 +282,13 @@ impl<'s> Scheduler<'s> {
     }
 
     /// Starts what may start: ready leaves, critical path first, not parked, whose write
-    /// scope overlaps no running leaf's, up to `jobs` running.
+    /// scope overlaps no running leaf's (at the VCS or not), up to `jobs` working (an attempt
+    /// at the VCS holds no job: `landings.rs`).
     pub(super) fn ready(&mut self, jobs: usize) -> Vec<(usize, Arc<WorkOrder>)> {
         let now = Instant::now();
         let mut picked: Vec<usize> = Vec::new();
         for &i in &self.ready {
-            if self.running.len() + self.rechecking + picked.len() >= jobs {
+            if self.s.landings.taken() + self.rechecking + picked.len() >= jobs {
                 break;
             }
             if self.not_before.get(&i).is_some_and(|at| *at > now) {
@@ -302,6 +303,7 @@ impl<'s> Scheduler<'s> {
                 picked.push(i);
             }
         }
+        self.s.landings.started(picked.len());
         picked
             .into_iter()
             .map(|i| {

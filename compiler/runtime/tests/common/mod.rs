@@ -5,7 +5,11 @@ use specc_vcs::object::{Kind, ObjectId};
 use specc_vcs::{Change, Outcome, Repo, Submission};
 
 /// Commits `files` (path, text or `None` to remove, executable) on `base`.
-pub(crate) async fn commit(repo: &Repo, base: ObjectId, files: &[(&str, Option<&str>, bool)]) -> ObjectId {
+pub(crate) async fn commit(
+    repo: &Repo,
+    base: ObjectId,
+    files: &[(&str, Option<&str>, bool)],
+) -> ObjectId {
     let mut changes = Vec::new();
     for (path, text, executable) in files {
         let expected = repo

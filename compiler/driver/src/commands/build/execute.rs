@@ -94,6 +94,7 @@ pub(super) fn execute(
         pins: Some(std::sync::Arc::new(pins::DriverPins)),
         policy: &policy,
         events: &on_event,
+        landings: Default::default(),
     };
     let served = match serving.map(|serving| start_serving(s, serving)) {
         Some(Err(e)) => {

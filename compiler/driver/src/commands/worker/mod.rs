@@ -363,6 +363,7 @@ async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease:
             pins: Some(Arc::new(super::build::DriverPins)),
             policy: &w.policy,
             events: &events,
+            landings: Default::default(),
         };
         let attempt = run_task(&services, order);
         let end = tokio::select! {
