@@ -190,3 +190,32 @@ async fn a_write_over_an_owed_path_or_under_one_brings_the_directory_up_to_date_
         files(&[("x/inner.txt", "i\n", false), ("x/new.txt", "n\n", false)])
     );
 }
+
+#[tokio::test]
+async fn a_write_where_the_base_has_a_directory_is_refused_as_at_the_base() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = Repo::open(&tmp.path().join("log"), Options::default()).expect("repo");
+    let root = repo.stats().await.head.expect("head");
+    let c1 = common::commit(&repo, root, &[("a.txt", Some("a\n"), false)]).await;
+    let c2 = common::commit(&repo, c1, &[("x/inner.txt", Some("i\n"), false)]).await;
+    let slots = Slots::new(tmp.path().join("work"));
+    drop(slots.lease(&repo, c1).await.expect("lease"));
+    let lease = slots.lease_lazily(&repo, c2).await.expect("lease");
+    assert!(!lease.dir.join("x").exists(), "`x/` is owed, not there yet");
+    let t = toolbox!(repo, lease);
+    let call = ToolCall {
+        id: "1".into(),
+        name: "write".into(),
+        arguments: json!({"path": "x", "content": "a file\n"}),
+    };
+    let out = t.call(&call, 1, Duration::from_secs(10)).await;
+    assert!(
+        out.failed && out.text.contains("directory"),
+        "refused as at the base, where `x` is a directory: {}",
+        out.text
+    );
+    assert_eq!(
+        tree(&lease.dir),
+        files(&[("a.txt", "a\n", false), ("x/inner.txt", "i\n", false)])
+    );
+}

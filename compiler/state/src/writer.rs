@@ -161,9 +161,28 @@ impl Shared {
     }
 }
 
+/// Publishes that nothing is durable any more, if the committer ends before its writer is
+/// dropped (a write that panicked, a poisoned lock): its waiters are told, not left waiting.
+struct Abandoned<'a> {
+    shared: &'a Shared,
+    stopping: bool,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.stopping {
+            self.shared.publish(0, Some(&StateError::Poisoned));
+        }
+    }
+}
+
 /// The committer thread: commits the queue whenever a caller waits for it, until the
 /// writer is dropped (then once more).
 fn committer(shared: &Shared) {
+    let mut guard = Abandoned {
+        shared,
+        stopping: false,
+    };
     loop {
         let stop = {
             let Ok(mut q) = shared.queue.lock() else {
@@ -178,10 +197,12 @@ fn committer(shared: &Shared) {
             q.wanted = false;
             q.stop
         };
-        if let Ok(mut conn) = shared.conn() {
-            // A failure is published to the waiting callers.
-            let _ = shared.commit(&mut conn);
-        }
+        guard.stopping = stop;
+        let Ok(mut conn) = shared.conn() else {
+            return; // a poisoned lock: `guard` tells the waiters
+        };
+        // A failure is published to the waiting callers.
+        let _ = shared.commit(&mut conn);
         if stop {
             return;
         }
@@ -487,6 +508,18 @@ mod tests {
             "nothing is durable after a lost batch"
         );
         assert!(db.commit().is_err());
+    }
+
+    #[tokio::test]
+    async fn a_write_that_panics_on_the_committer_fails_its_waiters() {
+        let (_d, db) = db();
+        db.defer(Box::new(|_| panic!("a write that panics")))
+            .expect("queued");
+        let waited = tokio::time::timeout(std::time::Duration::from_secs(10), db.durable()).await;
+        assert!(
+            matches!(waited, Ok(Err(_))),
+            "told, not left waiting: {waited:?}"
+        );
     }
 
     #[tokio::test]

@@ -278,6 +278,11 @@ async fn landing_diff(
     lease: &Lease<'_>,
 ) -> std::io::Result<Diff> {
     let scope = tools.landing_scope();
+    if tools.tracked.lost() {
+        return Err(std::io::Error::other(
+            "the checkout could not be brought to its base; nothing is taken from it",
+        ));
+    }
     match tools.tracked.known() {
         Some(paths) => diff_tracked(s.repo, base, &lease.dir, &paths, &scope).await,
         None => diff(&lease.dir, tools.base.files().await?, &scope),

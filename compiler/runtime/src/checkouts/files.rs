@@ -8,8 +8,9 @@ use std::path::Path;
 use specc_vcs::FileAt;
 
 /// Writes `changes` into the checkout at `dir`: each file with its mode (a link or anything
-/// else in the way removed first, never written through), each removed path deleted with
-/// the directories it leaves empty. A file already there is rewritten in place, its mode
+/// else in the way removed first, never written through), each removed file deleted with
+/// the directories it leaves empty (a directory at a removed path is left: its files have
+/// entries of their own). A file already there is rewritten in place, its mode
 /// changed only if it differs.
 pub fn apply(dir: &Path, changes: &[(String, FileAt)]) -> std::io::Result<()> {
     for (path, file) in changes {
@@ -18,7 +19,9 @@ pub fn apply(dir: &Path, changes: &[(String, FileAt)]) -> std::io::Result<()> {
             Some((bytes, executable)) => write_file(dir, &full, bytes, mode_of(*executable))?,
             None => {
                 match std::fs::symlink_metadata(&full) {
-                    Ok(m) if m.is_dir() => std::fs::remove_dir_all(&full)?,
+                    // No file there; a directory holds other paths, each with an entry of
+                    // its own (a path a tool failed to write can be a directory's).
+                    Ok(m) if m.is_dir() => continue,
                     Ok(_) => std::fs::remove_file(&full)?,
                     Err(_) => continue,
                 }

@@ -6,7 +6,8 @@
 //! ([`Tracked::ready`]), and a slot whose tasks never need it never writes those files.
 //! design: runtime.workspace
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -18,7 +19,7 @@ use super::files::apply;
 /// file there (`None`: the base has none), and how many bytes those files hold.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Behind {
-    files: HashMap<String, FileAt>,
+    files: BTreeMap<String, FileAt>,
     bytes: usize,
 }
 
@@ -46,6 +47,15 @@ impl Behind {
 
     fn contains(&self, path: &str) -> bool {
         self.files.contains_key(path)
+    }
+
+    /// Whether a path under directory `dir` is owed.
+    fn under(&self, dir: &str) -> bool {
+        let prefix = format!("{dir}/");
+        self.files
+            .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
+            .next()
+            .is_some_and(|(p, _)| p.starts_with(&prefix))
     }
 
     fn is_empty(&self) -> bool {
@@ -188,6 +198,12 @@ impl Tracked {
         (!t.ran_command && !t.lost).then(|| t.wrote.clone())
     }
 
+    /// Whether bringing the directory up to date failed: what it holds is not known, and
+    /// nothing may be taken from it.
+    pub fn lost(&self) -> bool {
+        self.lock().is_none_or(|t| t.lost)
+    }
+
     /// The base's file at `rel` if the directory does not hold it yet (`None`: the
     /// directory holds the base's there).
     pub fn owed(&self, rel: &str) -> Option<FileAt> {
@@ -195,13 +211,20 @@ impl Tracked {
     }
 
     /// Whether writing `rel` straight into the directory would not be writing into the
-    /// base: the directory owes the base `rel` or one of its parents.
+    /// base: the directory owes the base `rel`, one of its parents or a path under it (the
+    /// base, or the directory, has a directory there), or it was lost.
     pub fn owes_on_path(&self, rel: &str) -> bool {
         let Some(t) = self.lock() else {
             return true;
         };
+        if t.lost {
+            return true;
+        }
         if t.behind.is_empty() {
             return false;
+        }
+        if t.behind.under(rel) {
+            return true;
         }
         let mut at = 0;
         loop {
@@ -229,14 +252,17 @@ impl Tracked {
                     "the checkout could not be brought up to date",
                 ));
             }
+            if t.moving {
+                return Err(std::io::Error::other(
+                    "the checkout is being brought up to date",
+                ));
+            }
             if t.behind.is_empty() {
                 return Ok(());
             }
             t.moving = true;
-            let mut changes: Vec<_> = std::mem::take(&mut t.behind).files.into_iter().collect();
             // In path order: a file removed before a directory is made where it was.
-            changes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            changes
+            std::mem::take(&mut t.behind).files.into_iter().collect()
         };
         let (tracked, at) = (self.clone(), dir.to_owned());
         tokio::task::spawn_blocking(move || {

@@ -53,15 +53,19 @@ impl Landings {
         self.freed.notify_waiters();
         AtVcs {
             landings: self,
+            returning: false,
             back: false,
         }
     }
 }
 
-/// An attempt at the VCS. Dropped without [`AtVcs::back`] (the attempt given up), it counts
-/// as working again at once, so that the leaf's end gives its job back.
+/// An attempt at the VCS. Dropped before [`AtVcs::back`] returned (the attempt given up,
+/// waiting or not), it counts as working again at once, so that the leaf's end gives its job
+/// back.
 pub(crate) struct AtVcs<'a> {
     landings: &'a Landings,
+    /// Counted in `returning`, waiting for a job.
+    returning: bool,
     back: bool,
 }
 
@@ -69,29 +73,32 @@ impl AtVcs<'_> {
     /// The outcome is in. `ends`: the attempt ends now (it landed, with nothing to follow),
     /// and counts as working at once; otherwise it waits for a job first.
     pub(crate) async fn back(mut self, ends: bool) {
-        self.back = true;
         let l = self.landings;
-        if ends {
-            l.working.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        l.returning.fetch_add(1, Ordering::Relaxed);
-        loop {
-            let freed = l.freed.notified();
-            let jobs = l.jobs.load(Ordering::Relaxed);
-            // `returning` counts this attempt: a job is free for it when the others fit.
-            if jobs == 0 || l.taken() <= jobs {
-                break;
+        if !ends {
+            // Counted as returning, so that no new leaf takes the job it waits for.
+            l.returning.fetch_add(1, Ordering::Relaxed);
+            self.returning = true;
+            loop {
+                let freed = l.freed.notified();
+                let jobs = l.jobs.load(Ordering::Relaxed);
+                if jobs == 0 || l.working.load(Ordering::Relaxed) < jobs {
+                    break;
+                }
+                freed.await;
             }
-            freed.await;
+            l.returning.fetch_sub(1, Ordering::Relaxed);
+            self.returning = false;
         }
-        l.returning.fetch_sub(1, Ordering::Relaxed);
         l.working.fetch_add(1, Ordering::Relaxed);
+        self.back = true;
     }
 }
 
 impl Drop for AtVcs<'_> {
     fn drop(&mut self) {
+        if self.returning {
+            self.landings.returning.fetch_sub(1, Ordering::Relaxed);
+        }
         if !self.back {
             self.landings.working.fetch_add(1, Ordering::Relaxed);
         }
@@ -135,5 +142,54 @@ mod tests {
         l.ended(); // the other leaf ends
         back.await;
         assert_eq!(l.taken(), 1, "it works again, alone");
+    }
+
+    #[tokio::test]
+    async fn more_attempts_coming_back_than_jobs_each_get_one_in_turn() {
+        let l = Landings::default();
+        l.bound(1);
+        l.started(1); // A
+        let a = l.to_vcs();
+        l.started(1); // B
+        let b = l.to_vcs();
+        l.started(1); // C
+        let mut a = Box::pin(a.back(false));
+        let mut b = Box::pin(b.back(false));
+        assert!(futures_util::FutureExt::now_or_never(&mut a).is_none());
+        assert!(futures_util::FutureExt::now_or_never(&mut b).is_none());
+        let c = l.to_vcs(); // C at the VCS: its job is free
+        a.await; // one of the two returning takes it
+        assert!(
+            futures_util::FutureExt::now_or_never(&mut b).is_none(),
+            "the other waits"
+        );
+        assert_eq!(
+            l.taken(),
+            2,
+            "one working, one promised: no new leaf starts"
+        );
+        l.ended(); // A ends
+        b.await;
+        drop(c); // C given up at the VCS: it counts as working until its leaf ends
+        assert_eq!(l.taken(), 2);
+        l.ended();
+        l.ended();
+        assert_eq!(l.taken(), 0, "every count back to nothing");
+    }
+
+    #[tokio::test]
+    async fn an_attempt_given_up_while_it_waits_leaves_the_counts_balanced() {
+        let l = Landings::default();
+        l.bound(1);
+        l.started(1);
+        let at = l.to_vcs();
+        l.started(1);
+        let mut back = Box::pin(at.back(false));
+        assert!(futures_util::FutureExt::now_or_never(&mut back).is_none());
+        drop(back);
+        assert_eq!(l.taken(), 2, "both leaves still count until they end");
+        l.ended();
+        l.ended();
+        assert_eq!(l.taken(), 0);
     }
 }
