@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use specc_vcs::Repo;
 use specc_vcs::object::ObjectId;
 
-use super::tracked::{Behind, Tracked, Wrote};
+use super::tracked::{Behind, Kept, Tracked};
 use super::tree::KEPT;
 
 /// A lazily moved slot's directory is brought up to date at its lease once it owes its
@@ -28,12 +28,8 @@ const OWED_BYTES: usize = 8 << 20;
 enum Held {
     /// Not known (new to this process, or a command ran in it).
     Unknown,
-    /// `base`, except the `wrote` paths and what it owes the base (`behind`).
-    Commit {
-        base: ObjectId,
-        wrote: Wrote,
-        behind: Behind,
-    },
+    /// `base`, except what the last tools wrote and what it owes `base`.
+    Commit { base: ObjectId, kept: Kept },
 }
 
 /// The pool of slots under `.specc/work/`.
@@ -111,11 +107,7 @@ impl Slots {
             std::fs::create_dir_all(&dir)?;
         }
         let (behind, mut pending) = match held {
-            Held::Commit {
-                base: from,
-                wrote,
-                behind,
-            } => (owed(repo, from, base, wrote, behind).await?, pending),
+            Held::Commit { base: from, kept } => (owed(repo, from, base, kept).await?, pending),
             Held::Unknown => {
                 // The checkout writes on a blocking thread: run as a task of its own that
                 // keeps the slot until it is done, even if this caller gives up.
@@ -152,8 +144,7 @@ async fn owed(
     repo: &Repo,
     from: ObjectId,
     base: ObjectId,
-    wrote: Wrote,
-    mut behind: Behind,
+    Kept { wrote, mut behind }: Kept,
 ) -> std::io::Result<Behind> {
     let changes = repo
         .changes(from, base)
@@ -194,14 +185,7 @@ impl Drop for Lease<'_> {
     fn drop(&mut self) {
         let (free, id, base) = (self.slots.free.clone(), self.id, self.base);
         self.tracked.end(move |held| {
-            let held = match held {
-                Some(h) => Held::Commit {
-                    base,
-                    wrote: h.wrote,
-                    behind: h.behind,
-                },
-                None => Held::Unknown,
-            };
+            let held = held.map_or(Held::Unknown, |kept| Held::Commit { base, kept });
             if let Ok(mut free) = free.lock() {
                 free.push((id, held));
             }

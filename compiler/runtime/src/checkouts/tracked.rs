@@ -129,8 +129,10 @@ struct TrackedState {
     orphan: Option<Orphan>,
 }
 
-/// What a slot's directory holds when its lease ends: `None` if not known.
-pub(super) struct Held {
+/// What a slot's directory holds besides its commit when its lease ends: the paths the
+/// tools wrote, and what it still owes the commit.
+#[derive(Clone, Debug)]
+pub(super) struct Kept {
     pub wrote: Wrote,
     pub behind: Behind,
 }
@@ -283,7 +285,7 @@ impl Tracked {
 
     /// The lease ends: `give_back` gets what the directory holds (`None`: not known) now,
     /// or, if its files are being written, once they are (then as not known).
-    pub(super) fn end(&self, give_back: impl FnOnce(Option<Held>) + Send + 'static) {
+    pub(super) fn end(&self, give_back: impl FnOnce(Option<Kept>) + Send + 'static) {
         let Some(mut t) = self.lock() else {
             return give_back(None);
         };
@@ -291,7 +293,7 @@ impl Tracked {
             t.orphan = Some(Box::new(move || give_back(None)));
             return;
         }
-        let held = (!t.ran_command && !t.lost).then(|| Held {
+        let held = (!t.ran_command && !t.lost).then(|| Kept {
             wrote: std::mem::take(&mut t.wrote),
             behind: std::mem::take(&mut t.behind),
         });

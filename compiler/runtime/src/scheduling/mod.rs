@@ -196,28 +196,30 @@ async fn next_job(
     sched: &mut Scheduler<'_>,
     running: &mut FuturesUnordered<Running<'_>>,
 ) -> Next {
-    let ended = |next: Option<(usize, Job)>| next.map_or(Next::None, |(i, j)| Next::Ended(i, j));
     if let Some(next) = running.next().now_or_never() {
         return ended(next);
     }
-    let next = async {
-        tokio::select! {
-            next = running.next() => ended(next),
-            () = s.landings.went.notified() => Next::ToVcs,
-        }
-    };
-    match tokio::time::timeout(IDLE_COMMIT, next).await {
+    match tokio::time::timeout(IDLE_COMMIT, ended_or_to_vcs(s, running)).await {
         Ok(next) => next,
         Err(_) => {
             if let Err(e) = s.journal.commit() {
                 sched.stop(e.to_string());
             }
-            tokio::select! {
-                next = running.next() => ended(next),
-                () = s.landings.went.notified() => Next::ToVcs,
-            }
+            ended_or_to_vcs(s, running).await
         }
     }
+}
+
+/// The next job to end, or an attempt going to the VCS, whichever comes first.
+async fn ended_or_to_vcs(s: &Services<'_>, running: &mut FuturesUnordered<Running<'_>>) -> Next {
+    tokio::select! {
+        next = running.next() => ended(next),
+        () = s.landings.went.notified() => Next::ToVcs,
+    }
+}
+
+fn ended(next: Option<(usize, Job)>) -> Next {
+    next.map_or(Next::None, |(i, j)| Next::Ended(i, j))
 }
 
 /// With nothing running, waits for the earliest parked task if any may still start:
