@@ -2,6 +2,7 @@
 
 mod adopt;
 mod adversarial;
+mod answer_durability;
 mod approval;
 mod build;
 mod build_break;

@@ -234,9 +234,16 @@ impl Client {
             true => holds.reservation.as_mut().and_then(|r| r.held.take()),
             false => None,
         };
-        // Queued with the others of this moment, and committed before the answer is used:
-        // a crash cannot lose a paid answer once the caller has it.
+        // Queued with the others of this moment, and committed before the answer is used: a
+        // crash cannot lose a paid answer once the caller has it. An answer the caller
+        // journals is committed at once too, but the caller waits for that only before the
+        // answer leaves it ([`crate::Client::durable`]; design: llm.answer-durability).
+        let journals = also.is_some();
         let recorded = match ledger.record_with(&row, also, release) {
+            Ok(()) if journals => {
+                ledger.state_db().commit_soon();
+                Ok(())
+            }
             Ok(()) => ledger.durable().await,
             Err(e) => Err(e),
         };

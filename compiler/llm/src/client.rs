@@ -163,6 +163,11 @@ impl Client {
     /// transaction as its ledger row, so a crash can never leave a paid answer unrecorded
     /// for the caller (it would be asked for again). Returns whether `journal` ran (not
     /// without a ledger, or when the ledger failed: the caller journals then).
+    ///
+    /// When `journal` ran, the answer is queued, not yet committed: the caller waits for
+    /// [`Client::durable`] before the answer, or anything it caused, leaves the caller (its
+    /// next model call, a landing). The wait can then fall where it costs least, after
+    /// the caller gave back its job (design: llm.answer-durability).
     pub async fn call_journaled(
         &self,
         role: Role,
@@ -171,6 +176,14 @@ impl Client {
         journal: Option<&AnswerHook<'_>>,
     ) -> Result<(Response, bool), LlmError> {
         self.call_inner(role, None, task, request, journal).await
+    }
+
+    /// Returns once every answer recorded so far is committed (at once without a ledger).
+    pub async fn durable(&self) -> Result<(), specc_state::StateError> {
+        match &self.ledger {
+            Some(l) => l.state_db().durable().await,
+            None => Ok(()),
+        }
     }
 
     /// [`Client::call`] with another model of the role's provider (a reviewer lens's own

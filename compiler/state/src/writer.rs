@@ -382,6 +382,20 @@ impl StateDb {
         self.shared.commit(&mut conn)
     }
 
+    /// Asks the committer thread to commit what is queued, without waiting for it (a
+    /// writer without a committer commits when [`StateDb::durable`] is awaited): the
+    /// caller goes on, and waits with `durable` only where it must (design:
+    /// llm.answer-durability).
+    pub fn commit_soon(&self) {
+        if self.committer.is_none() {
+            return;
+        }
+        if let Ok(mut q) = self.shared.queue() {
+            q.wanted = true;
+            self.shared.wake.notify_one();
+        }
+    }
+
     /// Returns once every write queued so far is committed. The committer thread commits;
     /// this thread's other tasks run meanwhile and what they queue rides with that commit
     /// or the next.

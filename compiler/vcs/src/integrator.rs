@@ -83,7 +83,15 @@ pub(crate) fn integrate(
                 return;
             }
             batches += 1;
-            published.set(state.head, flags_changed.then_some(&state.flagged));
+            // An import moved the head past commits this process did not make: the recent
+            // commits start again at the head (design: vcs.recent-changes).
+            let made = match moved {
+                true => Vec::new(),
+                false => std::mem::take(&mut state.made),
+            };
+            state.made.clear();
+            let flagged = flags_changed.then_some(&state.flagged);
+            published.set_with(state.head, flagged, made);
         }
         for (tx, outcome) in replies {
             let _ = tx.send(outcome);

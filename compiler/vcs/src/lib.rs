@@ -280,6 +280,14 @@ impl Repo {
         self.inner.published.head()
     }
 
+    /// What [`Repo::changes`] answers, without waiting for the integrator, when both
+    /// commits are among the recent durable ones this handle saw land (`None`: ask
+    /// [`Repo::changes`]). A path that changed and changed back may be listed, with its
+    /// file at `to` (design: vcs.recent-changes).
+    pub fn changes_now(&self, from: ObjectId, to: ObjectId) -> Option<read::Changes> {
+        self.inner.published.changes(from, to)
+    }
+
     /// The files the megafile guard flagged, as of the last durable batch, without waiting
     /// for the integrator.
     pub fn flagged_now(&self) -> Vec<String> {

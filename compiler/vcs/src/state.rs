@@ -63,6 +63,9 @@ pub(crate) struct State {
     history: HashMap<String, std::collections::VecDeque<(u64, Option<File>)>>,
     /// The head's seq when this process loaded the branch.
     loaded_at: u64,
+    /// The commits made since the integrator last published, with the files each changed
+    /// (design: vcs.recent-changes).
+    pub(crate) made: Vec<(ObjectId, crate::published::Files)>,
 }
 
 /// Tree entries kept decoded: about 100 bytes each with its name, plus about 80 per tree for
@@ -107,6 +110,7 @@ impl State {
             tree_cache: Default::default(),
             history: HashMap::new(),
             loaded_at: 0,
+            made: Vec::new(),
         }
     }
 
@@ -249,8 +253,9 @@ impl State {
         if let Some(refusal) = self.megafile_guard(&decided) {
             return Outcome::Refused(refusal);
         }
-        let dirty = self.write_changes(s, decided);
+        let (dirty, files) = self.write_changes(s, decided);
         let id = self.commit(s, &dirty);
+        self.made.push((id, files));
         Outcome::Committed {
             id,
             seq: self.seq,
@@ -339,8 +344,9 @@ impl State {
         &mut self,
         s: &Submission,
         decided: Vec<(String, Content)>,
-    ) -> BTreeSet<String> {
+    ) -> (BTreeSet<String>, crate::published::Files) {
         let mut dirty = BTreeSet::new();
+        let mut files = Vec::with_capacity(decided.len());
         for (path, _) in &decided {
             self.last_intent
                 .insert(path.clone(), (s.message.clone(), s.task.clone()));
@@ -362,7 +368,9 @@ impl State {
                     if lines <= self.budget {
                         self.flagged.remove(&path);
                     }
-                    self.blobs.get_mut().insert(blob, Arc::new(bytes));
+                    let bytes = Arc::new(bytes);
+                    files.push((path.clone(), Some((bytes.clone(), executable))));
+                    self.blobs.get_mut().insert(blob, bytes);
                     self.files.insert(
                         path,
                         Head {
@@ -373,12 +381,13 @@ impl State {
                     );
                 }
                 _ => {
+                    files.push((path.clone(), None));
                     self.flagged.remove(&path);
                     self.files.remove(&path);
                 }
             }
         }
-        dirty
+        (dirty, files)
     }
 
     /// The commit of `s` over the trees `dirty` touched: the new head.

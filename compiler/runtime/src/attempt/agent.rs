@@ -93,6 +93,9 @@ struct Turns {
     /// Responses journaled by this attempt before the build died: used, in order, instead
     /// of asking the model again.
     replay: std::collections::VecDeque<Response>,
+    /// An answer is queued in the state database but maybe not committed yet: it is before
+    /// the next model call (design: llm.answer-durability).
+    uncommitted: bool,
 }
 
 impl Turns {
@@ -126,11 +129,19 @@ impl AgentLoop<'_> {
             rounds: 0,
             prose: 0,
             replay: replay.into(),
+            uncommitted: false,
         };
         loop {
-            if let Err(end) = self.turn(&mut t).await {
-                return end;
+            let Err(end) = self.turn(&mut t).await else {
+                continue;
+            };
+            // A landing waits for the last answer once the attempt gave its job back
+            // (`one::submit`); every other end waits here (design: llm.answer-durability).
+            let waits = t.uncommitted && !matches!(end, LoopEnd::Done { .. } | LoopEnd::Journal(_));
+            if waits && let Err(e) = self.client.durable().await {
+                return LoopEnd::Journal(e.into());
             }
+            return end;
         }
     }
 
@@ -212,6 +223,11 @@ impl AgentLoop<'_> {
         let answer = match t.replay.pop_front() {
             Some(journaled) => Ok(Ok((journaled, false))),
             None => {
+                // The last answer is committed before another is paid for.
+                if std::mem::take(&mut t.uncommitted) {
+                    let committed = self.client.durable().await;
+                    committed.map_err(|e| LoopEnd::Journal(e.into()))?;
+                }
                 let request = self.request(&t.messages);
                 let call =
                     self.client
@@ -259,6 +275,7 @@ impl AgentLoop<'_> {
         };
         t.tokens += response.usage.input + response.usage.cached_input + response.usage.output;
         t.step += 1;
+        t.uncommitted |= journaled;
         if !journaled {
             self.log(t.step, StepKind::Model, &json!(response))?;
         }

@@ -302,6 +302,12 @@ async fn submit(
     let task = order.task.id.as_str();
     // At the VCS, the attempt holds no job (design: runtime.scheduler).
     let at_vcs = s.landings.to_vcs();
+    // The worker's last answer is committed before its work leaves the attempt; the
+    // attempt waits for that here, holding no job (design: llm.answer-durability).
+    if let Err(e) = s.client.durable().await {
+        at_vcs.back(false).await;
+        return Attempted::Journal(e.into());
+    }
     let outcome = s.repo.submit(submission.clone()).await;
     at_vcs
         .back(ends && matches!(outcome, Outcome::Committed { .. }))

@@ -12,6 +12,10 @@ pub struct Scope {
     /// file lists, and compiling a glob set per attempt is most of a scope's cost).
     literals: Vec<String>,
     set: GlobSet,
+    /// Each pattern's literal prefix, and that prefix normalised: what [`Scope::overlaps`]
+    /// compares, made once (the scheduler compares every ready leaf's scope with every
+    /// running leaf's).
+    prefixes: Vec<(String, Option<String>)>,
 }
 
 /// Why a path may not be written.
@@ -59,10 +63,19 @@ impl Scope {
         } else {
             builder.build().unwrap_or_else(|_| GlobSet::empty())
         };
+        let prefixes = patterns
+            .iter()
+            .map(|p| {
+                let prefix = literal_prefix(p);
+                let normal = normalise(&prefix);
+                (prefix, normal)
+            })
+            .collect();
         Scope {
             patterns: patterns.to_vec(),
             literals,
             set,
+            prefixes,
         }
     }
 
@@ -101,13 +114,12 @@ impl Scope {
     /// matches the other's literal prefix or their literal prefixes are prefixes of each
     /// other, so disjoint directories never overlap and anything unclear does.
     pub fn overlaps(&self, other: &Scope) -> bool {
-        self.patterns.iter().any(|a| {
-            other.patterns.iter().any(|b| {
-                let (pa, pb) = (literal_prefix(a), literal_prefix(b));
-                pa.starts_with(&pb)
-                    || pb.starts_with(&pa)
-                    || normalise(&pb).is_some_and(|p| self.matches(&p))
-                    || normalise(&pa).is_some_and(|p| other.matches(&p))
+        self.prefixes.iter().any(|(pa, na)| {
+            other.prefixes.iter().any(|(pb, nb)| {
+                pa.starts_with(pb.as_str())
+                    || pb.starts_with(pa.as_str())
+                    || nb.as_deref().is_some_and(|p| self.matches(p))
+                    || na.as_deref().is_some_and(|p| other.matches(p))
             })
         })
     }

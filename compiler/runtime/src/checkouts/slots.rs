@@ -146,18 +146,25 @@ async fn owed(
     base: ObjectId,
     Kept { wrote, mut behind }: Kept,
 ) -> std::io::Result<Behind> {
-    let changes = repo
-        .changes(from, base)
-        .await
-        .ok_or_else(|| std::io::Error::other("the VCS does not know the slot's commit"))?;
+    // The recent commits' files, without a round trip through the integrator (design:
+    // vcs.recent-changes); the VCS's tree diff when they are not recent.
+    let changes = match repo.changes_now(from, base) {
+        Some(changes) => changes,
+        None => repo
+            .changes(from, base)
+            .await
+            .ok_or_else(|| std::io::Error::other("the VCS does not know the slot's commit"))?,
+    };
     for (p, file) in changes {
         behind.insert(p, file);
     }
     for (p, touched) in wrote {
-        let file = match behind.get(&p) {
-            Some(file) => file.clone(),
-            // Unchanged since `from`: the base's file is `from`'s, which the tools overwrote.
-            None => repo
+        let file = match (behind.get(&p), touched.before) {
+            (Some(file), _) => file.clone(),
+            // Unchanged since `from`: the base's file is `from`'s, which the tools overwrote
+            // and, when they wrote it while the directory held `from` there, read first.
+            (None, Some(before)) => before,
+            (None, None) => repo
                 .file(base, &p)
                 .await
                 .ok_or_else(|| std::io::Error::other("the VCS does not know the base"))?,

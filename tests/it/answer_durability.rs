@@ -1,0 +1,222 @@
+//! A worker's answer is committed to the state database before anything it caused leaves
+//! the attempt (design: llm.answer-durability): before the attempt's next model call, and
+//! before its work lands. The attempt does not wait for the commit between the two, so
+//! this is checked from outside, on a second connection to the database: at every model
+//! call, every answer the attempt had is in the ledger; when a task has landed, both of its
+//! answers are.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use specc_ir::plan::{ChildKind, TaskNode};
+use specc_llm::types::Author;
+use specc_llm::{
+    BoxFuture, Client, Ledger, LlmConfig, LlmError, Provider, Request, Response, Scripted,
+    ToolCall, Usage,
+};
+use specc_runtime::{Event, Plan, Services, WorkOrder, Workers, build};
+use specc_sandbox::ProcessRunner;
+use specc_state::{Journal, TaskState};
+use specc_vcs::Repo;
+
+#[path = "../benches/common/settings.rs"]
+mod settings;
+
+const LEAVES: usize = 24;
+
+/// The worker answers in a breath: `write` its file, then `done`. At each call it counts,
+/// on a connection of its own, the answers of its task already committed.
+struct Checking {
+    db: PathBuf,
+    /// (task, answers the attempt had, answers committed) at each call.
+    seen: Mutex<Vec<(String, usize, usize)>>,
+}
+
+fn committed(db: &Path, task: &str) -> usize {
+    Ledger::open_existing(db)
+        .expect("a second connection")
+        .rows()
+        .expect("rows")
+        .iter()
+        .filter(|r| r.task == task && r.outcome == "ok")
+        .count()
+}
+
+impl Provider for Checking {
+    fn name(&self) -> &str {
+        "w"
+    }
+
+    fn complete<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, LlmError>> {
+        let had = request
+            .messages
+            .iter()
+            .filter(|m| m.author == Author::Assistant)
+            .count();
+        let user = request
+            .messages
+            .iter()
+            .find(|m| m.author == Author::User)
+            .map_or("", |m| m.text.as_str());
+        let task = user.split('`').nth(1).unwrap_or("?").to_owned();
+        let now = committed(&self.db, &task);
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.push((task.clone(), had, now));
+        }
+        let call = match had {
+            0 => ToolCall {
+                id: "1".into(),
+                name: "write".into(),
+                arguments: json!({"path": format!("{task}.txt"), "content": "x\n"}),
+            },
+            _ => ToolCall {
+                id: "2".into(),
+                name: "done".into(),
+                arguments: json!({"summary": "wrote it"}),
+            },
+        };
+        let mut r = Scripted::text(
+            "",
+            Usage {
+                input: 10,
+                cached_input: 0,
+                output: 1,
+            },
+        );
+        r.tool_calls = vec![call];
+        Box::pin(async move { Ok(r) })
+    }
+}
+
+fn plan() -> Plan {
+    let root = TaskNode {
+        id: "t".into(),
+        parent: Some(String::new()),
+        kind: ChildKind::Plan,
+        role: "planner".into(),
+        model: "p".into(),
+        title: "files".into(),
+        instructions: String::new(),
+        decisions_to_read: Vec::new(),
+        write_scope: Vec::new(),
+        read_scope: Vec::new(),
+        acceptance: Vec::new(),
+        dependencies: Vec::new(),
+        covers_requirements: Vec::new(),
+        budget: 0,
+        fingerprint: "t".into(),
+    };
+    let leaves: Vec<TaskNode> = (0..LEAVES)
+        .map(|i| TaskNode {
+            id: format!("l{i:02}"),
+            parent: Some("t".into()),
+            kind: ChildKind::Work,
+            role: "worker".into(),
+            model: "w".into(),
+            title: format!("file {i}"),
+            instructions: format!("Write l{i:02}.txt."),
+            write_scope: vec![format!("l{i:02}.txt")],
+            fingerprint: format!("fp{i}"),
+            budget: 1000,
+            ..root.clone()
+        })
+        .collect();
+    let orders = leaves
+        .iter()
+        .map(|t| {
+            let mut o = WorkOrder {
+                parent: None,
+                origin: None,
+                task: t.clone(),
+                fingerprint: String::new(),
+                decisions: Vec::new(),
+                requirements: Vec::new(),
+                checks: Vec::new(),
+            };
+            o.fingerprint = specc_runtime::fingerprint(&o);
+            o
+        })
+        .collect();
+    Plan {
+        tasks: std::iter::once(root).chain(leaves).collect(),
+        orders,
+        seed: [("README.md".to_owned(), "answers\n".to_owned())].into(),
+        force: Vec::new(),
+    }
+}
+
+#[test]
+fn an_answer_is_committed_before_the_next_call_and_before_its_work_lands() {
+    let dir = tempfile::tempdir().expect("dir");
+    let db = dir.path().join("state.db");
+    let ledger = Arc::new(Ledger::open(&db).expect("ledger"));
+    let journal = Journal::on(ledger.state_db()).expect("journal");
+    std::fs::create_dir_all(dir.path().join("vcs")).expect("dir");
+    let repo =
+        Repo::open(&dir.path().join("vcs/log"), specc_vcs::Options::default()).expect("repo");
+    let config = LlmConfig::parse(
+        "[providers.w]\nkind = \"replay\"\nrecording = \"/nonexistent/none.jsonl\"\n\
+         [roles.worker]\nprovider = \"w\"\nmodel = \"w\"\n\
+         [prices.w]\ninput = 1.0\noutput = 2.0\n",
+    )
+    .expect("config");
+    let worker = Arc::new(Checking {
+        db: db.clone(),
+        seen: Mutex::new(Vec::new()),
+    });
+    let client = Client::from_config(config, &|_| None, None)
+        .with_provider("w", worker.clone(), 8)
+        .with_ledger(ledger, "run");
+    let policy = settings::settings(false, 1000);
+    let landed: Mutex<Vec<(String, usize)>> = Mutex::new(Vec::new());
+    let events = |e: Event| {
+        if let Event::Landed { task, .. } = e {
+            let now = committed(&db, &task);
+            if let Ok(mut l) = landed.lock() {
+                l.push((task, now));
+            }
+        }
+    };
+    let slots = specc_runtime::Slots::new(dir.path().join("work"));
+    let intents = specc_runtime::Intents::default();
+    let services = Services {
+        client: &client,
+        journal: &journal,
+        repo: &repo,
+        runner: Arc::new(ProcessRunner::default()),
+        run: "run",
+        work: dir.path().join("work"),
+        slots: &slots,
+        intents: &intents,
+        pins: None,
+        policy: &policy,
+        events: &events,
+        landings: Default::default(),
+    };
+    journal.start_run("run", "answers").expect("run");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let report = rt.block_on(build(&services, plan(), Workers::Local { jobs: 8 }));
+    assert_eq!(
+        report.count(TaskState::Landed),
+        LEAVES,
+        "{:?}",
+        report.stopped
+    );
+    let seen = worker.seen.lock().expect("seen").clone();
+    assert_eq!(seen.len(), 2 * LEAVES, "two calls a task: {seen:?}");
+    for (task, had, now) in &seen {
+        assert_eq!(
+            now, had,
+            "{task}: at a call, its earlier answers are committed"
+        );
+    }
+    let landed = landed.lock().expect("landed").clone();
+    assert_eq!(landed.len(), LEAVES);
+    for (task, now) in &landed {
+        assert_eq!(*now, 2, "{task} landed with both its answers committed");
+    }
+}
