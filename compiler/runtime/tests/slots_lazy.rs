@@ -116,16 +116,23 @@ async fn a_lazily_moved_slot_writes_what_it_owes_only_when_a_tool_needs_it() {
         assert_eq!(lease.tracked.owed("d/b.txt"), Some(None), "removed by c2");
         assert_eq!(lease.tracked.owed("g.txt"), None, "not owed: not in c2");
         let t = toolbox!(repo, lease);
-        // A whole-file write where nothing is owed goes straight in.
+        // A whole-file write where nothing is owed is kept in memory: the directory owes
+        // it like c2's files.
         call(
             &t,
             "write",
             json!({"path": "n/new.txt", "content": "new\n"}),
         )
         .await;
-        let mut now = want1.clone();
-        now.insert("n/new.txt".into(), ("new\n".into(), false));
-        assert_eq!(tree(&lease.dir), now, "still owing c2's files");
+        assert_eq!(
+            tree(&lease.dir),
+            want1,
+            "still owing c2's files and the write"
+        );
+        assert_eq!(
+            lease.tracked.owed("n/new.txt"),
+            Some(Some((b"new\n".to_vec(), false)))
+        );
         // The slot goes back owing them.
     }
     {
@@ -149,10 +156,17 @@ async fn a_lazily_moved_slot_writes_what_it_owes_only_when_a_tool_needs_it() {
             json!({"path": "e/f/c.txt", "content": "mine\n"}),
         )
         .await;
-        let mut now = want3.clone();
-        now.insert("e/f/c.txt".into(), ("mine\n".into(), false));
-        assert_eq!(tree(&lease.dir), now, "c3 exactly, with the tool's write");
-        assert_eq!(lease.tracked.owed("g.txt"), None, "nothing owed any more");
+        assert_eq!(tree(&lease.dir), want3, "c3 exactly");
+        assert_eq!(
+            lease.tracked.owed("g.txt"),
+            None,
+            "nothing of c3 owed any more"
+        );
+        assert_eq!(
+            lease.tracked.owed("e/f/c.txt"),
+            Some(Some((b"mine\n".to_vec(), false))),
+            "the tool's write, kept in memory"
+        );
     }
     {
         // A read needs the directory: the tool's write is undone first (owed again).
@@ -185,9 +199,71 @@ async fn a_write_over_an_owed_path_or_under_one_brings_the_directory_up_to_date_
     // The directory still holds a file where c3 has a directory: the write cannot go
     // straight in, so the directory is brought to c3 first and the write lands inside it.
     call(&t, "write", json!({"path": "x/new.txt", "content": "n\n"})).await;
+    assert_eq!(tree(&lease.dir), files(&[("x/inner.txt", "i\n", false)]));
+    // Reading it takes the write into the directory.
+    let text = call(&t, "read", json!({"path": "x/new.txt"})).await;
+    assert!(text.contains('n'), "{text}");
     assert_eq!(
         tree(&lease.dir),
         files(&[("x/inner.txt", "i\n", false), ("x/new.txt", "n\n", false)])
+    );
+}
+
+/// A whole-file write kept in memory behaves as one written into the directory: a read
+/// sees it, a file without `executable` keeps its mode, what lands is the write, and a
+/// path under a file is refused as the directory refuses it.
+#[tokio::test]
+async fn a_write_kept_in_memory_reads_lands_and_refuses_as_one_in_the_directory() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = Repo::open(&tmp.path().join("log"), Options::default()).expect("repo");
+    let (c1, _) = common::two_commits(&repo).await;
+    let slots = Slots::new(tmp.path().join("work"));
+    let lease = slots.lease(&repo, c1).await.expect("lease");
+    let t = toolbox!(repo, lease);
+    call(
+        &t,
+        "write",
+        json!({"path": "run.sh", "content": "#!/bin/sh\necho\n"}),
+    )
+    .await;
+    call(&t, "write", json!({"path": "w/new.txt", "content": "w\n"})).await;
+    let untouched = files(&[
+        ("a.txt", "a1\n", false),
+        ("d/b.txt", "b1\n", false),
+        ("run.sh", "#!/bin/sh\n", true),
+    ]);
+    assert_eq!(tree(&lease.dir), untouched, "both writes kept in memory");
+    let known = lease.tracked.known().expect("only the tools wrote");
+    let run = known["run.sh"].now.as_ref().expect("written whole");
+    assert!(
+        run.executable,
+        "a file written without `executable` keeps its mode"
+    );
+    let refused = t
+        .call(
+            &ToolCall {
+                id: "1".into(),
+                name: "write".into(),
+                arguments: json!({"path": "a.txt/x", "content": "x\n"}),
+            },
+            1,
+            Duration::from_secs(10),
+        )
+        .await;
+    assert!(
+        refused.failed && refused.text.contains("Not a directory"),
+        "a path under a file: {}",
+        refused.text
+    );
+    let text = call(&t, "read", json!({"path": "run.sh"})).await;
+    assert!(text.contains("echo"), "a read sees the write: {text}");
+    let mut now = untouched.clone();
+    now.insert("run.sh".into(), ("#!/bin/sh\necho\n".into(), true));
+    now.insert("w/new.txt".into(), ("w\n".into(), false));
+    assert_eq!(
+        tree(&lease.dir),
+        now,
+        "the read took both writes into the directory"
     );
 }
 

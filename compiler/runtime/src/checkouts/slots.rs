@@ -146,6 +146,12 @@ async fn owed(
     base: ObjectId,
     Kept { wrote, mut behind }: Kept,
 ) -> std::io::Result<Behind> {
+    // The tools' writes the directory never took (`Tracked::write_later`): owed still,
+    // whatever the base holds there.
+    let unwritten: Vec<bool> = wrote.keys().map(|p| behind.get(p).is_some()).collect();
+    for p in wrote.keys() {
+        behind.remove(p); // what the directory owes there is the base's file, found below
+    }
     // The recent commits' files, without a round trip through the integrator (design:
     // vcs.recent-changes); the VCS's tree diff when they are not recent.
     let changes = match repo.changes_now(from, base) {
@@ -158,7 +164,7 @@ async fn owed(
     for (p, file) in changes {
         behind.insert(p, file);
     }
-    for (p, touched) in wrote {
+    for ((p, touched), unwritten) in wrote.into_iter().zip(unwritten) {
         let file = match (behind.get(&p), touched.before) {
             (Some(file), _) => file.clone(),
             // Unchanged since `from`: the base's file is `from`'s, which the tools overwrote
@@ -169,8 +175,9 @@ async fn owed(
                 .await
                 .ok_or_else(|| std::io::Error::other("the VCS does not know the base"))?,
         };
-        // A file the last tools wrote whole as it now lands is there already.
-        if touched.now.as_ref().is_some_and(|w| w.is(&file)) {
+        // A file the last tools wrote whole into the directory as it now lands is there
+        // already.
+        if !unwritten && touched.now.as_ref().is_some_and(|w| w.is(&file)) {
             behind.remove(&p);
         } else {
             behind.insert(p, file);

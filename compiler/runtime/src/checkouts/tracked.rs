@@ -118,8 +118,9 @@ struct TrackedState {
     wrote: Wrote,
     /// A command ran: anything in the checkout may have changed.
     ran_command: bool,
-    /// What the directory still owes the base; never a path in `wrote` (a tool that writes
-    /// one brings the directory up to date first).
+    /// What the directory still owes the base and the tools' writes kept in memory
+    /// ([`Tracked::write_later`]); a path in `wrote` only as such a write (a tool that
+    /// writes an owed path brings the directory up to date first).
     behind: Behind,
     /// The directory's content is not known: bringing it up to date failed.
     lost: bool,
@@ -135,6 +136,32 @@ struct TrackedState {
 pub(super) struct Kept {
     pub wrote: Wrote,
     pub behind: Behind,
+}
+
+impl TrackedState {
+    /// See [`Tracked::owes_on_path`].
+    fn owes_on_path(&self, rel: &str) -> bool {
+        if self.lost {
+            return true;
+        }
+        if self.behind.is_empty() {
+            return false;
+        }
+        if self.behind.under(rel) {
+            return true;
+        }
+        let mut at = 0;
+        loop {
+            let end = rel[at..].find('/').map_or(rel.len(), |i| at + i);
+            if self.behind.contains(&rel[..end]) {
+                return true;
+            }
+            if end == rel.len() {
+                return false;
+            }
+            at = end + 1;
+        }
+    }
 }
 
 impl Tracked {
@@ -216,29 +243,29 @@ impl Tracked {
     /// base: the directory owes the base `rel`, one of its parents or a path under it (the
     /// base, or the directory, has a directory there), or it was lost.
     pub fn owes_on_path(&self, rel: &str) -> bool {
-        let Some(t) = self.lock() else {
-            return true;
+        self.lock().is_none_or(|t| t.owes_on_path(rel))
+    }
+
+    /// A whole-file write of `rel` that the directory would take (the caller checked it),
+    /// kept in memory instead: the directory owes it, as it owes the files others landed,
+    /// until something needs the directory ([`Tracked::ready`]). `false` (write it into
+    /// the directory) when the directory owes anything on the path, is being moved, or a
+    /// command ran (design: runtime.lazy-checkouts).
+    pub fn write_later(&self, rel: &str, bytes: &[u8], executable: bool) -> bool {
+        let Some(mut t) = self.lock() else {
+            return false;
         };
-        if t.lost {
-            return true;
-        }
-        if t.behind.is_empty() {
+        if t.ran_command || t.moving || t.owes_on_path(rel) {
             return false;
         }
-        if t.behind.under(rel) {
-            return true;
-        }
-        let mut at = 0;
-        loop {
-            let end = rel[at..].find('/').map_or(rel.len(), |i| at + i);
-            if t.behind.contains(&rel[..end]) {
-                return true;
-            }
-            if end == rel.len() {
-                return false;
-            }
-            at = end + 1;
-        }
+        let written = Written {
+            bytes: Arc::new(bytes.to_vec()),
+            executable,
+        };
+        t.wrote.entry(rel.to_owned()).or_default().now = Some(written);
+        t.behind
+            .insert(rel.to_owned(), Some((bytes.to_vec(), executable)));
+        true
     }
 
     /// Brings the directory `dir` up to date with the base, on a blocking thread: this

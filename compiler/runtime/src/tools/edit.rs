@@ -70,6 +70,19 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
     if let Some(e) = guide_budget(t, &rel, &a.content) {
         return e;
     }
+    let done = || ToolOutcome::ok(format!("wrote {rel} ({} lines)", a.content.lines().count()));
+    // Where the directory holds the base and would take the file, the write is kept in
+    // memory and owed to the directory (design: runtime.lazy-checkouts).
+    if t.as_leased(&rel)
+        && let Some(was_executable) = would_take(&t.root, &path)
+    {
+        let executable = a.executable.unwrap_or(was_executable);
+        if t.tracked
+            .write_later(&rel, a.content.as_bytes(), executable)
+        {
+            return done();
+        }
+    }
     // One open (design: perf.orchestration); a missing directory is made, and a file
     // without `executable` keeps its mode (a new one is not executable).
     let open = || open_regular(&path, a.executable.map_or(0o644, mode_of));
@@ -96,9 +109,31 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
         Err(e) => Err(e),
     };
     match written {
-        Ok(()) => ToolOutcome::ok(format!("wrote {rel} ({} lines)", a.content.lines().count())),
+        Ok(()) => done(),
         Err(e) => ToolOutcome::error(format!("`{rel}`: {e}")),
     }
+}
+
+/// Whether writing the whole file `full` (under `root`) would succeed as the directory is:
+/// it is a regular file or missing, and its nearest existing parent is a directory. Returns
+/// whether the file there is executable (a new one is not); `None` for anything else, which
+/// the write itself then meets and reports.
+fn would_take(root: &std::path::Path, full: &std::path::Path) -> Option<bool> {
+    use std::io::ErrorKind::NotFound;
+    match std::fs::symlink_metadata(full) {
+        Ok(m) if m.is_file() => return Some(m.permissions().mode() & 0o111 != 0),
+        Err(e) if e.kind() == NotFound => {}
+        _ => return None,
+    }
+    let mut at = full.parent();
+    while let Some(dir) = at {
+        match std::fs::symlink_metadata(dir) {
+            Ok(m) => return m.is_dir().then_some(false),
+            Err(e) if e.kind() == NotFound && dir != root => at = dir.parent(),
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// The field guide may not grow past its budget, however it is written.
