@@ -236,8 +236,8 @@ impl Client {
         };
         // Queued with the others of this moment, and committed before the answer is used: a
         // crash cannot lose a paid answer once the caller has it. An answer the caller
-        // journals is committed at once too, but the caller waits for that only before the
-        // answer leaves it ([`crate::Client::durable`]; design: llm.answer-durability).
+        // journals is committed at once too, but the caller waits for that only before its
+        // work lands ([`crate::Client::durable`]; design: llm.answer-durability).
         let journals = also.is_some();
         let recorded = match ledger.record_with(&row, also, release) {
             Ok(()) if journals => {

@@ -164,10 +164,10 @@ impl Client {
     /// for the caller (it would be asked for again). Returns whether `journal` ran (not
     /// without a ledger, or when the ledger failed: the caller journals then).
     ///
-    /// When `journal` ran, the answer is queued, not yet committed: the caller waits for
-    /// [`Client::durable`] before the answer, or anything it caused, leaves the caller (its
-    /// next model call, a landing). The wait can then fall where it costs least, after
-    /// the caller gave back its job (design: llm.answer-durability).
+    /// When `journal` ran, the answer's commit is asked for at once but not waited for: the
+    /// caller waits for [`Client::durable`] before what the answer caused leaves it for
+    /// good (a landing), where the wait costs least: after the caller gave back its job
+    /// (design: llm.answer-durability).
     pub async fn call_journaled(
         &self,
         role: Role,

@@ -93,8 +93,9 @@ struct Turns {
     /// Responses journaled by this attempt before the build died: used, in order, instead
     /// of asking the model again.
     replay: std::collections::VecDeque<Response>,
-    /// An answer is queued in the state database but maybe not committed yet: it is before
-    /// the next model call (design: llm.answer-durability).
+    /// An answer is queued in the state database, its commit asked for but maybe not done:
+    /// the attempt waits for it before its work lands or its loop ends (design:
+    /// llm.answer-durability).
     uncommitted: bool,
 }
 
@@ -223,11 +224,6 @@ impl AgentLoop<'_> {
         let answer = match t.replay.pop_front() {
             Some(journaled) => Ok(Ok((journaled, false))),
             None => {
-                // The last answer is committed before another is paid for.
-                if std::mem::take(&mut t.uncommitted) {
-                    let committed = self.client.durable().await;
-                    committed.map_err(|e| LoopEnd::Journal(e.into()))?;
-                }
                 let request = self.request(&t.messages);
                 let call =
                     self.client
