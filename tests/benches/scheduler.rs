@@ -11,7 +11,9 @@
 //! (build wall time − that VCS time) / N. The bar: ≤ 100 µs per task at 10,000, growing
 //! linearly.
 //! `cargo bench -p specc-tests --bench scheduler [-- N…]` (default 1000 2000 5000 10000);
-//! `SPECC_BENCH_DIR=DIR` puts the state directories there instead of under target/.
+//! `SPECC_BENCH_DIR=DIR` puts the state directories there instead of under target/;
+//! `SPECC_BENCH_BUILD_ONLY=1` runs the builds alone (no VCS baseline, no overhead figure),
+//! to profile them.
 
 // The binary's allocator, so the benchmark measures what `specc build` runs.
 // design: driver.allocator
@@ -285,6 +287,10 @@ fn main() {
     for n in sizes {
         let a = tempfile::tempdir_in(root).expect("dir");
         let wall = run_build(&rt, a.path(), n);
+        if std::env::var_os("SPECC_BENCH_BUILD_ONLY").is_some() {
+            println!("{n:>5}  {:>8.2}", wall.as_secs_f64());
+            continue;
+        }
         // The VCS alone varies by a factor of two from run to run on a disk (its fsyncs):
         // the median of three, each on a fresh store; at `JOBS` and at `n` in flight, the
         // faster of the two.
