@@ -1,5 +1,7 @@
 //! The `write` tool's files: a new one in a new directory, modes as asked (and kept when
-//! not asked), and nothing written over a directory or outside the scope.
+//! not asked), and nothing written over a directory or outside the scope. A write may be
+//! kept in memory until something needs the directory (design: runtime.lazy-checkouts):
+//! the directory is brought up to date (`Toolbox::ready`) before it is looked at.
 
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
@@ -55,22 +57,42 @@ async fn written_files_get_the_asked_mode_and_keep_it_when_not_asked() {
     let file = root.join("src/deep/run.sh");
     let (text, failed) = write(&t, json!({"path": "src/deep/run.sh", "content": "a\n"})).await;
     assert!(!failed, "{text}");
+    t.ready().await.expect("ready");
     assert_eq!(std::fs::read_to_string(&file).expect("read"), "a\n");
     assert_eq!(mode(&file), 0o644, "a new file is not executable");
 
     let args = json!({"path": "src/deep/run.sh", "content": "#!/bin/sh\n", "executable": true});
     assert!(!write(&t, args).await.1);
+    t.ready().await.expect("ready");
     assert_eq!(mode(&file), 0o755);
     assert!(
         !write(&t, json!({"path": "src/deep/run.sh", "content": "b\n"}))
             .await
             .1
     );
+    t.ready().await.expect("ready");
     assert_eq!(mode(&file), 0o755, "kept when not asked");
     assert_eq!(std::fs::read_to_string(&file).expect("read"), "b\n");
     let args = json!({"path": "src/deep/run.sh", "content": "c\n", "executable": false});
     assert!(!write(&t, args).await.1);
+    t.ready().await.expect("ready");
     assert_eq!(mode(&file), 0o644);
+
+    // Two writes kept in memory: the second keeps the mode the first asked for.
+    let args = json!({"path": "src/deep/x.sh", "content": "x\n", "executable": true});
+    assert!(!write(&t, args).await.1);
+    assert!(!root.join("src/deep/x.sh").exists(), "kept in memory");
+    assert!(
+        !write(&t, json!({"path": "src/deep/x.sh", "content": "y\n"}))
+            .await
+            .1
+    );
+    t.ready().await.expect("ready");
+    assert_eq!(
+        mode(&root.join("src/deep/x.sh")),
+        0o755,
+        "the first write's mode"
+    );
 
     // A directory where the file should be: refused, and left alone.
     std::fs::create_dir_all(root.join("src/d")).expect("mkdir");

@@ -103,7 +103,7 @@ impl Scope {
                 || (path.len() > l.len()
                     && path.starts_with(l.as_str())
                     && path.as_bytes()[l.len()] == b'/')
-        }) || self.set.is_match(path)
+        }) || (!self.set.is_empty() && self.set.is_match(path))
     }
 
     pub fn allows(&self, path: &str) -> bool {

@@ -63,7 +63,7 @@ pub(super) struct Write {
 }
 
 pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
-    let (rel, path) = match t.writable_file(&a.path) {
+    let (rel, path, meta) = match t.writable_file_as_is(&a.path) {
         Ok(p) => p,
         Err(e) => return e,
     };
@@ -74,9 +74,11 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
     // Where the directory holds the base and would take the file, the write is kept in
     // memory and owed to the directory (design: runtime.lazy-checkouts).
     if t.as_leased(&rel)
-        && let Some(was_executable) = would_take(&t.root, &path)
+        && let Some(was_executable) = would_take(&t.root, &path, &meta)
     {
-        let executable = a.executable.unwrap_or(was_executable);
+        // The mode kept is the last write's, kept in memory or not.
+        let kept = t.tracked.written_executable(&rel).unwrap_or(was_executable);
+        let executable = a.executable.unwrap_or(kept);
         if t.tracked
             .write_later(&rel, a.content.as_bytes(), executable)
         {
@@ -114,13 +116,17 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
     }
 }
 
-/// Whether writing the whole file `full` (under `root`) would succeed as the directory is:
-/// it is a regular file or missing, and its nearest existing parent is a directory. Returns
-/// whether the file there is executable (a new one is not); `None` for anything else, which
-/// the write itself then meets and reports.
-fn would_take(root: &std::path::Path, full: &std::path::Path) -> Option<bool> {
+/// Whether writing the whole file `full` (under `root`; `meta` what is there now) would
+/// succeed as the directory is: it is a regular file or missing, and its nearest existing
+/// parent is a directory. Returns whether the file there is executable (a new one is not);
+/// `None` for anything else, which the write itself then meets and reports.
+fn would_take(
+    root: &std::path::Path,
+    full: &std::path::Path,
+    meta: &std::io::Result<std::fs::Metadata>,
+) -> Option<bool> {
     use std::io::ErrorKind::NotFound;
-    match std::fs::symlink_metadata(full) {
+    match meta {
         Ok(m) if m.is_file() => return Some(m.permissions().mode() & 0o111 != 0),
         Err(e) if e.kind() == NotFound => {}
         _ => return None,

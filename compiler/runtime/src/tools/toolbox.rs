@@ -116,6 +116,16 @@ impl Toolbox {
     /// the base there: what it held is kept, and the task's change is measured against it
     /// without asking the VCS (design: perf.orchestration).
     pub(super) fn writable_file(&self, path: &str) -> Result<(String, PathBuf), ToolOutcome> {
+        self.writable_file_as_is(path)
+            .map(|(rel, full, _)| (rel, full))
+    }
+
+    /// [`Toolbox::writable_file`], with what is at the path: the file's metadata, or why
+    /// there is none.
+    pub(super) fn writable_file_as_is(
+        &self,
+        path: &str,
+    ) -> Result<(String, PathBuf, std::io::Result<std::fs::Metadata>), ToolOutcome> {
         use std::os::unix::fs::PermissionsExt as _;
         let (rel, full) = self.writable(path)?;
         let meta = std::fs::symlink_metadata(&full);
@@ -132,7 +142,7 @@ impl Toolbox {
                 self.tracked.before(&rel, before);
             }
         }
-        Ok((rel, full))
+        Ok((rel, full, meta))
     }
 
     /// Brings the checkout's directory to the base where it still owes it files (design:
