@@ -9,7 +9,8 @@
 //! have hundreds of submissions in flight, and the VCS's group commit makes fewer fsyncs
 //! for them; the VCS at its best is what is not orchestration. Overhead per task is
 //! (build wall time − that VCS time) / N. The bar: ≤ 100 µs per task at 10,000, growing
-//! linearly.
+//! linearly. Beside it, the CPU the process spent in the build beyond the VCS run's, per
+//! task: the build's threads overlap their work, which wall time counts once.
 //! `cargo bench -p specc-tests --bench scheduler [-- N…]` (default 1000 2000 5000 10000);
 //! `SPECC_BENCH_DIR=DIR` puts the state directories there instead of under target/;
 //! `SPECC_BENCH_BUILD_ONLY=1` runs the builds alone (no VCS baseline, no overhead figure),
@@ -164,8 +165,25 @@ fn plan(n: usize) -> Plan {
     }
 }
 
-/// One build of `n` leaves; its wall time.
-fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
+/// This process's CPU time so far (user and system, from `/proc/self/stat`, in clock
+/// ticks of 10 ms).
+fn cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command's `)`: utime and stime are the 12th and 13th.
+    let fields: Vec<u64> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    Duration::from_millis(fields.iter().sum::<u64>() * 10)
+}
+
+/// One build of `n` leaves; its wall time and CPU time.
+fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> (Duration, Duration) {
     let db = dir.join("state.db");
     let ledger = Arc::new(Ledger::open(&db).expect("ledger"));
     let journal = Journal::on(ledger.state_db()).expect("journal");
@@ -200,19 +218,24 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> Duration {
     };
     journal.start_run("bench", "synthetic").expect("run");
     let plan = plan(n);
-    let started = Instant::now();
+    let (started, cpu0) = (Instant::now(), cpu());
     let report = rt.block_on(build(&services, plan, Workers::Local { jobs: JOBS }));
-    let wall = started.elapsed();
+    let (wall, used) = (started.elapsed(), cpu().saturating_sub(cpu0));
     assert_eq!(report.count(TaskState::Landed), n, "{:?}", report.stopped);
-    wall
+    (wall, used)
 }
 
 /// The VCS alone: the same `n` one-file commits, `in_flight` at a time, each on the head it
-/// saw.
-fn run_vcs(rt: &tokio::runtime::Runtime, dir: &Path, n: usize, in_flight: usize) -> Duration {
+/// saw; its wall time and CPU time.
+fn run_vcs(
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    n: usize,
+    in_flight: usize,
+) -> (Duration, Duration) {
     std::fs::create_dir_all(dir.join("vcs")).expect("dir");
     let repo = Repo::open(&dir.join("vcs/log"), specc_vcs::Options::default()).expect("repo");
-    let started = Instant::now();
+    let (started, cpu0) = (Instant::now(), cpu());
     rt.block_on(async {
         let head = repo.stats().await.head.expect("a head");
         let seed = repo
@@ -230,7 +253,8 @@ fn run_vcs(rt: &tokio::runtime::Runtime, dir: &Path, n: usize, in_flight: usize)
                 next += 1;
                 let repo = &repo;
                 running.push(async move {
-                    let head = repo.stats().await.head.expect("a head");
+                    // The durable head without a round trip, as an attempt takes its base.
+                    let head = repo.head_now().expect("a head");
                     let task = format!("t/{i:05}");
                     repo.submit(submission(head, &path(i), &format!("{task}\n"), &task))
                         .await
@@ -243,7 +267,9 @@ fn run_vcs(rt: &tokio::runtime::Runtime, dir: &Path, n: usize, in_flight: usize)
             }
         }
     });
-    started.elapsed()
+    let wall = started.elapsed();
+    drop(repo); // the integrator's last work counts
+    (wall, cpu().saturating_sub(cpu0))
 }
 
 fn submission(base: specc_vcs::object::ObjectId, path: &str, text: &str, task: &str) -> Submission {
@@ -276,7 +302,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    println!("tasks   build s   tasks/s   vcs s   overhead/task µs");
+    println!("tasks   build s   tasks/s   vcs s   cpu/task µs   overhead/task µs");
     // The state lives beside the spec, on the project's file system: under target/ unless
     // SPECC_BENCH_DIR names another place (to compare file systems).
     let root = std::env::var_os("SPECC_BENCH_DIR").map_or_else(
@@ -286,18 +312,19 @@ fn main() {
     let root = root.as_path();
     for n in sizes {
         let a = tempfile::tempdir_in(root).expect("dir");
-        let wall = run_build(&rt, a.path(), n);
+        let (wall, build_cpu) = run_build(&rt, a.path(), n);
         if std::env::var_os("SPECC_BENCH_BUILD_ONLY").is_some() {
-            println!("{n:>5}  {:>8.2}", wall.as_secs_f64());
+            let cpu = build_cpu.as_secs_f64() / n as f64 * 1e6;
+            println!("{n:>5}  {:>8.2}  cpu/task µs {cpu:.0}", wall.as_secs_f64());
             continue;
         }
         // The VCS alone varies by a factor of two from run to run on a disk (its fsyncs):
         // the median of three, each on a fresh store; at `JOBS` and at `n` in flight, the
         // faster of the two.
-        let vcs = [JOBS, n]
+        let (vcs, vcs_cpu) = [JOBS, n]
             .into_iter()
             .map(|in_flight| {
-                let mut runs: Vec<Duration> = (0..3)
+                let mut runs: Vec<(Duration, Duration)> = (0..3)
                     .map(|_| {
                         let b = tempfile::tempdir_in(root).expect("dir");
                         run_vcs(&rt, b.path(), n, in_flight)
@@ -309,8 +336,11 @@ fn main() {
             .min()
             .expect("two");
         let overhead = wall.saturating_sub(vcs).as_secs_f64() / n as f64 * 1e6;
+        // The CPU the build spent beyond the VCS's, per task: wall time counts work the
+        // threads overlap once, this counts it all.
+        let cpu = build_cpu.saturating_sub(vcs_cpu).as_secs_f64() / n as f64 * 1e6;
         println!(
-            "{n:>5}  {:>8.2}  {:>8.0}  {:>6.2}  {overhead:>16.0}",
+            "{n:>5}  {:>8.2}  {:>8.0}  {:>6.2}  {cpu:>11.0}  {overhead:>16.0}",
             wall.as_secs_f64(),
             n as f64 / wall.as_secs_f64(),
             vcs.as_secs_f64()

@@ -1,7 +1,9 @@
 //! A worker's answers are committed to the state database before its work lands (design:
 //! llm.answer-durability). The attempt does not wait for the commits before that, so this
 //! is checked from outside, on a second connection to the database: when a task has landed,
-//! both of its answers are in the ledger.
+//! both of its answers are in the ledger. To make a missing wait show every time, the
+//! first `done` answer is given while a second connection holds the database's write lock
+//! for 300 ms: its commit stalls, and its task must not land meanwhile.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -25,8 +27,28 @@ const LEAVES: usize = 24;
 
 /// The worker answers in a breath: `write` its file, then `done`.
 struct Checking {
+    db: std::path::PathBuf,
     /// The tasks of the calls, in order.
     seen: Mutex<Vec<String>>,
+    /// The thread holding the write lock, once the first `done` is answered.
+    stall: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// Holds the database's write lock on a connection of its own for 300 ms; returns once
+/// the lock is held.
+fn stall_commits(db: &Path) -> std::thread::JoinHandle<()> {
+    let (held, wait) = std::sync::mpsc::channel();
+    let db = db.to_owned();
+    let thread = std::thread::spawn(move || {
+        let conn = rusqlite::Connection::open(&db).expect("a second connection");
+        conn.execute_batch("BEGIN EXCLUSIVE")
+            .expect("the write lock");
+        held.send(()).expect("held");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        conn.execute_batch("COMMIT").expect("commit");
+    });
+    wait.recv().expect("the lock is held");
+    thread
 }
 
 fn committed(db: &Path, task: &str) -> usize {
@@ -58,6 +80,12 @@ impl Provider for Checking {
         let task = user.split('`').nth(1).unwrap_or("?").to_owned();
         if let Ok(mut seen) = self.seen.lock() {
             seen.push(task.clone());
+        }
+        if had == 1
+            && let Ok(mut stall) = self.stall.lock()
+            && stall.is_none()
+        {
+            *stall = Some(stall_commits(&self.db));
         }
         let call = match had {
             0 => ToolCall {
@@ -157,7 +185,9 @@ fn a_tasks_answers_are_committed_before_its_work_lands() {
     )
     .expect("config");
     let worker = Arc::new(Checking {
+        db: db.clone(),
         seen: Mutex::new(Vec::new()),
+        stall: Mutex::new(None),
     });
     let client = Client::from_config(config, &|_| None, None)
         .with_provider("w", worker.clone(), 8)
@@ -200,6 +230,8 @@ fn a_tasks_answers_are_committed_before_its_work_lands() {
         "{:?}",
         report.stopped
     );
+    let stalled = worker.stall.lock().expect("stall").take().expect("a stall");
+    stalled.join().expect("the stall ended");
     let seen = worker.seen.lock().expect("seen").clone();
     assert_eq!(seen.len(), 2 * LEAVES, "two calls a task: {seen:?}");
     let landed = landed.lock().expect("landed").clone();

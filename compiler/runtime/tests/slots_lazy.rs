@@ -295,3 +295,32 @@ async fn a_write_where_the_base_has_a_directory_is_refused_as_at_the_base() {
         files(&[("a.txt", "a\n", false), ("x/inner.txt", "i\n", false)])
     );
 }
+
+/// A write kept in memory, and then landed as it was, is still owed to the directory at
+/// the next lease: the directory never took it.
+#[tokio::test]
+async fn a_write_kept_in_memory_and_landed_is_still_owed_at_the_next_lease() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = Repo::open(&tmp.path().join("log"), Options::default()).expect("repo");
+    let (c1, _) = common::two_commits(&repo).await;
+    let slots = Slots::new(tmp.path().join("work"));
+    drop(slots.lease(&repo, c1).await.expect("lease"));
+    {
+        let lease = slots.lease_lazily(&repo, c1).await.expect("lease");
+        let t = toolbox!(repo, lease);
+        call(&t, "write", json!({"path": "p/x.txt", "content": "x\n"})).await;
+        assert!(!lease.dir.join("p/x.txt").exists(), "kept in memory");
+    }
+    let c4 = common::commit(&repo, c1, &[("p/x.txt", Some("x\n"), false)]).await;
+    let lease = slots.lease_lazily(&repo, c4).await.expect("lease");
+    assert_eq!(
+        lease.tracked.owed("p/x.txt"),
+        Some(Some((b"x\n".to_vec(), false))),
+        "what landed is owed: the directory does not hold it"
+    );
+    lease.tracked.ready(&lease.dir).await.expect("ready");
+    assert_eq!(
+        std::fs::read_to_string(lease.dir.join("p/x.txt")).expect("read"),
+        "x\n"
+    );
+}

@@ -78,6 +78,11 @@ impl Published {
                 if let Some((_, files)) = s.recent.pop_front() {
                     s.recent_bytes -= size(&files);
                 }
+                // The new first commit only anchors the rest: its files are never read.
+                if let Some((_, files)) = s.recent.front_mut() {
+                    s.recent_bytes -= size(files);
+                    files.clear();
+                }
             }
         } else {
             s.recent.clear();
@@ -93,18 +98,25 @@ impl Published {
     /// The files that differ between two recent durable commits, `from` no later than
     /// `to`, with `to`'s file at each; `None` when either is not among the recent commits.
     pub(crate) fn changes(&self, from: ObjectId, to: ObjectId) -> Option<Vec<(String, FileBytes)>> {
-        let s = self.inner.lock().ok()?;
-        s.head?;
-        let j = s.recent.iter().rposition(|(id, _)| *id == to)?;
-        let i = s.recent.range(..=j).rposition(|(id, _)| *id == from)?;
+        // The files' `Arc`s are taken under the lock and copied outside it: the integrator
+        // publishes through that lock before it answers anyone.
         let mut out = BTreeMap::new();
-        for (_, files) in s.recent.range(i + 1..=j) {
-            for (path, file) in files {
-                let file = file.as_ref().map(|(b, x)| (b.to_vec(), *x));
-                out.insert(path.as_str(), file);
+        {
+            let s = self.inner.lock().ok()?;
+            s.head?;
+            let j = s.recent.iter().rposition(|(id, _)| *id == to)?;
+            let i = s.recent.range(..=j).rposition(|(id, _)| *id == from)?;
+            for (_, files) in s.recent.range(i + 1..=j) {
+                for (path, file) in files {
+                    out.insert(path.clone(), file.clone());
+                }
             }
         }
-        Some(out.into_iter().map(|(p, f)| (p.to_owned(), f)).collect())
+        Some(
+            out.into_iter()
+                .map(|(p, f)| (p, f.map(|(b, x)| (b.to_vec(), x))))
+                .collect(),
+        )
     }
 
     /// The store stopped: nothing it holds may be read any more.

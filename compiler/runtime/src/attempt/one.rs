@@ -118,6 +118,12 @@ pub(super) async fn one_attempt(
         return Attempted::Journal(e);
     }
     let ended = agent.run(opening, replay).await;
+    // Flags reach the VCS, which makes them durable: the answers that asked for them are
+    // committed first (design: llm.answer-durability). The loop waited at its other ends.
+    let flags = matches!(&ended, LoopEnd::Done { flagged, .. } if !flagged.is_empty());
+    if flags && let Err(e) = s.client.durable().await {
+        return Attempted::Journal(e.into());
+    }
     let (summary, steps) = match done(s, ended, notes) {
         Ok(done) => done,
         Err(Attempted::Journal(e)) => return Attempted::Journal(e),

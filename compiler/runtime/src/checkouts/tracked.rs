@@ -246,16 +246,6 @@ impl Tracked {
         self.lock().is_none_or(|t| t.owes_on_path(rel))
     }
 
-    /// Whether the file the tools last wrote whole at `rel` is executable (`None`: they did
-    /// not, or a command ran since).
-    pub fn written_executable(&self, rel: &str) -> Option<bool> {
-        let t = self.lock()?;
-        if t.ran_command {
-            return None;
-        }
-        t.wrote.get(rel)?.now.as_ref().map(|w| w.executable)
-    }
-
     /// A whole-file write of `rel` that the directory would take (the caller checked it),
     /// kept in memory instead: the directory owes it, as it owes the files others landed,
     /// until something needs the directory ([`Tracked::ready`]). `false` (write it into

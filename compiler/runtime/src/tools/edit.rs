@@ -76,9 +76,9 @@ pub(super) fn write(t: &Toolbox, a: Write) -> ToolOutcome {
     if t.as_leased(&rel)
         && let Some(was_executable) = would_take(&t.root, &path, &meta)
     {
-        // The mode kept is the last write's, kept in memory or not.
-        let kept = t.tracked.written_executable(&rel).unwrap_or(was_executable);
-        let executable = a.executable.unwrap_or(kept);
+        // A path the tools wrote into memory is owed: the directory was brought up to date
+        // before this call (`needs_base`), so its mode is the last write's.
+        let executable = a.executable.unwrap_or(was_executable);
         if t.tracked
             .write_later(&rel, a.content.as_bytes(), executable)
         {
