@@ -32,13 +32,15 @@ use specc_llm::{
     BoxFuture, Client, Ledger, LlmConfig, LlmError, Provider, Request, Response, Scripted,
     ToolCall, Usage,
 };
-use specc_runtime::{Plan, Services, WorkOrder, Workers, build};
+use specc_runtime::{Plan, Services, Workers, build};
 use specc_sandbox::ProcessRunner;
 use specc_state::{Journal, TaskState};
 use specc_vcs::{Change, Outcome, Repo, Submission};
 
 #[path = "common/settings.rs"]
 mod common;
+#[path = "common/plans.rs"]
+mod plans;
 
 const JOBS: usize = 8;
 
@@ -122,40 +124,9 @@ fn leaf(i: usize) -> TaskNode {
 }
 
 fn plan(n: usize) -> Plan {
-    let mut tasks = vec![TaskNode {
-        id: "t".into(),
-        parent: Some(String::new()),
-        kind: ChildKind::Plan,
-        role: "planner".into(),
-        model: "p".into(),
-        title: "files".into(),
-        instructions: String::new(),
-        decisions_to_read: Vec::new(),
-        write_scope: Vec::new(),
-        read_scope: Vec::new(),
-        acceptance: Vec::new(),
-        dependencies: Vec::new(),
-        covers_requirements: Vec::new(),
-        budget: 0,
-        fingerprint: "t".into(),
-    }];
+    let mut tasks = vec![plans::root()];
     let leaves: Vec<TaskNode> = (0..n).map(leaf).collect();
-    let orders = leaves
-        .iter()
-        .map(|t| {
-            let mut o = WorkOrder {
-                parent: None,
-                origin: None,
-                task: t.clone(),
-                fingerprint: String::new(),
-                decisions: Vec::new(),
-                requirements: Vec::new(),
-                checks: Vec::new(),
-            };
-            o.fingerprint = specc_runtime::fingerprint(&o);
-            o
-        })
-        .collect();
+    let orders = leaves.iter().map(plans::order).collect();
     tasks.extend(leaves);
     Plan {
         tasks,

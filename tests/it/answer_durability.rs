@@ -15,11 +15,13 @@ use specc_llm::{
     BoxFuture, Client, Ledger, LlmConfig, LlmError, Provider, Request, Response, Scripted,
     ToolCall, Usage,
 };
-use specc_runtime::{Event, Plan, Services, WorkOrder, Workers, build};
+use specc_runtime::{Event, Plan, Services, Workers, build};
 use specc_sandbox::ProcessRunner;
 use specc_state::{Journal, TaskState};
 use specc_vcs::Repo;
 
+#[path = "../benches/common/plans.rs"]
+mod plans;
 #[path = "../benches/common/settings.rs"]
 mod settings;
 
@@ -113,23 +115,7 @@ impl Provider for Checking {
 }
 
 fn plan() -> Plan {
-    let root = TaskNode {
-        id: "t".into(),
-        parent: Some(String::new()),
-        kind: ChildKind::Plan,
-        role: "planner".into(),
-        model: "p".into(),
-        title: "files".into(),
-        instructions: String::new(),
-        decisions_to_read: Vec::new(),
-        write_scope: Vec::new(),
-        read_scope: Vec::new(),
-        acceptance: Vec::new(),
-        dependencies: Vec::new(),
-        covers_requirements: Vec::new(),
-        budget: 0,
-        fingerprint: "t".into(),
-    };
+    let root = plans::root();
     let leaves: Vec<TaskNode> = (0..LEAVES)
         .map(|i| TaskNode {
             id: format!("l{i:02}"),
@@ -145,22 +131,7 @@ fn plan() -> Plan {
             ..root.clone()
         })
         .collect();
-    let orders = leaves
-        .iter()
-        .map(|t| {
-            let mut o = WorkOrder {
-                parent: None,
-                origin: None,
-                task: t.clone(),
-                fingerprint: String::new(),
-                decisions: Vec::new(),
-                requirements: Vec::new(),
-                checks: Vec::new(),
-            };
-            o.fingerprint = specc_runtime::fingerprint(&o);
-            o
-        })
-        .collect();
+    let orders = leaves.iter().map(plans::order).collect();
     Plan {
         tasks: std::iter::once(root).chain(leaves).collect(),
         orders,

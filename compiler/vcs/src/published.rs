@@ -66,8 +66,9 @@ impl Published {
             return;
         };
         let s = &mut *s;
-        let follows = s.head.is_some() && s.recent.back().map(|(id, _)| *id) == s.head;
-        if follows && made.last().map_or(s.head, |(id, _)| Some(*id)) == Some(head) {
+        // The recent commits end at the last head published (they are set together).
+        let leads = made.last().map_or(s.head, |(id, _)| Some(*id)) == Some(head);
+        if s.head.is_some() && leads {
             for (id, files) in made {
                 s.recent_bytes += size(&files);
                 s.recent.push_back((id, files));
