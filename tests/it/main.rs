@@ -19,6 +19,7 @@ mod capable;
 mod check_cli;
 mod check_fixtures;
 mod check_incremental;
+mod check_shells;
 mod check_windowed;
 mod cli;
 mod config;

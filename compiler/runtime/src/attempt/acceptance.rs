@@ -15,8 +15,43 @@ use crate::tools::Toolbox;
 pub struct Check {
     /// Where it comes from: `task acceptance #1`, or the spec node and line.
     pub name: String,
-    /// A shell script.
+    /// The check as its author wrote it (a spec block, an acceptance entry) or as specc
+    /// made it.
     pub script: String,
+    /// How `script` runs (design: runtime.acceptance).
+    #[serde(default)]
+    pub shell: Shell,
+}
+
+/// How a check's script runs. A spec's `sh` block runs with `-e` and a `bash` block with
+/// `-e -o pipefail`, as CI systems run a step: the first failing line (or pipe stage) fails
+/// the check. An acceptance entry runs by bash with `-o pipefail`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shell {
+    /// `sh -c SCRIPT` as it stands: specc's own checks and a declared runner's command line.
+    #[default]
+    Plain,
+    /// `sh -e`.
+    Errexit,
+    /// `bash -e -o pipefail`.
+    StrictBash,
+    /// `bash -o pipefail`: an acceptance entry, for now. Its `-e` waits until the planner's
+    /// prompt states the rule and the recorded capable-model build is recorded again: that
+    /// build's planner wrote entries such as `cmd; test $? -eq 1` for the old rule (issue 38).
+    Pipefail,
+}
+
+impl Shell {
+    /// The script the runner's `sh -c` is given.
+    pub fn command(self, script: &str) -> String {
+        match self {
+            Shell::Plain => script.to_owned(),
+            Shell::Errexit => format!("set -e\n{script}"),
+            Shell::StrictBash => bash("-eo pipefail", script),
+            Shell::Pipefail => bash("-o pipefail", script),
+        }
+    }
 }
 
 impl Check {
@@ -32,9 +67,16 @@ impl Check {
                 return Some(Check {
                     name,
                     script: code.to_owned(),
+                    shell: Shell::Errexit,
                 });
             }
-            (None, "bash") => "bash -s",
+            (None, "bash") => {
+                return Some(Check {
+                    name,
+                    script: code.to_owned(),
+                    shell: Shell::StrictBash,
+                });
+            }
             (None, "python" | "python3") => "python3 -",
             (None, "node" | "js" | "javascript") => "node -",
             (None, _) => return None,
@@ -42,8 +84,33 @@ impl Check {
         Some(Check {
             name,
             script: block_script(template, code),
+            shell: Shell::Plain,
         })
     }
+
+    /// The task's `n`th acceptance entry (from 1), run by bash with `-o pipefail`, so a
+    /// failing stage of a pipe fails the check.
+    pub fn acceptance(n: usize, entry: &str) -> Check {
+        Check {
+            name: format!("acceptance #{n}"),
+            script: entry.to_owned(),
+            shell: Shell::Pipefail,
+        }
+    }
+}
+
+/// A script for `sh -c` that runs `script` by bash with `options`, as an argument rather
+/// than a here-document so that the check's standard input is left alone.
+fn bash(options: &str, script: &str) -> String {
+    format!(
+        "exec bash {options} -c {} specc-check",
+        single_quoted(script)
+    )
+}
+
+/// `text` as one single-quoted shell word.
+fn single_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// One check's outcome.
@@ -134,7 +201,7 @@ pub(crate) async fn run(tools: &Toolbox, checks: &[Check], round: u32, left: Dur
         let result = tools
             .runner
             .run(CommandSpec {
-                script: c.script.clone(),
+                script: c.shell.command(&c.script),
                 dir: tools.root.clone(),
                 read_only: Vec::new(),
                 timeout: tools
@@ -153,4 +220,32 @@ pub(crate) async fn run(tools: &Toolbox, checks: &[Check], round: u32, left: Dur
         });
     }
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_shell_wraps_the_script_as_written() {
+        assert_eq!(Shell::Plain.command("a\nb"), "a\nb");
+        assert_eq!(Shell::Errexit.command("a\nb"), "set -e\na\nb");
+        assert_eq!(
+            Shell::StrictBash.command("echo 'it''s' | cat"),
+            "exec bash -eo pipefail -c 'echo '\\''it'\\'''\\''s'\\'' | cat' specc-check"
+        );
+        assert_eq!(
+            Shell::Pipefail.command("x"),
+            "exec bash -o pipefail -c 'x' specc-check"
+        );
+        let r = Runners::default();
+        let sh = Check::from_block("c".into(), "sh", "true", &r).expect("sh");
+        assert_eq!((sh.script.as_str(), sh.shell), ("true", Shell::Errexit));
+        let bash = Check::from_block("c".into(), "bash", "true", &r).expect("bash");
+        assert_eq!(bash.shell, Shell::StrictBash);
+        assert_eq!(Check::acceptance(2, "x").name, "acceptance #2");
+        // A check journaled before the field existed reads as plain.
+        let old: Check = serde_json::from_str(r#"{"name":"n","script":"s"}"#).expect("json");
+        assert_eq!(old.shell, Shell::Plain);
+    }
 }

@@ -29,8 +29,8 @@ mod resume;
 mod rungs;
 mod stuck;
 
-pub use acceptance::Check;
 pub(crate) use acceptance::run as run_checks;
+pub use acceptance::{Check, Shell};
 pub use context::{
     DecisionText, ParentBrief, RequirementText, Retry, SiblingBrief, WorkOrder, opening_chars,
 };

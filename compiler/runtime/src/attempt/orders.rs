@@ -106,10 +106,7 @@ pub fn work_orders(
             .acceptance
             .iter()
             .enumerate()
-            .map(|(i, a)| Check {
-                name: format!("acceptance #{}", i + 1),
-                script: a.clone(),
-            })
+            .map(|(i, a)| Check::acceptance(i + 1, a))
             .collect();
         for n in nodes {
             for (i, c) in n.checks.iter().enumerate() {

@@ -76,10 +76,7 @@ impl Replan {
             order.checks = acceptance
                 .iter()
                 .enumerate()
-                .map(|(i, a)| Check {
-                    name: format!("acceptance #{}", i + 1),
-                    script: a.clone(),
-                })
+                .map(|(i, a)| Check::acceptance(i + 1, a))
                 .chain(spec)
                 .collect();
             order.task.acceptance = acceptance.clone();

@@ -10,7 +10,7 @@
 use regex::Regex;
 use specc_ir::plan::{ChildKind, TaskNode};
 
-use crate::attempt::{Check, WorkOrder};
+use crate::attempt::{Check, Shell, WorkOrder};
 
 /// What ends the reason a blocked attempt is journaled with, after the file's path.
 pub(crate) const BLOCKED_SUFFIX: &str = " is over the line budget";
@@ -84,10 +84,12 @@ pub(crate) fn split_order(
     // Paths the VCS accepts hold no quote or backslash: single quotes are safe around them.
     let mut all = checks;
     all.push(Check {
+        shell: Shell::Plain,
         name: format!("{path} is under {budget} lines"),
         script: format!("test ! -e '{path}' || test \"$(wc -l < '{path}')\" -le {budget}"),
     });
     all.push(Check {
+        shell: Shell::Plain,
         name: format!("every file under {modules}/ is under {budget} lines"),
         script: format!(
             "for f in $(find '{modules}' -type f 2>/dev/null); do \
@@ -96,6 +98,7 @@ pub(crate) fn split_order(
     });
     for id in refs {
         all.push(Check {
+            shell: Shell::Plain,
             name: format!("the `design: {id}` reference is kept"),
             script: format!("grep -rqF 'design: {id}' '{path}' '{modules}' 2>/dev/null"),
         });

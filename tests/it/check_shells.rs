@@ -1,0 +1,75 @@
+//! A spec's check block fails on its first failing line, as a CI system runs a step: `sh`
+//! blocks run with `-e`, `bash` blocks with `-e -o pipefail`; an acceptance entry fails on a
+//! failing pipe stage (design: runtime.acceptance). Scripted workers; the checks run for
+//! real, in the sandbox.
+
+use serde_json::json;
+
+use serde_json::Value;
+
+use crate::build::{TOML, build_in, child, done, write};
+
+/// A one-section spec whose check block is `block` in `runner`.
+fn project(runner: &str, block: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = format!(
+        "# Greeting\n\n## Alpha\n\n- [R-1] Alpha MUST say goodbye.\n\n```{runner} test\n{block}\n```\n"
+    );
+    std::fs::write(dir.path().join("spec.md"), spec).expect("spec");
+    std::fs::write(dir.path().join("specc.toml"), TOML).expect("toml");
+    dir
+}
+
+/// A spec block's first failing line fails it.
+fn first_line_fails(runner: &str, block: &str) {
+    let planner = json!({"": {"decisions": [], "children": [
+        child("a", "R-1", "a.txt", &[], &[]),
+    ]}});
+    hello_fails_goodbye_lands(project(runner, block), planner, "check 1");
+}
+
+/// The first `done` of task `a` (a.txt says hello) must fail the check named `check`; the
+/// second (a.txt says goodbye) passes and lands.
+fn hello_fails_goodbye_lands(dir: tempfile::TempDir, planner: Value, check: &str) {
+    let attempt = json!([
+        [write("a.txt", "hello\n")],
+        [done()],
+        [write("a.txt", "goodbye\n")],
+        [done()]
+    ]);
+    let b = build_in(dir, planner, json!({"a": [attempt]}));
+    assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
+    let told: Vec<String> = b
+        .steps()
+        .into_iter()
+        .filter(|(t, k, body)| t == "a" && k == "tool" && body.contains("\"tool\":\"done\""))
+        .map(|(_, _, body)| body)
+        .collect();
+    assert_eq!(told.len(), 2, "{told:?}");
+    assert!(
+        told[0].contains("The acceptance checks failed") && told[0].contains(check),
+        "the first done fails: {}",
+        told[0]
+    );
+    assert!(told[1].contains("checks run now"), "{}", told[1]);
+    assert_eq!(b.file("a.txt").as_deref(), Some("goodbye\n"));
+}
+
+#[test]
+fn an_sh_block_fails_on_its_first_failing_line() {
+    first_line_fails("sh", "test \"$(cat a.txt)\" = \"goodbye\"\ntest -f a.txt");
+}
+
+#[test]
+fn a_bash_block_fails_on_a_failing_pipe_stage() {
+    // `grep` fails, `cat` at the end of the pipe succeeds: only pipefail sees it.
+    first_line_fails("bash", "grep -q goodbye a.txt | cat\ntest -f a.txt");
+}
+
+#[test]
+fn an_acceptance_entry_fails_on_a_failing_pipe_stage() {
+    let planner = json!({"": {"decisions": [], "children": [
+        child("a", "R-1", "a.txt", &["grep -q goodbye a.txt | cat"], &[]),
+    ]}});
+    hello_fails_goodbye_lands(project("sh", "test -f a.txt"), planner, "acceptance #1");
+}
