@@ -265,6 +265,12 @@ fn acceptance_failure_is_shown_once_then_replanned_then_the_task_fails_and_depen
             .any(|(t, k, body)| t == "a" && k == "replan" && body.contains("check again"))
     );
     assert!(b.file("a.txt").is_none(), "nothing of a failed task lands");
+    // Nothing landed: the export says so plainly, not as a failed git checkout.
+    assert!(
+        !b.err.contains("E0403") && b.err.contains("W0412") && b.err.contains("no work landed"),
+        "{}",
+        b.err
+    );
 }
 
 #[test]

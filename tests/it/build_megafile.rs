@@ -2,7 +2,9 @@
 //! grow a file past the line budget is refused, the build adds a split task for the file,
 //! a worker splits it into modules (under the budget, `design:` references kept, the checks
 //! of the task that landed the file passing), and the refused task runs again on top of the
-//! split and lands.
+//! split and lands. A new file over the budget is refused at the landing and climbs the
+//! ladder: re-planned, the next attempt is told the file, its lines and the budget, splits
+//! it and lands, and its dependent is not skipped.
 
 use serde_json::json;
 
@@ -113,4 +115,58 @@ fn a_file_flagged_by_a_task_that_changes_nothing_gets_its_split() {
     assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
     assert!(b.err.contains("added       split-big-rs"), "{}", b.err);
     assert_eq!(b.file("big/part.rs").as_deref(), Some(part.as_str()));
+}
+
+/// What attempt `n` of `task` was told as it started (its opening messages, as JSON).
+fn told(dir: &std::path::Path, task: &str, n: u32) -> String {
+    let db = rusqlite::Connection::open(dir.join(".specc/state.db")).expect("db");
+    db.query_row(
+        "SELECT messages FROM contexts WHERE task = ?1 AND attempt = ?2",
+        rusqlite::params![task, n],
+        |r| r.get(0),
+    )
+    .expect("context")
+}
+
+#[test]
+fn a_new_file_over_the_budget_is_refused_then_split_by_the_next_attempt_and_lands() {
+    let big = "x\n".repeat(700);
+    let planner = json!({
+        "": {"decisions": [], "children": [
+            child("a", "R-1", "src", &["test -f src/a.txt"], &[]),
+            child("b", "R-2", "b.txt", &["grep -q beta b.txt"], &["a"]),
+        ]},
+        "replan:a": {"instructions": "write src/a.txt in files of at most 600 lines"},
+    });
+    let b = build_book(
+        project(TOML),
+        json!({
+            "planner": planner,
+            "workers": {
+                "a": [[[write("src/a.txt", &big)], [done()]],
+                      [[write("src/a.txt", &"x\n".repeat(400)),
+                        write("src/a2.txt", &"x\n".repeat(300))], [done()]]],
+                "b": [[[write("b.txt", "beta\n")], [done()]]],
+            },
+        }),
+    );
+    assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
+    assert!(b.out.contains("2 work tasks: 2 landed"), "{}", b.out);
+    assert_eq!(b.file("src/a2.txt").map(|f| f.lines().count()), Some(300));
+    assert!(b.book.seen().contains(&"plan:replan:a".to_owned()));
+    // The refusal climbed the ladder: re-planned, and the next attempt was told why (with
+    // what to do) and started from the refused work.
+    let second = told(b.dir.path(), "a", 2);
+    assert!(
+        second.contains("src/a.txt would have 700 lines, over the budget of 600")
+            && second.contains("flag_big_file"),
+        "{second}"
+    );
+    let steps = b.steps();
+    assert!(
+        steps
+            .iter()
+            .any(|(t, k, body)| t == "a" && k == "replan" && body.contains("at most 600")),
+        "{steps:?}"
+    );
 }

@@ -64,15 +64,29 @@ pub(super) struct Notes {
     pub(super) contradictions: Vec<Contradiction>,
 }
 
-/// A refusal; one that keeps a file of the head from growing past the budget blocks the
-/// task until the file is split.
-pub(super) async fn refused(s: &Services<'_>, r: Refusal) -> Attempted {
+/// A refusal of `work` at the landing. One that keeps a file of the head from growing past
+/// the budget blocks the task until the file is split; one the worker can fix (a new file
+/// over the budget, a path the VCS refuses) fails the attempt with its work kept, so the
+/// ladder climbs on it and the next attempt is told why and starts from that work; the VCS's
+/// own failures end the task (design: runtime.landing-refusals).
+pub(super) async fn refused(s: &Services<'_>, r: Refusal, work: &[Change]) -> Attempted {
     if let Refusal::Megafile { path, .. } = &r
         && let Some(need) = split_need(s.repo, path).await
     {
         return Attempted::Blocked(need);
     }
-    Attempted::Refused(refusal(&r))
+    match r {
+        Refusal::UnknownBase | Refusal::Unavailable => Attempted::Refused(refusal(&r)),
+        Refusal::Megafile { .. }
+        | Refusal::ExpectedMismatch { .. }
+        | Refusal::InvalidPath { .. }
+        | Refusal::PathCollision { .. } => Attempted::Failed(Failure {
+            reason: refusal(&r),
+            keep: true,
+            work: work.to_vec(),
+            dispute: None,
+        }),
+    }
 }
 
 /// Journals how the attempt ended and passes the result on.
@@ -135,7 +149,7 @@ pub(super) fn refusal(r: &Refusal) -> String {
             budget,
             ..
         } => format!(
-            "the VCS refused the commit: {path} would have {lines} lines, over the budget of {budget} (split it first)"
+            "the VCS refused the commit: {path} would have {lines} lines, over the budget of {budget}; split it into files of at most {budget} lines within the write scope (a file that must stay whole: `flag_big_file`)"
         ),
         Refusal::UnknownBase => "the VCS refused the commit: unknown base".to_owned(),
         Refusal::Unavailable => "the VCS is unavailable".to_owned(),

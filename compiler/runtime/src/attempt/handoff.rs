@@ -91,7 +91,7 @@ pub(super) async fn merged(
                     .to_owned(),
             }
         }
-        Merged::Refused(r) => refused(s, r).await,
+        Merged::Refused(r) => refused(s, r, &submission.changes).await,
         Merged::Budget => Attempted::Budget,
         Merged::Unchanged => Attempted::Landed {
             commit: None,

@@ -338,6 +338,6 @@ async fn submit(
             path: c.path,
             theirs: theirs(c.head_intent),
         },
-        Outcome::Refused(r) => refused(s, r).await,
+        Outcome::Refused(r) => refused(s, r, &submission.changes).await,
     }
 }

@@ -183,15 +183,22 @@ fn person_commits(out: &Path) -> Result<Pending, OutDirError> {
 
 /// Exports with `export` (the VCS's fast-import), then checks `main` out, between the
 /// marks of an export in progress.
+///
+/// `Ok(false)` when there is nothing to check out: the VCS holds no commit and `out/` never
+/// had a `main` (nothing landed, W0412).
 pub(super) fn export(
     out: &Path,
     export: impl FnOnce() -> std::io::Result<usize>,
-) -> Result<(), OutDirError> {
+) -> Result<bool, OutDirError> {
     export().map_err(OutDirError::Export)?;
     let mark = out.join(EXPORT_MARK);
-    std::fs::write(&mark, b"").map_err(io(&mark))?;
-    check_out(out)?;
-    std::fs::remove_file(&mark).map_err(io(&mark))
+    let landed = git(out, &["rev-parse", "--verify", "-q", "refs/heads/main"])?.is_some();
+    if landed {
+        std::fs::write(&mark, b"").map_err(io(&mark))?;
+        check_out(out)?;
+    }
+    std::fs::remove_file(&mark).map_err(io(&mark))?;
+    Ok(landed)
 }
 
 /// Marks the export as begun, for the case the process dies between fast-import and

@@ -26,14 +26,22 @@ pub(super) fn outcome_diagnostics(s: &Session, report: &BuildReport) -> Vec<Diag
         })
         .and_then(|()| out_dir::begin_export(&s.out))
         .and_then(|()| out_dir::export(&s.out, || s.rt.block_on(s.repo.export_git(&s.out, None))));
-    if let Err(e) = exported {
-        out.push(
+    match exported {
+        Ok(true) => {}
+        Ok(false) => out.push(
+            Diagnostic::new(
+                codes::NOTHING_LANDED,
+                format!("no work landed: {} was left as it was", s.out.display()),
+            )
+            .with_help("see `specc explain W0412`"),
+        ),
+        Err(e) => out.push(
             Diagnostic::new(
                 codes::OUT_DIR_CHANGED,
                 format!("exporting to {}: {e}", s.out.display()),
             )
             .with_help("see `specc explain E0403`"),
-        );
+        ),
     }
     for t in report.tasks.iter().filter(|t| t.state == TaskState::Failed) {
         out.push(
