@@ -16,6 +16,7 @@ fn spec(dir: &std::path::Path) -> CommandSpec {
         output_cap: 1 << 16,
         env: Vec::new(),
         log: dir.join("logs/true.log"),
+        home: None,
     }
 }
 

@@ -146,6 +146,7 @@ fn a_command_gets_the_allow_list_and_no_key_variable() {
         output_cap: 1 << 16,
         env: vec![("OPENAI_API_KEY".to_owned(), "sk-no".to_owned())],
         log: dir.path().join("logs/env.log"),
+        home: None,
     }));
     assert_eq!(result.exit, Exit::Code(0));
     let text = result.stdout.text();

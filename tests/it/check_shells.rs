@@ -1,7 +1,7 @@
 //! A spec's check block fails on its first failing line, as a CI system runs a step: `sh`
 //! blocks run with `-e`, `bash` blocks with `-e -o pipefail`; an acceptance entry fails on a
 //! failing pipe stage (design: runtime.acceptance). Scripted workers; the checks run for
-//! real, in the sandbox.
+//! real, in the sandbox. An attempt's `run` calls share one home and `$TMPDIR`.
 
 use serde_json::json;
 
@@ -72,4 +72,38 @@ fn an_acceptance_entry_fails_on_a_failing_pipe_stage() {
         child("a", "R-1", "a.txt", &["grep -q goodbye a.txt | cat"], &[]),
     ]}});
     hello_fails_goodbye_lands(project("sh", "test -f a.txt"), planner, "acceptance #1");
+}
+
+#[test]
+fn a_file_in_tmpdir_survives_from_one_run_to_the_next() {
+    let run = |command: &str| json!({"name": "run", "arguments": {"command": command}});
+    let planner = json!({"": {"decisions": [], "children": [
+        child("a", "R-1", "a.txt", &[], &[]),
+    ]}});
+    let attempt = json!([
+        [run(
+            "echo kept > \"$TMPDIR/note\" && echo home > \"$HOME/mark\""
+        )],
+        [run("cat \"$TMPDIR/note\" \"$HOME/mark\"")],
+        [write("a.txt", "goodbye\n")],
+        [done()]
+    ]);
+    let b = build_in(
+        project("sh", "test -f a.txt"),
+        planner,
+        json!({"a": [attempt]}),
+    );
+    assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
+    let runs: Vec<String> = b
+        .steps()
+        .into_iter()
+        .filter(|(t, k, body)| t == "a" && k == "tool" && body.contains("\"tool\":\"run\""))
+        .map(|(_, _, body)| body)
+        .collect();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(
+        runs[1].contains("kept") && runs[1].contains("home") && !runs[1].contains("No such"),
+        "the second run reads what the first wrote: {}",
+        runs[1]
+    );
 }

@@ -70,6 +70,7 @@ impl Project {
                 ("MY_PROVIDER_KEY_VAR".to_owned(), "secret".to_owned()),
             ],
             log: self.root.join(".specc/work/task.logs/1/run.log"),
+            home: None,
         }))
     }
 

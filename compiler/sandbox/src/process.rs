@@ -130,7 +130,10 @@ pub(crate) async fn launch(
         stderr: Captured::default(),
         log: spec.log.clone(),
     };
-    let home = spec.log.with_extension("home");
+    let home = spec
+        .home
+        .clone()
+        .unwrap_or_else(|| spec.log.with_extension("home"));
     if let Err(e) = std::fs::create_dir_all(home.join("tmp")) {
         return not_started(format!("private home {}: {e}", home.display()));
     }

@@ -34,6 +34,9 @@ pub struct CommandSpec {
     pub env: Vec<(String, String)>,
     /// Where the full output goes.
     pub log: PathBuf,
+    /// The private home (`HOME`, and `TMPDIR` its `tmp`): one that several commands share
+    /// (an attempt's `run` calls), or `None` for a new one beside the log.
+    pub home: Option<PathBuf>,
 }
 
 /// How a command ended.

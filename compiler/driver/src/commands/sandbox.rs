@@ -81,6 +81,7 @@ pub(crate) fn run(args: &SandboxArgs, env: &Env, out: &mut dyn Write, err: &mut 
         output_cap: 1 << 20,
         env: Vec::new(),
         log: logs.path().join("command.log"),
+        home: None,
     }));
     let _ = write!(out, "{}", result.stdout.text());
     let _ = write!(err, "{}", result.stderr.text());

@@ -212,6 +212,7 @@ pub(crate) async fn run(tools: &Toolbox, checks: &[Check], round: u32, left: Dur
                 output_cap: tools.limits.output_cap,
                 env: Vec::new(),
                 log: tools.logs.join(format!("acceptance-{round}-{}.log", i + 1)),
+                home: None,
             })
             .await;
         report.results.push(CheckResult {

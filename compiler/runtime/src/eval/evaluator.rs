@@ -88,6 +88,7 @@ impl Evaluator {
                 output_cap: self.output_cap,
                 env: Vec::new(),
                 log: log.clone(),
+                home: None,
             })
             .await;
         let (format, output) = (self.config.format, self.config.output.clone());

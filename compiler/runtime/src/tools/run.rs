@@ -39,6 +39,8 @@ pub(super) async fn run(t: &Toolbox, a: Run, seq: u32, left: Duration) -> ToolOu
             output_cap: t.limits.output_cap,
             env: Vec::new(),
             log: t.logs.join(format!("run-{seq}.log")),
+            // One home and $TMPDIR for all of the attempt's `run` calls.
+            home: Some(t.logs.join("home")),
         })
         .await;
     let text = result.report();

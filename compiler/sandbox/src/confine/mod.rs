@@ -71,6 +71,7 @@ impl SandboxRunner {
             output_cap: 1 << 16,
             env: Vec::new(),
             log: scratch.join("probe.log"),
+            home: None,
         };
         let result = self.start(spec, true).await;
         let _ = std::fs::remove_dir_all(&scratch);
@@ -85,6 +86,7 @@ impl SandboxRunner {
         // root canonical (no link in it decides what is writable).
         spec.dir = std::fs::canonicalize(&spec.dir).unwrap_or_else(|_| absolute(&spec.dir));
         spec.log = absolute(&spec.log);
+        spec.home = spec.home.as_deref().map(absolute);
         let readable: Vec<PathBuf> = self
             .readable
             .iter()
