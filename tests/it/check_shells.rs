@@ -51,7 +51,14 @@ fn hello_fails_goodbye_lands(dir: tempfile::TempDir, planner: Value, check: &str
         "the first done fails: {}",
         told[0]
     );
-    assert!(told[1].contains("checks run now"), "{}", told[1]);
+    // The passing `done` is told what passed and that the work is landing.
+    assert!(
+        told[1].contains("The acceptance checks passed (")
+            && told[1].contains(check)
+            && told[1].contains("the work is landing"),
+        "{}",
+        told[1]
+    );
     assert_eq!(b.file("a.txt").as_deref(), Some("goodbye\n"));
 }
 

@@ -349,6 +349,8 @@ impl AgentLoop<'_> {
         t.step += 1;
         self.log(t.step, StepKind::Acceptance, &json!(report))?;
         if report.passed() {
+            // Told, not left to guess (issue 38): what passed, and that the work lands now.
+            outcome.text = passed_text(&report);
             return Ok(Some(LoopEnd::Done {
                 summary,
                 flagged: t.flagged.clone(),
@@ -448,4 +450,16 @@ fn restored_note(restored: &[String]) -> String {
         "Changes outside your write scope were undone before the checks ran: {}.\n",
         restored.join(", ")
     )
+}
+
+/// A passing `done`'s answer: the checks that passed, and that the work is landing.
+fn passed_text(report: &acceptance::Report) -> String {
+    let names: Vec<&str> = report.results.iter().map(|r| r.name.as_str()).collect();
+    match names.as_slice() {
+        [] => "No acceptance check applies to this task; the work is landing.".to_owned(),
+        names => format!(
+            "The acceptance checks passed ({}); the work is landing.",
+            names.join(", ")
+        ),
+    }
 }
