@@ -53,6 +53,16 @@ impl Built {
             .map(|s| (s.task, s.kind, s.body))
             .collect()
     }
+
+    /// The journaled results of `task`'s calls of `tool`, in order.
+    pub(crate) fn results_of(&self, task: &str, tool: &str) -> Vec<String> {
+        let tag = format!("\"tool\":\"{tool}\"");
+        self.steps()
+            .into_iter()
+            .filter(|(t, k, body)| t == task && k == "tool" && body.contains(&tag))
+            .map(|(_, _, body)| body)
+            .collect()
+    }
 }
 
 fn run_ids(dir: &Path) -> Vec<String> {

@@ -39,12 +39,7 @@ fn hello_fails_goodbye_lands(dir: tempfile::TempDir, planner: Value, check: &str
     ]);
     let b = build_in(dir, planner, json!({"a": [attempt]}));
     assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
-    let told: Vec<String> = b
-        .steps()
-        .into_iter()
-        .filter(|(t, k, body)| t == "a" && k == "tool" && body.contains("\"tool\":\"done\""))
-        .map(|(_, _, body)| body)
-        .collect();
+    let told = b.results_of("a", "done");
     assert_eq!(told.len(), 2, "{told:?}");
     assert!(
         told[0].contains("The acceptance checks failed") && told[0].contains(check),
@@ -101,12 +96,7 @@ fn a_file_in_tmpdir_survives_from_one_run_to_the_next() {
         json!({"a": [attempt]}),
     );
     assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
-    let runs: Vec<String> = b
-        .steps()
-        .into_iter()
-        .filter(|(t, k, body)| t == "a" && k == "tool" && body.contains("\"tool\":\"run\""))
-        .map(|(_, _, body)| body)
-        .collect();
+    let runs = b.results_of("a", "run");
     assert_eq!(runs.len(), 2, "{runs:?}");
     assert!(
         runs[1].contains("kept") && runs[1].contains("home") && !runs[1].contains("No such"),

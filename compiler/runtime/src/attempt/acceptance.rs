@@ -59,33 +59,30 @@ impl Check {
     /// specc.toml's `[runners]` first, then the built-in ones — or `None` for a runner specc
     /// cannot run.
     pub fn from_block(name: String, runner: &str, code: &str, runners: &Runners) -> Option<Check> {
-        // A declared runner first; a built-in one reads the block on standard input, as a
-        // template without `{file}` does.
-        let template = match (runners.get(runner), runner) {
-            (Some(template), _) => template.as_str(),
-            (None, "sh") => {
-                return Some(Check {
-                    name,
-                    script: code.to_owned(),
-                    shell: Shell::Errexit,
-                });
-            }
-            (None, "bash") => {
-                return Some(Check {
-                    name,
-                    script: code.to_owned(),
-                    shell: Shell::StrictBash,
-                });
-            }
-            (None, "python" | "python3") => "python3 -",
-            (None, "node" | "js" | "javascript") => "node -",
+        // A declared runner first; `sh` and `bash` get the block as written, another
+        // built-in one reads it on standard input, as a template without `{file}` does.
+        let (script, shell) = match (runners.get(runner), runner) {
+            (Some(template), _) => (block_script(template, code), Shell::Plain),
+            (None, "sh") => (code.to_owned(), Shell::Errexit),
+            (None, "bash") => (code.to_owned(), Shell::StrictBash),
+            (None, "python" | "python3") => (block_script("python3 -", code), Shell::Plain),
+            (None, "node" | "js" | "javascript") => (block_script("node -", code), Shell::Plain),
             (None, _) => return None,
         };
         Some(Check {
             name,
-            script: block_script(template, code),
-            shell: Shell::Plain,
+            script,
+            shell,
         })
+    }
+
+    /// A check specc made itself, run by `sh -c` as it stands.
+    pub(crate) fn plain(name: String, script: String) -> Check {
+        Check {
+            name,
+            script,
+            shell: Shell::Plain,
+        }
     }
 
     /// The task's `n`th acceptance entry (from 1), run by bash with `-o pipefail`, so a

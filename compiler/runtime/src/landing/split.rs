@@ -10,7 +10,7 @@
 use regex::Regex;
 use specc_ir::plan::{ChildKind, TaskNode};
 
-use crate::attempt::{Check, Shell, WorkOrder};
+use crate::attempt::{Check, WorkOrder};
 
 /// What ends the reason a blocked attempt is journaled with, after the file's path.
 pub(crate) const BLOCKED_SUFFIX: &str = " is over the line budget";
@@ -83,25 +83,22 @@ pub(crate) fn split_order(
     let modules = module_dir(path);
     // Paths the VCS accepts hold no quote or backslash: single quotes are safe around them.
     let mut all = checks;
-    all.push(Check {
-        shell: Shell::Plain,
-        name: format!("{path} is under {budget} lines"),
-        script: format!("test ! -e '{path}' || test \"$(wc -l < '{path}')\" -le {budget}"),
-    });
-    all.push(Check {
-        shell: Shell::Plain,
-        name: format!("every file under {modules}/ is under {budget} lines"),
-        script: format!(
+    all.push(Check::plain(
+        format!("{path} is under {budget} lines"),
+        format!("test ! -e '{path}' || test \"$(wc -l < '{path}')\" -le {budget}"),
+    ));
+    all.push(Check::plain(
+        format!("every file under {modules}/ is under {budget} lines"),
+        format!(
             "for f in $(find '{modules}' -type f 2>/dev/null); do \
              test \"$(wc -l < \"$f\")\" -le {budget} || {{ echo \"$f is over {budget} lines\"; exit 1; }}; done"
         ),
-    });
+    ));
     for id in refs {
-        all.push(Check {
-            shell: Shell::Plain,
-            name: format!("the `design: {id}` reference is kept"),
-            script: format!("grep -rqF 'design: {id}' '{path}' '{modules}' 2>/dev/null"),
-        });
+        all.push(Check::plain(
+            format!("the `design: {id}` reference is kept"),
+            format!("grep -rqF 'design: {id}' '{path}' '{modules}' 2>/dev/null"),
+        ));
     }
     let size = lines.map_or_else(String::new, |n| format!(" has {n} lines and"));
     let instructions = format!(
