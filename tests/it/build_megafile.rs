@@ -41,7 +41,9 @@ fn a_refused_megafile_is_split_and_the_refused_task_lands_on_top() {
             "planner": planner,
             "workers": {
                 "a": [[[write("big.rs", &big)], [done()]]],
-                "b": [[[write("big.rs", &grown)], [done()]],
+                // Told of the budget at `done`, b insists: the file is the head's, so the
+                // VCS's refusal schedules its split.
+                "b": [[[write("big.rs", &grown)], [done()], [done()]],
                       [[write("big.rs", &regrown)], [done()]]],
                 "split-big-rs": [[[write("big.rs", &head_half), write("big/part.rs", &part)],
                                   [done()]]],
@@ -57,6 +59,11 @@ fn a_refused_megafile_is_split_and_the_refused_task_lands_on_top() {
         b.err
     );
     assert!(b.err.contains("added       split-big-rs"), "{}", b.err);
+    let told = b.results_of("b", "done");
+    assert!(
+        told[0].contains("`big.rs` would have 610 lines, over the budget of 600"),
+        "{told:?}"
+    );
     assert_eq!(b.file("big.rs").as_deref(), Some(regrown.as_str()));
     assert_eq!(b.file("big/part.rs").as_deref(), Some(part.as_str()));
     assert!(b.out.contains("3 landed"), "{}", b.out);
@@ -128,8 +135,47 @@ fn told(dir: &std::path::Path, task: &str, n: u32) -> String {
     .expect("context")
 }
 
+/// Issue 38: the budget is kept at `done`, while the worker can act on it: told the file,
+/// its lines and the budget as `done`'s result, the worker splits it and the task lands in
+/// its first attempt.
 #[test]
-fn a_new_file_over_the_budget_is_refused_then_split_by_the_next_attempt_and_lands() {
+fn a_worker_told_of_the_line_budget_at_done_splits_the_file_and_lands() {
+    let planner = json!({"": {"decisions": [], "children": [
+        child("a", "R-1", "src", &["test -f src/a.txt"], &[]),
+        child("b", "R-2", "b.txt", &["grep -q beta b.txt"], &["a"]),
+    ]}});
+    let b = build_book(
+        project(TOML),
+        json!({
+            "planner": planner,
+            "workers": {
+                "a": [[[write("src/a.txt", &"x\n".repeat(700))], [done()],
+                       [write("src/a.txt", &"x\n".repeat(400)),
+                        write("src/a2.txt", &"x\n".repeat(300))], [done()]]],
+                "b": [[[write("b.txt", "beta\n")], [done()]]],
+            },
+        }),
+    );
+    assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
+    assert!(b.out.contains("2 work tasks: 2 landed"), "{}", b.out);
+    let told = b.results_of("a", "done");
+    assert!(
+        told[0].contains("`src/a.txt` would have 700 lines, over the budget of 600")
+            && told[0].contains("flag_big_file")
+            && told[0].contains("call `done` again"),
+        "{told:?}"
+    );
+    assert!(told[1].contains("passed"), "{told:?}");
+    assert_eq!(b.file("src/a2.txt").map(|f| f.lines().count()), Some(300));
+    // One attempt: no re-plan was needed.
+    assert!(!b.book.seen().contains(&"plan:replan:a".to_owned()));
+}
+
+/// A worker that does not split the file when told fails the attempt with its work kept:
+/// the ladder climbs (a re-plan), and the next attempt is told the file, its lines and the
+/// budget, starts from the refused work, splits it and lands; its dependent is not skipped.
+#[test]
+fn a_new_file_left_over_the_budget_is_re_planned_and_split_by_the_next_attempt() {
     let big = "x\n".repeat(700);
     let planner = json!({
         "": {"decisions": [], "children": [
@@ -143,7 +189,7 @@ fn a_new_file_over_the_budget_is_refused_then_split_by_the_next_attempt_and_land
         json!({
             "planner": planner,
             "workers": {
-                "a": [[[write("src/a.txt", &big)], [done()]],
+                "a": [[[write("src/a.txt", &big)], [done()], [done()]],
                       [[write("src/a.txt", &"x\n".repeat(400)),
                         write("src/a2.txt", &"x\n".repeat(300))], [done()]]],
                 "b": [[[write("b.txt", "beta\n")], [done()]]],
@@ -158,8 +204,9 @@ fn a_new_file_over_the_budget_is_refused_then_split_by_the_next_attempt_and_land
     // what to do) and started from the refused work.
     let second = told(b.dir.path(), "a", 2);
     assert!(
-        second.contains("src/a.txt would have 700 lines, over the budget of 600")
-            && second.contains("flag_big_file"),
+        second.contains("`src/a.txt` would have 700 lines, over the budget of 600")
+            && second.contains("flag_big_file")
+            && second.contains("src/a.txt"),
         "{second}"
     );
     let steps = b.steps();

@@ -86,6 +86,12 @@ pub struct Conflict {
     pub executable_change: Option<bool>,
 }
 
+/// A file's lines as the line budget counts them: its newlines, plus one for a last line
+/// without its newline.
+pub fn line_count(b: &[u8]) -> usize {
+    b.iter().filter(|&&c| c == b'\n').count() + usize::from(!b.is_empty() && !b.ends_with(b"\n"))
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Refusal {
     /// The change grows a file past the line budget (or grows a flagged file).

@@ -10,7 +10,7 @@ use crate::cache::BlobCache;
 use crate::log::{Location, Log};
 use crate::merge::merge3;
 use crate::object::{Commit, Entry, Kind, ObjectId, encode_tree};
-use crate::{Change, Conflict, HeadFile, Outcome, Refusal, Submission};
+use crate::{Change, Conflict, HeadFile, Outcome, Refusal, Submission, line_count as lines};
 
 mod load;
 mod replica;
@@ -74,10 +74,6 @@ const TREE_CACHE_ENTRIES: usize = 1 << 18;
 
 /// Changes of one path kept in memory for base lookups.
 const HISTORY: usize = 64;
-
-fn lines(b: &[u8]) -> usize {
-    b.iter().filter(|&&c| c == b'\n').count() + usize::from(!b.is_empty() && !b.ends_with(b"\n"))
-}
 
 fn parent_dir(path: &str) -> (&str, &str) {
     match path.rfind('/') {

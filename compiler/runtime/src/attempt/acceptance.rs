@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use specc_sandbox::{CommandResult, CommandSpec, Runners, block_script};
 
+use super::budget::OverBudget;
 use super::references::Unreferenced;
 use crate::tools::Toolbox;
 
@@ -129,6 +130,9 @@ pub(crate) struct Report {
     /// Evidence that the attempt weakened its checks (design: runtime.ratchet).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub weakened: Vec<String>,
+    /// Files the work would grow past the line budget (design: runtime.landing-refusals).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub over_budget: Vec<OverBudget>,
 }
 
 impl Report {
@@ -136,6 +140,7 @@ impl Report {
         self.results.iter().all(|r| r.result.success())
             && self.references.is_none()
             && self.weakened.is_empty()
+            && self.over_budget.is_empty()
     }
 
     /// The failed checks with their (capped) output, for the worker and the summary.
@@ -146,6 +151,7 @@ impl Report {
             .map(|r| format!("check `{}`: {}", r.name, r.result.report()))
             .chain(self.references.as_ref().map(Unreferenced::failure))
             .chain((!self.weakened.is_empty()).then(|| weakened_failure(&self.weakened)))
+            .chain(self.over_budget.iter().map(OverBudget::failure))
             .collect::<Vec<_>>()
             .join("\n\n")
     }
@@ -171,6 +177,12 @@ impl Report {
                 (!self.weakened.is_empty())
                     .then(|| format!("`checks weakened` ({})", self.weakened.join("; "))),
             )
+            .chain(self.over_budget.iter().map(|o| {
+                format!(
+                    "`line budget` ({}: {} lines, over {})",
+                    o.path, o.lines, o.budget
+                )
+            }))
             .collect();
         format!("acceptance failed: {}", failed.join(", "))
     }

@@ -1,7 +1,8 @@
 //! The worker's model/tool loop for one attempt. The orchestrator, not the prompt, enforces
 //! the limits: steps per attempt, tokens per attempt, the wall clock, and the stuck
 //! detector. Every model response and tool result is journaled before the next step. After
-//! `done` the acceptance checks run; a failure goes back to the worker once.
+//! `done` the acceptance checks run and what would land is held to the landing's rules (the
+//! line budget); a failure goes back to the worker once.
 //! design: runtime.limits-enforced
 //! design: runtime.worker-protocol
 
@@ -15,7 +16,8 @@ use specc_state::{Journal, JournalError, StepAt, StepKind, step_write};
 
 use super::acceptance::{self, Check};
 use super::stuck::StuckDetector;
-use super::{ratchet, references};
+use super::{budget, ratchet, references};
+use crate::checkouts::Diff;
 use crate::events::Event;
 use crate::services::AttemptLimits;
 use crate::tools::{self, Control, Dispute, ToolOutcome, Toolbox};
@@ -37,13 +39,16 @@ pub(super) enum LoopEnd {
         flagged: Vec<String>,
         /// The last step journaled.
         steps: u32,
+        /// What lands.
+        diff: Diff,
     },
     /// The attempt failed: gave up, a limit, stuck, or acceptance failed twice.
     Failed {
         reason: String,
         flagged: Vec<String>,
-        /// It failed in the checks (they ran twice and failed): its work is worth keeping.
-        in_checks: bool,
+        /// The failed checks with their output, when it failed in them (they ran twice and
+        /// failed): its work is worth keeping, and the next rung is shown them.
+        checks: Option<String>,
     },
     /// The worker disputed one of its checks (design: runtime.disputes).
     Disputed {
@@ -104,7 +109,7 @@ impl Turns {
         LoopEnd::Failed {
             reason,
             flagged: self.flagged.clone(),
-            in_checks: false,
+            checks: None,
         }
     }
 
@@ -334,6 +339,18 @@ impl AgentLoop<'_> {
         report.restored = restored;
         report.references =
             references::unreferenced(&self.tools.root, &self.tools.scope, self.covers);
+        // What lands is decided here, while the worker can still act on a refusal.
+        let diff = self
+            .tools
+            .landing_diff()
+            .await
+            .map_err(|e| t.fail(format!("diff: {e}")))?;
+        report.over_budget = budget::over_budget(self.tools, &diff, &t.flagged).await;
+        if t.rounds > 1 {
+            // Told once and not split: a file the base holds goes to the VCS, whose refusal
+            // schedules its split task (design: runtime.megafile); a new one fails the round.
+            report.over_budget.retain(|o| !o.existing);
+        }
         if report.passed() {
             let left = self.limits.wall.saturating_sub(t.started.elapsed());
             report.weakened = ratchet::weakenings(
@@ -355,6 +372,7 @@ impl AgentLoop<'_> {
                 summary,
                 flagged: t.flagged.clone(),
                 steps: t.step + 1,
+                diff,
             }));
         }
         if t.rounds == 1 {
@@ -374,7 +392,7 @@ impl AgentLoop<'_> {
         Ok(Some(LoopEnd::Failed {
             reason: report.summary(),
             flagged: t.flagged.clone(),
-            in_checks: true,
+            checks: Some(report.failures()),
         }))
     }
 

@@ -36,7 +36,11 @@ pub(super) enum Attempted {
 /// A failed attempt, as the ladder climbs on it.
 #[derive(Debug, Default)]
 pub(super) struct Failure {
+    /// One line: the event, the task's end, the list of an exhausted ladder's failures.
     pub(super) reason: String,
+    /// What the models on the next rungs are shown beside the reason: the failed checks
+    /// with their output (empty when the reason says it all).
+    pub(super) detail: String,
     /// The worker's case against one of its checks, when it disputed one.
     pub(super) dispute: Option<Box<Dispute>>,
     /// It failed in its checks or disputed one: its work is kept for the next attempt.
@@ -46,6 +50,14 @@ pub(super) struct Failure {
 }
 
 impl Failure {
+    /// The reason with its detail, for the planner that re-plans and the next attempt.
+    pub(super) fn told(&self) -> String {
+        match self.detail.trim() {
+            "" => self.reason.clone(),
+            detail => format!("{}\n{detail}", self.reason),
+        }
+    }
+
     pub(super) fn new(reason: String) -> Failure {
         Failure {
             reason,
@@ -84,7 +96,7 @@ pub(super) async fn refused(s: &Services<'_>, r: Refusal, work: &[Change]) -> At
             reason: refusal(&r),
             keep: true,
             work: work.to_vec(),
-            dispute: None,
+            ..Failure::default()
         }),
     }
 }

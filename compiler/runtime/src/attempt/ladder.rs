@@ -177,6 +177,7 @@ impl Ladder {
             reason: failure.reason.clone(),
         });
         self.failures.push(failure.reason.clone());
+        let told = failure.told();
         self.carried = failure.work;
         let reason = failure.reason;
         if let Some(dispute) = failure.dispute.filter(|_| self.disputes < MAX_DISPUTES) {
@@ -191,7 +192,7 @@ impl Ladder {
         match self.rung {
             Rung::Worker => {
                 return self
-                    .replanned(s, Why::Failed(&reason), &reason, Rung::Replanned)
+                    .replanned(s, Why::Failed(&told), &told, Rung::Replanned)
                     .await;
             }
             Rung::Replanned if escalation => self.rung = Rung::Escalation,
@@ -208,7 +209,7 @@ impl Ladder {
                 });
             }
         }
-        self.retry = Some(Retry::Failed { failure: reason });
+        self.retry = Some(Retry::Failed { failure: told });
         self.carry_journaled(s)
     }
 }

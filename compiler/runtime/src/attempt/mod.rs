@@ -15,6 +15,7 @@
 
 mod acceptance;
 mod agent;
+mod budget;
 mod carry;
 mod context;
 mod ending;

@@ -17,7 +17,7 @@ use super::context::{self, Retry, WorkOrder};
 use super::ending::{Attempted, Failure, Notes, describe, end, flag, refused, theirs};
 use super::handoff::merged;
 use super::resume::Resumed;
-use crate::checkouts::{Diff, Lease, Scope, diff, diff_tracked, logs_for};
+use crate::checkouts::{Diff, Lease, Scope, logs_for};
 use crate::events::Event;
 use crate::services::{OnConflict, Services};
 use crate::tools::{Base, Toolbox};
@@ -124,13 +124,13 @@ pub(super) async fn one_attempt(
     if flags && let Err(e) = s.client.durable().await {
         return Attempted::Journal(e.into());
     }
-    let (summary, steps) = match done(s, ended, notes) {
+    let (summary, steps, diff) = match done(s, ended, notes) {
         Ok(done) => done,
         Err(Attempted::Journal(e)) => return Attempted::Journal(e),
         Err(Attempted::Failed(mut f)) if f.keep => {
             // Failed in its checks (or disputed one): its in-scope work is kept for the next
             // attempt (design: runtime.carried-work); none if it cannot be read.
-            if let Ok(d) = landing_diff(s, &tools, base, &lease).await {
+            if let Ok(d) = tools.landing_diff().await {
                 f.work = d.changes;
             }
             return end(s, task, attempt, Attempted::Failed(f));
@@ -143,10 +143,6 @@ pub(super) async fn one_attempt(
         .lock()
         .map(|c| c.clone())
         .unwrap_or_default();
-    let diff = match landing_diff(s, &tools, base, &lease).await {
-        Ok(d) => d,
-        Err(e) => return end(s, task, attempt, Attempted::Broken(format!("diff: {e}"))),
-    };
     if diff.changes.is_empty() {
         let landed = Attempted::Landed {
             commit: None,
@@ -175,27 +171,33 @@ pub(super) async fn one_attempt(
     end(s, task, attempt, submitted)
 }
 
-/// The loop's end: its summary and last step when the worker is done and the checks
-/// passed (the files it flagged flagged), else how the attempt ended.
-fn done(s: &Services<'_>, ended: LoopEnd, notes: &mut Notes) -> Result<(String, u32), Attempted> {
+/// The loop's end: its summary, last step and what lands when the worker is done and the
+/// checks passed (the files it flagged flagged), else how the attempt ended.
+fn done(
+    s: &Services<'_>,
+    ended: LoopEnd,
+    notes: &mut Notes,
+) -> Result<(String, u32, Diff), Attempted> {
     match ended {
         LoopEnd::Done {
             summary,
             flagged,
             steps,
+            diff,
         } => {
             flag(s.repo, &flagged);
             notes.flagged = flagged;
-            Ok((summary, steps))
+            Ok((summary, steps, diff))
         }
         LoopEnd::Failed {
             reason,
             flagged,
-            in_checks,
+            checks,
         } => {
             flag(s.repo, &flagged);
             Err(Attempted::Failed(Failure {
-                keep: in_checks,
+                keep: checks.is_some(),
+                detail: checks.unwrap_or_default(),
                 ..Failure::new(reason)
             }))
         }
@@ -205,7 +207,7 @@ fn done(s: &Services<'_>, ended: LoopEnd, notes: &mut Notes) -> Result<(String, 
                 reason: format!("disputed {}: {}", dispute.check, dispute.evidence.trim()),
                 dispute: Some(dispute),
                 keep: true,
-                work: Vec::new(),
+                ..Failure::default()
             }))
         }
         LoopEnd::Budget => Err(Attempted::Budget),
@@ -272,26 +274,6 @@ fn toolbox(
         pins: s.pins.clone(),
         breaks: std::sync::Mutex::new(Vec::new()),
         contradictions: std::sync::Mutex::new(Vec::new()),
-    }
-}
-
-/// What would land: the checkout's difference from `base` within the write scope and the
-/// files deliberate breaks patched (only the paths the tools wrote while no command ran).
-async fn landing_diff(
-    s: &Services<'_>,
-    tools: &Toolbox,
-    base: ObjectId,
-    lease: &Lease<'_>,
-) -> std::io::Result<Diff> {
-    let scope = tools.landing_scope();
-    if tools.tracked.lost() {
-        return Err(std::io::Error::other(
-            "the checkout could not be brought to its base; nothing is taken from it",
-        ));
-    }
-    match tools.tracked.known() {
-        Some(paths) => diff_tracked(s.repo, base, &lease.dir, &paths, &scope).await,
-        None => diff(&lease.dir, tools.base.files().await?, &scope),
     }
 }
 

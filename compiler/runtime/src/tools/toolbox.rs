@@ -9,7 +9,7 @@ use specc_plan::field_guide::PATH as GUIDE;
 use specc_sandbox::{CommandLimits, Runner};
 
 use super::outcome::ToolOutcome;
-use crate::checkouts::{Scope, Tracked};
+use crate::checkouts::{Diff, Scope, Tracked, diff, diff_tracked};
 use crate::landing::{Break, Contradiction, Pins};
 
 /// The tools of one attempt, bound to its checkout.
@@ -161,6 +161,23 @@ impl Toolbox {
         }
         let files = self.base.files().await?;
         crate::checkouts::restore_outside(&self.root, files, &self.landing_scope())
+    }
+
+    /// What would land: the checkout's difference from the base within the write scope and
+    /// the files deliberate breaks patched (only the paths the tools wrote while no command
+    /// ran).
+    pub(crate) async fn landing_diff(&self) -> std::io::Result<Diff> {
+        let scope = self.landing_scope();
+        if self.tracked.lost() {
+            return Err(std::io::Error::other(
+                "the checkout could not be brought to its base; nothing is taken from it",
+            ));
+        }
+        let (repo, base) = (&self.base.repo, self.base.commit);
+        match self.tracked.known() {
+            Some(paths) => diff_tracked(repo, base, &self.root, &paths, &scope).await,
+            None => diff(&self.root, self.base.files().await?, &scope),
+        }
     }
 
     /// The breaks so far.
