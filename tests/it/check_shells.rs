@@ -1,7 +1,8 @@
 //! A spec's check block fails on its first failing line, as a CI system runs a step: `sh`
 //! blocks run with `-e`, `bash` blocks with `-e -o pipefail`; an acceptance entry fails on a
 //! failing pipe stage (design: runtime.acceptance). Scripted workers; the checks run for
-//! real, in the sandbox. An attempt's `run` calls share one home and `$TMPDIR`.
+//! real, in the sandbox. An attempt's `run` calls share one home and `$TMPDIR`, and its
+//! checkout is a git repository at its base (design: vcs.checkout-view).
 
 use serde_json::json;
 
@@ -103,4 +104,47 @@ fn a_file_in_tmpdir_survives_from_one_run_to_the_next() {
         "the second run reads what the first wrote: {}",
         runs[1]
     );
+}
+
+/// The checkout is a git repository at the task's base: `git log` shows what landed before,
+/// `git status` and `git diff` what the attempt changed; the repository itself is the
+/// sandbox's to read, not to write, and the `.git` file naming it never lands.
+#[test]
+fn git_status_diff_and_log_answer_in_a_checkout() {
+    let run = |command: &str| json!({"name": "run", "arguments": {"command": command}});
+    let planner = json!({"": {"decisions": [], "children": [
+        child("a", "R-1", "a.txt", &[], &[]),
+        child("b", "R-1", "b.txt", &["git log --format=%s | grep -q 'make a'"], &["a"]),
+    ]}});
+    let b = build_in(
+        project("sh", "test -f a.txt"),
+        planner,
+        json!({
+            "a": [[[write("a.txt", "goodbye\n")], [done()]]],
+            "b": [[
+                [write("b.txt", "one\n")],
+                [run("git status --short && git log --format='log: %s'")],
+                [run("git add b.txt")],
+                [done()]
+            ]],
+        }),
+    );
+    assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
+    let runs = b.results_of("b", "run");
+    assert!(
+        runs[0].contains("?? b.txt") && runs[0].contains("log: make a"),
+        "{}",
+        runs[0]
+    );
+    assert!(!runs[0].contains(".git"), "{}", runs[0]);
+    // `git add` writes the repository's index: refused (the sandbox lets commands read it).
+    assert!(runs[1].contains("\"failed\":true"), "{}", runs[1]);
+    assert_eq!(b.file("b.txt").as_deref(), Some("one\n"));
+    let landed = std::process::Command::new("git")
+        .args(["ls-files"])
+        .current_dir(b.dir.path().join("out"))
+        .output()
+        .expect("git");
+    let files = String::from_utf8_lossy(&landed.stdout).into_owned();
+    assert_eq!(files.lines().collect::<Vec<_>>(), ["a.txt", "b.txt"], "{files}");
 }

@@ -67,6 +67,7 @@ macro_rules! toolbox {
             pins: None,
             breaks: Default::default(),
             contradictions: Default::default(),
+            git: Default::default(),
         }
     };
 }

@@ -53,6 +53,7 @@ async fn written_files_get_the_asked_mode_and_keep_it_when_not_asked() {
         pins: None,
         breaks: Default::default(),
         contradictions: Default::default(),
+        git: Default::default(),
     };
     let file = root.join("src/deep/run.sh");
     let (text, failed) = write(&t, json!({"path": "src/deep/run.sh", "content": "a\n"})).await;

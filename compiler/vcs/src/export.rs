@@ -20,9 +20,11 @@ const EPOCH: u64 = 1_700_000_000;
 pub(crate) struct Onto {
     branch: String,
     /// What the first commit's parent is, in git's words.
-    from: String,
+    pub(crate) from: String,
     /// Whether the branch is (re)set to `from` first.
     reset: bool,
+    /// The last commit exported: the head's when `None`.
+    pub(crate) until: Option<ObjectId>,
 }
 
 impl Onto {
@@ -31,6 +33,7 @@ impl Onto {
             branch: "main".to_owned(),
             from: "refs/heads/main^0".to_owned(),
             reset: false,
+            until: None,
         }
     }
 }
@@ -43,7 +46,7 @@ pub(crate) fn stream(
     onto: &Onto,
 ) -> Option<(Vec<u8>, usize)> {
     let mut chain = Vec::new();
-    let mut at = Some(state.head);
+    let mut at = Some(onto.until.unwrap_or(state.head));
     while let Some(id) = at {
         if Some(id) == since {
             break;
@@ -117,7 +120,7 @@ pub(crate) fn stream(
     Some((out, chain.len()))
 }
 
-fn git(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
     Command::new("git").args(args).current_dir(dir).output()
 }
 
@@ -199,6 +202,7 @@ pub(crate) fn run_branch(
         branch: branch.to_owned(),
         from: from.to_owned(),
         reset: true,
+        until: None,
     };
     let Some((stream, count, _)) = make(Some(since), onto) else {
         return Err(std::io::Error::other(
@@ -211,7 +215,19 @@ pub(crate) fn run_branch(
 
 /// Pipes `stream` into `git fast-import` in `dir`.
 fn fast_import(dir: &Path, stream: &[u8]) -> std::io::Result<()> {
+    fast_import_with(dir, &[], stream, Some(&dir.join(FAST_IMPORT_PID)))
+}
+
+/// Pipes `stream` into `git ARGS fast-import` in `dir` (`--git-dir=…` for a repository
+/// elsewhere), its pid in `pid_file` while it runs.
+pub(crate) fn fast_import_with(
+    dir: &Path,
+    args: &[&str],
+    stream: &[u8],
+    pid_file: Option<&Path>,
+) -> std::io::Result<()> {
     let mut child = Command::new("git")
+        .args(args)
         .args(["fast-import", "--quiet"])
         .current_dir(dir)
         .stdin(Stdio::piped())
@@ -220,13 +236,16 @@ fn fast_import(dir: &Path, stream: &[u8]) -> std::io::Result<()> {
         .spawn()?;
     // While it runs, its pid is in `.git/`: a fast-import whose caller was killed outlives
     // it, and whoever exports next must stop it first (see `FAST_IMPORT_PID`).
-    let pid_file = dir.join(FAST_IMPORT_PID);
-    std::fs::write(&pid_file, child.id().to_string())?;
+    if let Some(pid_file) = pid_file {
+        std::fs::write(pid_file, child.id().to_string())?;
+    }
     if let Some(mut stdin) = child.stdin.take() {
         stdin.write_all(stream)?;
     }
     let o = child.wait_with_output()?;
-    std::fs::remove_file(&pid_file)?;
+    if let Some(pid_file) = pid_file {
+        std::fs::remove_file(pid_file)?;
+    }
     if !o.status.success() {
         return Err(std::io::Error::other(format!(
             "git fast-import failed: {}",

@@ -28,6 +28,7 @@ mod bundle;
 mod read;
 pub use read::{Changes, FileAt};
 mod state;
+mod view;
 
 pub use queue::{Queued, Resolver};
 
@@ -455,6 +456,26 @@ impl Repo {
         })
         .await
         .map_err(std::io::Error::other)?
+    }
+
+    /// Makes `git_dir` a git repository whose `main` is this store's history up to `base`
+    /// and whose index is `base`'s tree, and `work_tree/.git` a file naming it, so that git
+    /// answers in a checkout of `base` (design: vcs.checkout-view).
+    pub async fn git_view(
+        &self,
+        git_dir: &Path,
+        work_tree: &Path,
+        base: ObjectId,
+    ) -> std::io::Result<()> {
+        let (git_dir, work_tree, repo) = (git_dir.to_owned(), work_tree.to_owned(), self.clone());
+        let make = move |since, onto| {
+            let (reply, rx) = oneshot::channel();
+            repo.send(Request::Export(since, onto, reply)).ok()?;
+            rx.blocking_recv().ok().flatten()
+        };
+        tokio::task::spawn_blocking(move || view::run(&git_dir, &work_tree, base, make))
+            .await
+            .map_err(std::io::Error::other)?
     }
 
     pub async fn stats(&self) -> Stats {

@@ -205,6 +205,10 @@ pub(crate) async fn run(tools: &Toolbox, checks: &[Check], round: u32, left: Dur
     if !checks.is_empty() {
         tools.tracked.ran_command();
     }
+    let git = match checks.is_empty() {
+        true => None,
+        false => tools.git_view().await,
+    };
     for (i, c) in checks.iter().enumerate() {
         let left = deadline.saturating_duration_since(Instant::now());
         let result = tools
@@ -212,7 +216,7 @@ pub(crate) async fn run(tools: &Toolbox, checks: &[Check], round: u32, left: Dur
             .run(CommandSpec {
                 script: c.shell.command(&c.script),
                 dir: tools.root.clone(),
-                read_only: Vec::new(),
+                read_only: git.iter().cloned().collect(),
                 timeout: tools
                     .limits
                     .timeout

@@ -274,6 +274,7 @@ fn toolbox(
         pins: s.pins.clone(),
         breaks: std::sync::Mutex::new(Vec::new()),
         contradictions: std::sync::Mutex::new(Vec::new()),
+        git: Default::default(),
     }
 }
 

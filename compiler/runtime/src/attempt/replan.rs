@@ -9,6 +9,8 @@
 //! design: runtime.escalation
 //! design: runtime.disputes
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use specc_ir::{Diagnostic, codes};
@@ -16,6 +18,7 @@ use specc_llm::{Client, Role, Tool};
 use specc_passes::plan::{Commands, acceptance_problem, scope_problem};
 
 use specc_plan::{ForcedCall, PlanError};
+use specc_state::Journal;
 
 use super::acceptance::Check;
 use super::context::WorkOrder;
@@ -141,13 +144,49 @@ fn tool() -> Tool {
     }
 }
 
+/// What became of the leaf's siblings so far, by id: `landed`, `up to date`, `failed: why`,
+/// `skipped: why`, `running`, `pending` (issue 38: a planner that re-plans sees how its
+/// other children went). Empty when the journal holds no task of the run (a remote worker's).
+pub(super) fn sibling_outcomes(journal: &Journal, run: &str) -> HashMap<String, String> {
+    let Ok(rows) = journal.tasks(run) else {
+        return HashMap::new();
+    };
+    rows.into_iter()
+        .map(|r| {
+            let state = r.state.replace('_', " ");
+            let outcome = match r.reason.filter(|w| !w.trim().is_empty()) {
+                Some(why) if matches!(r.state.as_str(), "failed" | "skipped" | "stopped") => {
+                    format!("{state}: {}", why.trim())
+                }
+                _ => state,
+            };
+            (r.task, outcome)
+        })
+        .collect()
+}
+
+/// The leaf's siblings as the planner is shown them: id, title, write scope and outcome.
+fn siblings(order: &WorkOrder, outcomes: &HashMap<String, String>) -> Vec<serde_json::Value> {
+    let siblings = order.parent.iter().flat_map(|p| &p.siblings);
+    siblings
+        .map(|sib| {
+            let mut v = json!({"id": sib.id, "title": sib.title, "write_scope": sib.write_scope});
+            if let Some(o) = outcomes.get(&sib.id) {
+                v["outcome"] = json!(o);
+            }
+            v
+        })
+        .collect()
+}
+
 /// The re-plan of `order` for `why`; `commands` are those an acceptance command may start
-/// with (the sandbox's).
+/// with (the sandbox's); `outcomes` what became of the leaf's siblings so far.
 pub(super) async fn replan(
     client: &Client,
     order: &WorkOrder,
     why: &Why<'_>,
     commands: &Commands,
+    outcomes: &HashMap<String, String>,
 ) -> Result<Replan, PlanError> {
     let t = &order.task;
     let checks: Vec<serde_json::Value> = order
@@ -162,6 +201,9 @@ pub(super) async fn replan(
         "requirements": order.requirements,
         "checks": checks,
     });
+    if order.parent.is_some() {
+        user["siblings"] = json!(siblings(order, outcomes));
+    }
     let system = match why {
         Why::Failed(failure) => {
             user["failure"] = json!(failure);
@@ -173,7 +215,9 @@ pub(super) async fn replan(
         }
         Why::Exhausted(failures) => {
             user["failures"] = json!(failures);
-            user["parent"] = json!(order.parent);
+            if let Some(p) = &order.parent {
+                user["parent"] = json!({"id": p.id, "title": p.title, "instructions": p.instructions});
+            }
             SYSTEM_PARENT
         }
     };

@@ -51,9 +51,13 @@ impl Ladder {
             });
         let replanned = match journaled {
             Some(r) => Ok((r, true)),
-            None => replan::replan(s.client, &self.order, &why, &s.policy.known_commands)
-                .await
-                .map(|r| (r, false)),
+            None => {
+                let outcomes = replan::sibling_outcomes(s.journal, s.run);
+                let commands = &s.policy.known_commands;
+                replan::replan(s.client, &self.order, &why, commands, &outcomes)
+                    .await
+                    .map(|r| (r, false))
+            }
         };
         let r = match replanned {
             Ok((r, true)) => r,

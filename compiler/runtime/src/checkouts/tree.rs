@@ -16,7 +16,7 @@ pub(crate) fn walk_files(root: &Path, out: &mut Vec<String>) {
 }
 
 /// Every regular file under `dir`, as paths relative to `root`, without following links or
-/// entering the top-level [`SKIPPED`] directories.
+/// entering the top-level [`SKIPPED`] entries.
 pub(crate) fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -27,10 +27,13 @@ pub(crate) fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
             let name = e.file_name().to_string_lossy().into_owned();
             let Ok(ft) = e.file_type() else { continue };
             let path = e.path();
+            if d == root && SKIPPED.contains(&name.as_str()) {
+                // A top-level `.git` is a directory or the file naming the checkout's git
+                // view (design: vcs.checkout-view): never part of the tree.
+                continue;
+            }
             if ft.is_dir() {
-                if !(d == root && SKIPPED.contains(&name.as_str())) {
-                    stack.push(path);
-                }
+                stack.push(path);
             } else if ft.is_file()
                 && let Ok(rel) = path.strip_prefix(root)
             {

@@ -58,6 +58,7 @@ pub(super) async fn recheck(s: &Services<'_>, order: &WorkOrder) -> Result<(), R
         pins: s.pins.clone(),
         breaks: std::sync::Mutex::new(Vec::new()),
         contradictions: std::sync::Mutex::new(Vec::new()),
+        git: Default::default(),
     };
     let report = run_checks(&tools, &order.checks, 0, s.policy.attempt.wall).await;
     if report.passed() {

@@ -29,12 +29,13 @@ pub(super) async fn run(t: &Toolbox, a: Run, seq: u32, left: Duration) -> ToolOu
         .map_or(limit, |d| d.min(limit))
         .max(Duration::from_millis(100));
     t.tracked.ran_command();
+    let git = t.git_view().await;
     let result = t
         .runner
         .run(CommandSpec {
             script: a.command,
             dir: t.root.clone(),
-            read_only: Vec::new(),
+            read_only: git.into_iter().collect(),
             timeout,
             output_cap: t.limits.output_cap,
             env: Vec::new(),

@@ -75,7 +75,7 @@ fn build() -> Vec<Tool> {
             "run",
             "Run a shell command in the checkout (sandboxed; output capped).",
             obj(
-                json!({"command": {"type": "string", "description": "A shell command run by `sh -c` in the checkout's root, in the sandbox: the checkout and `$TMPDIR` are writable, `/tmp` and the rest of the system are not, and there is no network beyond loopback. `cargo test`, `python3 -m unittest -q`."},
+                json!({"command": {"type": "string", "description": "A shell command run by `sh -c` in the checkout's root, in the sandbox: the checkout and `$TMPDIR` are writable, `/tmp` and the rest of the system are not, and there is no network beyond loopback. `$HOME` and `$TMPDIR` are kept from one `run` to the next of this attempt. The checkout is a git repository at your task's base, for reading: `git status`, `git diff` and `git log` show what you changed and what landed before; your work lands when you call `done`, not through `git commit`. `cargo test`, `python3 -m unittest -q`."},
                        "timeout_secs": {"type": "integer", "description": "Seconds before the command is killed; at most the attempt's limit."}}),
                 &["command"],
             ),

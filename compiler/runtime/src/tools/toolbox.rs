@@ -36,7 +36,15 @@ pub struct Toolbox {
     pub breaks: std::sync::Mutex<Vec<Break>>,
     /// Decisions the worker found contradicting each other (`report_contradiction`).
     pub contradictions: std::sync::Mutex<Vec<Contradiction>>,
+    /// The checkout's git view, made before its first command.
+    pub git: GitView,
 }
+
+/// The git repository beside a checkout that makes `git status`, `git diff` and `git log`
+/// answer in it (design: vcs.checkout-view): made once, before the attempt's first command;
+/// its directory, which commands may read, or `None` if it could not be made.
+#[derive(Default)]
+pub struct GitView(tokio::sync::OnceCell<Option<PathBuf>>);
 
 /// The attempt's base commit; its files are read from the VCS only if a full comparison
 /// is needed (a command ran), once.
@@ -178,6 +186,30 @@ impl Toolbox {
             Some(paths) => diff_tracked(repo, base, &self.root, &paths, &scope).await,
             None => diff(&self.root, self.base.files().await?, &scope),
         }
+    }
+
+    /// The checkout's git view of the base, made before the first command (the directory
+    /// commands may read), or `None` when it could not be made: the command then runs in a
+    /// checkout that is not a repository, as it would without one.
+    pub(crate) async fn git_view(&self) -> Option<PathBuf> {
+        let make = || async {
+            let name = self.root.file_name()?.to_string_lossy().into_owned();
+            let git_dir = self.root.with_file_name(format!("{name}.git"));
+            let made = self
+                .base
+                .repo
+                .git_view(&git_dir, &self.root, self.base.commit)
+                .await;
+            match made {
+                Ok(()) => Some(git_dir),
+                Err(e) => {
+                    tracing::warn!(checkout = %self.root.display(), error = %e, "no git view");
+                    let _ = std::fs::remove_file(self.root.join(".git"));
+                    None
+                }
+            }
+        };
+        self.git.0.get_or_init(make).await.clone()
     }
 
     /// The breaks so far.
