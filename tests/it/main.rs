@@ -43,6 +43,7 @@ mod readme;
 mod requirement_refs;
 mod sandbox;
 mod schemas;
+mod section_checks;
 mod serve;
 mod serve_coordinate;
 mod show;

@@ -73,7 +73,7 @@ pub fn answer_schema() -> serde_json::Value {
                         "instructions": text("For a work child: everything the worker must do, explicitly (files, functions, behaviour, the decisions to follow by id). For a plan child: what its planner must achieve."),
                         "write_scope": strings("Paths or globs relative to the repository's root that the child may write: `src/semver/**`, `Cargo.toml`. A directory is `dir/**`. Give siblings that may run at once disjoint scopes. Generated files (`Cargo.lock`, `package-lock.json`, `poetry.lock`, …) land only where a scope names them; elsewhere they stay in the worker's checkout for its checks and do not land."),
                         "read_scope": strings("Paths or globs relative to the repository's root the child should read first."),
-                        "acceptance": strings("Shell commands, each run by `sh -c` from the repository's root after the worker's `done`; exit status 0 passes. Commands, not descriptions: `cargo test --lib version`, `python -m pytest -q tests/test_parse.py`, `test -f README.md`. They run in the sandbox: the checkout and `$TMPDIR` are writable, `/tmp` and the rest of the system are not, and there is no network. The spec's own test blocks (node.checks, node.children[].checks) already run after every work child that covers a requirement of their section: do not repeat them here. On a plan child they go to its planner, whose work children must make them pass."),
+                        "acceptance": strings("Shell commands, each run by `bash -e -o pipefail -c` from the repository's root after the worker's `done`: exit status 0 passes, and the first failing line or pipe stage fails it (write `! cmd` for a command that must fail). Commands, not descriptions: `cargo test --lib version`, `python -m pytest -q tests/test_parse.py`, `test -f README.md`. They run in the sandbox: the checkout and `$TMPDIR` are writable, `/tmp` and the rest of the system are not, and there is no network. The spec's own test blocks (node.checks, node.children[].checks) already run after every work child that covers a requirement of their section (gating the landing that completes the section): do not repeat them here. On a plan child they go to its planner, whose work children must make them pass."),
                         "depends_on": strings("Keys of siblings that must land before this child starts.")
                     }
                 }
@@ -95,10 +95,14 @@ pub(crate) const SYSTEM: &str = "You are specc's planner. Split the intent node 
         requirement with a work child that names its id, or with a plan child for the section \
         that holds it (a plan child plans only the first node in its covers_nodes). Use the \
         node and requirement ids exactly as the request gives them. Acceptance entries are \
-        shell commands run from the repository's root (exit 0 passes), never descriptions; \
-        the spec's test blocks (checks) run on their own after every work child that covers a \
-        requirement of their section, so such a child must leave in place what those checks \
-        build or run (a stub where a later sibling fills it in). Every planner answers before any code is written: a \
+        shell commands run by `bash -e -o pipefail` from the repository's root (the first \
+        failing line or pipe stage fails one; exit 0 passes), never descriptions. The spec's \
+        test blocks (checks) run on their own after every work child that covers a \
+        requirement of their section: as information while other children covering the \
+        section have yet to land, and as a gate on the landing that completes the section \
+        (the last of them runs once the others landed) and every landing after it; so order \
+        a section's children as the work needs, and check each child's own part with its \
+        acceptance entries. Every planner answers before any code is written: a \
         planner sees its ancestors' and the siblings' decisions it depends on, never their \
         code, so decide interfaces here. Answer only by calling submit_plan.";
 

@@ -72,7 +72,7 @@ pub fn check_acceptance(
                     ),
                 )
                 .with_help(
-                    "an acceptance entry is a shell command run by `sh -c` from the repository's root after the worker's `done`; exit status 0 passes (`cargo test --lib`, `python -m pytest -q tests/`, `test -f README.md`). Say what to check in the instructions, and give the command that checks it here",
+                    "an acceptance entry is a shell command run by `bash -e -o pipefail -c` from the repository's root after the worker's `done`; exit status 0 passes (`cargo test --lib`, `python -m pytest -q tests/`, `test -f README.md`). Say what to check in the instructions, and give the command that checks it here",
                 ),
             );
         }

@@ -22,11 +22,19 @@ pub struct Check {
     /// How `script` runs (design: runtime.acceptance).
     #[serde(default)]
     pub shell: Shell,
+    /// The spec section whose test block it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    /// Why it runs for information only in this attempt: the section's other tasks have not
+    /// all landed, so this landing does not complete the section (design:
+    /// runtime.section-checks). `None`: it gates the landing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub informs: Option<String>,
 }
 
 /// How a check's script runs. A spec's `sh` block runs with `-e` and a `bash` block with
 /// `-e -o pipefail`, as CI systems run a step: the first failing line (or pipe stage) fails
-/// the check. An acceptance entry runs by bash with `-o pipefail`.
+/// the check. An acceptance entry runs by bash with `-e -o pipefail` too.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Shell {
@@ -35,11 +43,10 @@ pub enum Shell {
     Plain,
     /// `sh -e`.
     Errexit,
-    /// `bash -e -o pipefail`.
+    /// `bash -e -o pipefail`: a spec's `bash` block and an acceptance entry.
     StrictBash,
-    /// `bash -o pipefail`: an acceptance entry, for now. Its `-e` waits until the planner's
-    /// prompt states the rule and the recorded capable-model build is recorded again: that
-    /// build's planner wrote entries such as `cmd; test $? -eq 1` for the old rule (issue 38).
+    /// `bash -o pipefail`: an acceptance entry in a journal written before entries ran with
+    /// `-e` (a resumed build's follow-ups keep the shell they were journaled with).
     Pipefail,
 }
 
@@ -74,7 +81,17 @@ impl Check {
             name,
             script,
             shell,
+            section: None,
+            informs: None,
         })
+    }
+
+    /// This check as the test block of spec section `node`.
+    pub fn of_section(self, node: &str) -> Check {
+        Check {
+            section: Some(node.to_owned()),
+            ..self
+        }
     }
 
     /// A check specc made itself, run by `sh -c` as it stands.
@@ -83,6 +100,8 @@ impl Check {
             name,
             script,
             shell: Shell::Plain,
+            section: None,
+            informs: None,
         }
     }
 
@@ -92,7 +111,9 @@ impl Check {
         Check {
             name: format!("acceptance #{n}"),
             script: entry.to_owned(),
-            shell: Shell::Pipefail,
+            shell: Shell::StrictBash,
+            section: None,
+            informs: None,
         }
     }
 }
@@ -116,6 +137,16 @@ fn single_quoted(text: &str) -> String {
 pub(crate) struct CheckResult {
     pub name: String,
     pub result: CommandResult,
+    /// Why it ran for information only (it does not gate this landing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub informs: Option<String>,
+}
+
+impl CheckResult {
+    /// Whether it keeps the work from landing: a gating check that failed.
+    fn fails(&self) -> bool {
+        self.informs.is_none() && !self.result.success()
+    }
 }
 
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -137,7 +168,7 @@ pub(crate) struct Report {
 
 impl Report {
     pub(crate) fn passed(&self) -> bool {
-        self.results.iter().all(|r| r.result.success())
+        !self.results.iter().any(CheckResult::fails)
             && self.references.is_none()
             && self.weakened.is_empty()
             && self.over_budget.is_empty()
@@ -147,7 +178,7 @@ impl Report {
     pub(crate) fn failures(&self) -> String {
         self.results
             .iter()
-            .filter(|r| !r.result.success())
+            .filter(|r| r.fails())
             .map(|r| format!("check `{}`: {}", r.name, r.result.report()))
             .chain(self.references.as_ref().map(Unreferenced::failure))
             .chain((!self.weakened.is_empty()).then(|| weakened_failure(&self.weakened)))
@@ -161,7 +192,7 @@ impl Report {
         let failed: Vec<String> = self
             .results
             .iter()
-            .filter(|r| !r.result.success())
+            .filter(|r| r.fails())
             .map(|r| {
                 let report = r.result.report();
                 let how = report.lines().next().unwrap_or_default();
@@ -185,6 +216,31 @@ impl Report {
             }))
             .collect();
         format!("acceptance failed: {}", failed.join(", "))
+    }
+}
+
+impl Report {
+    /// The checks that ran for information only and failed, with their output and why they
+    /// do not gate this landing (empty when there are none).
+    pub(crate) fn informed(&self) -> String {
+        let failed: Vec<String> = self
+            .results
+            .iter()
+            .filter(|r| !r.result.success())
+            .filter_map(|r| {
+                let why = r.informs.as_deref()?;
+                Some(format!("check `{}` ({why}): {}", r.name, r.result.report()))
+            })
+            .collect();
+        if failed.is_empty() {
+            return String::new();
+        }
+        format!(
+            "For information, these checks of your sections failed; they do not gate this \
+             landing, but they gate the landing that completes their section, so your part \
+             must not be what fails them:\n{}",
+            failed.join("\n\n")
+        )
     }
 }
 
@@ -231,6 +287,7 @@ pub(crate) async fn run(tools: &Toolbox, checks: &[Check], round: u32, left: Dur
         report.results.push(CheckResult {
             name: c.name.clone(),
             result,
+            informs: c.informs.clone(),
         });
     }
     report

@@ -378,8 +378,9 @@ impl AgentLoop<'_> {
         if t.rounds == 1 {
             outcome.failed = true;
             outcome.text = format!(
-                "The acceptance checks failed:\n{}\n{}Fix the problem, then call `done` again.",
+                "The acceptance checks failed:\n{}\n{}{}Fix the problem, then call `done` again.",
                 report.failures(),
+                informed_note(&report),
                 restored_note(&report.restored)
             );
             return Ok(None);
@@ -472,12 +473,26 @@ fn restored_note(restored: &[String]) -> String {
 
 /// A passing `done`'s answer: the checks that passed, and that the work is landing.
 fn passed_text(report: &acceptance::Report) -> String {
-    let names: Vec<&str> = report.results.iter().map(|r| r.name.as_str()).collect();
-    match names.as_slice() {
-        [] => "No acceptance check applies to this task; the work is landing.".to_owned(),
+    let names: Vec<&str> = report
+        .results
+        .iter()
+        .filter(|r| r.result.success() || r.informs.is_none())
+        .map(|r| r.name.as_str())
+        .collect();
+    let passed = match names.as_slice() {
+        [] => "No acceptance check gates this task; the work is landing.".to_owned(),
         names => format!(
             "The acceptance checks passed ({}); the work is landing.",
             names.join(", ")
         ),
+    };
+    format!("{passed}{}", informed_note(report).trim_end())
+}
+
+/// The checks that failed for information only, as a paragraph (empty when none did).
+fn informed_note(report: &acceptance::Report) -> String {
+    match report.informed() {
+        s if s.is_empty() => s,
+        s => format!("\n{s}\n"),
     }
 }

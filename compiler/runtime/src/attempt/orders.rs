@@ -112,7 +112,7 @@ pub fn work_orders(
             for (i, c) in n.checks.iter().enumerate() {
                 let name = format!("spec {} check {}", n.id.as_str(), i + 1);
                 match Check::from_block(name, &c.runner, &c.code, runners) {
-                    Some(check) => checks.push(check),
+                    Some(check) => checks.push(check.of_section(n.id.as_str())),
                     None => unrunnable.push(Unrunnable {
                         task: t.id.clone(),
                         node: n.id.as_str().to_owned(),

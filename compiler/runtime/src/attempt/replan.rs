@@ -137,7 +137,7 @@ fn tool() -> Tool {
         parameters: json!({"type": "object", "required": ["instructions", "reason"],
             "properties": {
                 "instructions": {"type": "string", "description": "The task's new instructions, complete: they replace the old ones for the next attempt."},
-                "acceptance": {"type": "array", "items": {"type": "string"}, "description": "Only to replace the task's own acceptance commands (not the `spec …` checks): each a shell command run by `sh -c` from the repository's root after the worker's `done`; exit status 0 passes (`cargo test --offline`, `test -f README.md`). Leave it out to keep them."},
+                "acceptance": {"type": "array", "items": {"type": "string"}, "description": "Only to replace the task's own acceptance commands (not the `spec …` checks): each a shell command run by `bash -e -o pipefail -c` from the repository's root after the worker's `done`: exit status 0 passes, and the first failing line or pipe stage fails it (`cargo test --offline`, `test -f README.md`). Leave it out to keep them."},
                 "write_scope": {"type": "array", "items": {"type": "string"}, "description": "Only to replace the write scope: paths or globs relative to the repository's root (`src/semver/**`, `Cargo.toml`). Leave it out to keep it."},
                 "reason": {"type": "string", "description": "What was wrong and what you changed; for a disputed check, why it changes or why it stays."}
             }}),
@@ -248,7 +248,7 @@ fn problems(a: &Replan, commands: &Commands, order: &WorkOrder) -> Vec<Diagnosti
                     codes::ACCEPTANCE_NOT_A_COMMAND,
                     format!("the acceptance entry `{}` {p}", entry.trim()),
                 )
-                .with_help("an acceptance entry is a shell command run by `sh -c` from the repository's root; exit status 0 passes (`cargo test --offline`)"),
+                .with_help("an acceptance entry is a shell command run by `bash -e -o pipefail -c` from the repository's root; exit status 0 passes (`cargo test --offline`)"),
             );
         }
     }

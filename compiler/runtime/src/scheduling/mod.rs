@@ -20,6 +20,7 @@ mod landings;
 mod plan;
 mod ready;
 mod recheck;
+mod sections;
 mod seed;
 mod start;
 

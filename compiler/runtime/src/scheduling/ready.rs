@@ -14,6 +14,7 @@ use std::time::Instant;
 use specc_state::{TaskRef, TaskState};
 
 use super::recheck::RecheckFailed;
+use super::sections::SectionStart;
 use crate::attempt::{Check, WorkOrder};
 use crate::checkouts::Scope;
 use crate::events::Event;
@@ -53,6 +54,8 @@ pub(super) struct Scheduler<'s> {
     pub(super) not_before: HashMap<usize, Instant>,
     /// The split leaf of each file that needed one.
     pub(super) splits: HashMap<String, usize>,
+    /// The leaves whose checks include each spec section's test blocks (`sections.rs`).
+    pub(super) sections: HashMap<String, Vec<usize>>,
     pub(super) stopping: Option<String>,
 }
 
@@ -123,6 +126,7 @@ impl<'s> Scheduler<'s> {
             why: why.to_owned(),
         });
         self.scopes.push(Scope::new(&order.task.write_scope));
+        super::sections::add(&mut self.sections, i, &order);
         self.order.push(Arc::new(order));
         self.deps.push(after.to_vec());
         self.dependents.push(Vec::new());
@@ -231,10 +235,13 @@ impl<'s> Scheduler<'s> {
     pub(super) fn rechecks(&mut self, jobs: usize) -> Vec<(usize, Arc<WorkOrder>)> {
         let free = jobs.saturating_sub(self.s.landings.taken() + self.rechecking);
         let n = free.min(self.to_recheck.len());
-        let taken: Vec<(usize, Arc<WorkOrder>)> = self
-            .to_recheck
-            .drain(..n)
-            .map(|i| (i, self.order[i].clone()))
+        let taken: Vec<usize> = self.to_recheck.drain(..n).collect();
+        let taken: Vec<(usize, Arc<WorkOrder>)> = taken
+            .into_iter()
+            .map(|i| match self.section_start(i, &[], false) {
+                SectionStart::As(order) => (i, order),
+                SectionStart::Held => (i, self.order[i].clone()),
+            })
             .collect();
         self.rechecking += taken.len();
         taken
@@ -282,11 +289,13 @@ impl<'s> Scheduler<'s> {
     }
 
     /// Starts what may start: ready leaves, critical path first, not parked, whose write
-    /// scope overlaps no running leaf's (at the VCS or not), up to `jobs` working (an attempt
-    /// at the VCS holds no job: `landings.rs`).
+    /// scope overlaps no running leaf's (at the VCS or not), and not the last of a section
+    /// while the rest of it still runs (`sections.rs`), up to `jobs` working (an attempt at
+    /// the VCS holds no job: `landings.rs`). Each with its order as it starts.
     pub(super) fn ready(&mut self, jobs: usize) -> Vec<(usize, Arc<WorkOrder>)> {
         let now = Instant::now();
         let mut picked: Vec<usize> = Vec::new();
+        let mut started: Vec<Arc<WorkOrder>> = Vec::new();
         for &i in &self.ready {
             if self.s.landings.taken() + self.rechecking + picked.len() >= jobs {
                 break;
@@ -299,17 +308,22 @@ impl<'s> Scheduler<'s> {
                 .iter()
                 .chain(&picked)
                 .any(|&r| self.scopes[r].overlaps(&self.scopes[i]));
-            if !clash {
+            if clash {
+                continue;
+            }
+            if let SectionStart::As(order) = self.section_start(i, &picked, true) {
                 picked.push(i);
+                started.push(order);
             }
         }
         self.s.landings.started(picked.len());
         picked
             .into_iter()
-            .map(|i| {
+            .zip(started)
+            .map(|(i, order)| {
                 self.set(i, TaskState::Running, None, None);
                 self.running.push(i);
-                (i, self.order[i].clone())
+                (i, order)
             })
             .collect()
     }

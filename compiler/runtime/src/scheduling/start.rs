@@ -63,6 +63,7 @@ impl<'s> Scheduler<'s> {
             dependents,
         } = ranked(plan);
         let n = order.len();
+        let sections = super::sections::covering(&order);
         let mut sched = Scheduler {
             s,
             scopes: order
@@ -82,6 +83,7 @@ impl<'s> Scheduler<'s> {
             rechecking: 0,
             not_before: HashMap::new(),
             splits: HashMap::new(),
+            sections,
             stopping: None,
         };
         let landed = s.journal.landed_fingerprints().unwrap_or_default();

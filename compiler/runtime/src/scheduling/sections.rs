@@ -1,0 +1,96 @@
+//! A spec section's test blocks gate the section, not its first task: a leaf starts with
+//! them as information while other leaves covering the section have yet to land, and with
+//! them gating once every other one has landed (its base then holds their work). The last
+//! leaf of a section to start waits while the others still run, so that the landing that
+//! completes the section is always a gated one.
+//! design: runtime.section-checks
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use specc_state::TaskState;
+
+use super::ready::{Scheduler, satisfied};
+use crate::attempt::WorkOrder;
+
+/// How a leaf may start, as far as its sections' checks go.
+pub(super) enum SectionStart {
+    /// Another leaf of one of its sections is all that is left to land and still runs: this
+    /// leaf waits, and starts gated once that one has landed.
+    Held,
+    /// Its order as it starts: the checks of sections it does not complete marked as
+    /// information.
+    As(Arc<WorkOrder>),
+}
+
+/// The leaves whose checks include each section's test blocks.
+pub(super) fn covering(order: &[Arc<WorkOrder>]) -> HashMap<String, Vec<usize>> {
+    let mut out: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, o) in order.iter().enumerate() {
+        add(&mut out, i, o);
+    }
+    out
+}
+
+/// Files leaf `i` (`o`) under each section its checks come from.
+pub(super) fn add(sections: &mut HashMap<String, Vec<usize>>, i: usize, o: &WorkOrder) {
+    for node in o.checks.iter().filter_map(|c| c.section.as_deref()) {
+        let leaves = sections.entry(node.to_owned()).or_default();
+        if !leaves.contains(&i) {
+            leaves.push(i);
+        }
+    }
+}
+
+impl Scheduler<'_> {
+    /// How leaf `i` may start now, `picked` starting with it; `hold`: whether it may be
+    /// held (a re-check of landed work never is: its sections' checks of sections others
+    /// still work on inform).
+    pub(super) fn section_start(&self, i: usize, picked: &[usize], hold: bool) -> SectionStart {
+        let order = &self.order[i];
+        if order.checks.iter().all(|c| c.section.is_none()) {
+            return SectionStart::As(order.clone());
+        }
+        let mut informs: HashMap<&str, String> = HashMap::new();
+        for node in order.checks.iter().filter_map(|c| c.section.as_deref()) {
+            if informs.contains_key(node) {
+                continue;
+            }
+            let others: Vec<usize> = self
+                .sections
+                .get(node)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&j| j != i && !satisfied(self.state[j]))
+                .collect();
+            if others.is_empty() {
+                continue;
+            }
+            let running = |j: &usize| self.state[*j] == TaskState::Running || picked.contains(j);
+            if hold && others.iter().all(running) {
+                return SectionStart::Held;
+            }
+            let names: Vec<String> = others
+                .iter()
+                .map(|&j| format!("`{}`", self.order[j].task.id))
+                .collect();
+            let why = format!(
+                "section `{node}` is not complete until {} {} landed",
+                names.join(", "),
+                if names.len() == 1 { "has" } else { "have" }
+            );
+            informs.insert(node, why);
+        }
+        if informs.is_empty() {
+            return SectionStart::As(order.clone());
+        }
+        let mut started = (**order).clone();
+        for c in &mut started.checks {
+            if let Some(why) = c.section.as_deref().and_then(|n| informs.get(n)) {
+                c.informs = Some(why.clone());
+            }
+        }
+        SectionStart::As(Arc::new(started))
+    }
+}
