@@ -35,6 +35,9 @@ fn a_tasks_events_name_the_task_and_its_attempt() {
         .with_ansi(false)
         .finish();
     let b = tracing::subscriber::with_default(subscriber, || {
+        // Other tests' threads may have cached a callsite's interest while no subscriber of
+        // theirs wanted it: ask every callsite again now that this one is registered.
+        tracing::callsite::rebuild_interest_cache();
         build_in(
             project(TOML),
             json!({"": {"decisions": [], "children": [

@@ -146,5 +146,9 @@ fn git_status_diff_and_log_answer_in_a_checkout() {
         .output()
         .expect("git");
     let files = String::from_utf8_lossy(&landed.stdout).into_owned();
-    assert_eq!(files.lines().collect::<Vec<_>>(), ["a.txt", "b.txt"], "{files}");
+    assert_eq!(
+        files.lines().collect::<Vec<_>>(),
+        ["a.txt", "b.txt"],
+        "{files}"
+    );
 }

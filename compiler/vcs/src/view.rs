@@ -101,7 +101,9 @@ fn bring_forward(
     let (sha, since) = match (words.next(), words.next().and_then(ObjectId::from_hex)) {
         (Some(sha), Some(id)) if head.status.success() => (Some(sha.to_owned()), Some(id)),
         _ if head.status.success() => {
-            return Err(std::io::Error::other("the view's main was not made by specc"));
+            return Err(std::io::Error::other(
+                "the view's main was not made by specc",
+            ));
         }
         _ => (None, None),
     };
@@ -133,7 +135,11 @@ fn bring_forward(
         git(git_dir, &["symbolic-ref", "HEAD", "refs/heads/main"]),
         "symbolic-ref",
     )?;
-    let tree = if has_main { "refs/heads/main" } else { "--empty" };
+    let tree = if has_main {
+        "refs/heads/main"
+    } else {
+        "--empty"
+    };
     ok(git(git_dir, &["read-tree", tree]), "read-tree")?;
     Ok(())
 }

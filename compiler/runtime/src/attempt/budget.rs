@@ -40,7 +40,11 @@ impl OverBudget {
 /// The files of `diff` the VCS would refuse for their size: grown past the budget, not
 /// flagged by this attempt (`flagged`) or before it (those become a split task: design:
 /// runtime.megafile).
-pub(super) async fn over_budget(tools: &Toolbox, diff: &Diff, flagged: &[String]) -> Vec<OverBudget> {
+pub(super) async fn over_budget(
+    tools: &Toolbox,
+    diff: &Diff,
+    flagged: &[String],
+) -> Vec<OverBudget> {
     let repo = &tools.base.repo;
     let budget = repo.line_budget();
     let held = repo.flagged_now();

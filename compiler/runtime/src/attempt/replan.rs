@@ -216,7 +216,8 @@ pub(super) async fn replan(
         Why::Exhausted(failures) => {
             user["failures"] = json!(failures);
             if let Some(p) = &order.parent {
-                user["parent"] = json!({"id": p.id, "title": p.title, "instructions": p.instructions});
+                user["parent"] =
+                    json!({"id": p.id, "title": p.title, "instructions": p.instructions});
             }
             SYSTEM_PARENT
         }

@@ -14,7 +14,6 @@ use std::time::Instant;
 use specc_state::{TaskRef, TaskState};
 
 use super::recheck::RecheckFailed;
-use super::sections::SectionStart;
 use crate::attempt::{Check, WorkOrder};
 use crate::checkouts::Scope;
 use crate::events::Event;
@@ -126,8 +125,8 @@ impl<'s> Scheduler<'s> {
             why: why.to_owned(),
         });
         self.scopes.push(Scope::new(&order.task.write_scope));
-        super::sections::add(&mut self.sections, i, &order);
         self.order.push(Arc::new(order));
+        self.note_sections(i);
         self.deps.push(after.to_vec());
         self.dependents.push(Vec::new());
         for &d in after {
@@ -238,9 +237,9 @@ impl<'s> Scheduler<'s> {
         let taken: Vec<usize> = self.to_recheck.drain(..n).collect();
         let taken: Vec<(usize, Arc<WorkOrder>)> = taken
             .into_iter()
-            .map(|i| match self.section_start(i, &[], false) {
-                SectionStart::As(order) => (i, order),
-                SectionStart::Held => (i, self.order[i].clone()),
+            .map(|i| {
+                let order = self.section_start(i, &[], false);
+                (i, order.unwrap_or_else(|| self.order[i].clone()))
             })
             .collect();
         self.rechecking += taken.len();
@@ -311,7 +310,7 @@ impl<'s> Scheduler<'s> {
             if clash {
                 continue;
             }
-            if let SectionStart::As(order) = self.section_start(i, &picked, true) {
+            if let Some(order) = self.section_start(i, &picked, true) {
                 picked.push(i);
                 started.push(order);
             }

@@ -13,16 +13,6 @@ use specc_state::TaskState;
 use super::ready::{Scheduler, satisfied};
 use crate::attempt::WorkOrder;
 
-/// How a leaf may start, as far as its sections' checks go.
-pub(super) enum SectionStart {
-    /// Another leaf of one of its sections is all that is left to land and still runs: this
-    /// leaf waits, and starts gated once that one has landed.
-    Held,
-    /// Its order as it starts: the checks of sections it does not complete marked as
-    /// information.
-    As(Arc<WorkOrder>),
-}
-
 /// The leaves whose checks include each section's test blocks.
 pub(super) fn covering(order: &[Arc<WorkOrder>]) -> HashMap<String, Vec<usize>> {
     let mut out: HashMap<String, Vec<usize>> = HashMap::new();
@@ -33,7 +23,7 @@ pub(super) fn covering(order: &[Arc<WorkOrder>]) -> HashMap<String, Vec<usize>> 
 }
 
 /// Files leaf `i` (`o`) under each section its checks come from.
-pub(super) fn add(sections: &mut HashMap<String, Vec<usize>>, i: usize, o: &WorkOrder) {
+fn add(sections: &mut HashMap<String, Vec<usize>>, i: usize, o: &WorkOrder) {
     for node in o.checks.iter().filter_map(|c| c.section.as_deref()) {
         let leaves = sections.entry(node.to_owned()).or_default();
         if !leaves.contains(&i) {
@@ -43,13 +33,26 @@ pub(super) fn add(sections: &mut HashMap<String, Vec<usize>>, i: usize, o: &Work
 }
 
 impl Scheduler<'_> {
-    /// How leaf `i` may start now, `picked` starting with it; `hold`: whether it may be
-    /// held (a re-check of landed work never is: its sections' checks of sections others
-    /// still work on inform).
-    pub(super) fn section_start(&self, i: usize, picked: &[usize], hold: bool) -> SectionStart {
+    /// Files leaf `i`, added while the build runs, under its checks' sections.
+    pub(super) fn note_sections(&mut self, i: usize) {
+        let order = self.order[i].clone();
+        add(&mut self.sections, i, &order);
+    }
+
+    /// Leaf `i`'s order as it starts now (`picked` starting with it): the checks of sections
+    /// it does not complete marked as information. `None`: another leaf of one of its
+    /// sections is all that is left to land and still runs, so this one waits and starts
+    /// gated once that one has landed. `hold`: whether it may wait (a re-check of landed
+    /// work never does).
+    pub(super) fn section_start(
+        &self,
+        i: usize,
+        picked: &[usize],
+        hold: bool,
+    ) -> Option<Arc<WorkOrder>> {
         let order = &self.order[i];
         if order.checks.iter().all(|c| c.section.is_none()) {
-            return SectionStart::As(order.clone());
+            return Some(order.clone());
         }
         let mut informs: HashMap<&str, String> = HashMap::new();
         for node in order.checks.iter().filter_map(|c| c.section.as_deref()) {
@@ -69,7 +72,7 @@ impl Scheduler<'_> {
             }
             let running = |j: &usize| self.state[*j] == TaskState::Running || picked.contains(j);
             if hold && others.iter().all(running) {
-                return SectionStart::Held;
+                return None;
             }
             let names: Vec<String> = others
                 .iter()
@@ -83,7 +86,7 @@ impl Scheduler<'_> {
             informs.insert(node, why);
         }
         if informs.is_empty() {
-            return SectionStart::As(order.clone());
+            return Some(order.clone());
         }
         let mut started = (**order).clone();
         for c in &mut started.checks {
@@ -91,6 +94,6 @@ impl Scheduler<'_> {
                 c.informs = Some(why.clone());
             }
         }
-        SectionStart::As(Arc::new(started))
+        Some(Arc::new(started))
     }
 }
