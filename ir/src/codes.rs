@@ -79,6 +79,8 @@ codes! {
     INVALID_DECISION_ID = "E0315", Error, "a planned decision's id is not a dotted name";
     ACCEPTANCE_NOT_A_COMMAND = "E0317", Error, "a child's acceptance entry is not a shell command (prose, broken syntax, or a command the sandbox cannot find)";
     UNKNOWN_COVERED_ID = "E0318", Error, "a child covers a node or requirement id that the planned node's part of the spec does not have";
+    CONTEST_INVALID = "E0320", Error, "a planner contested a decision it was not given, without a text or evidence, or while deciding it too";
+    DECISION_CONTESTED = "W0321", Warning, "a planner or a worker contested a decision; the coordinator settled it";
     ADOPT_PROSE_INVALID = "E0319", Error, "`specc adopt --prose`: the model described a section it was not shown, or wrote a requirement keyword in capitals";
     PLANNER_CALL_FAILED = "E0316", Error, "a planner call failed after its retries: the provider, the key, the request's size, the budget or a recording stopped it";
     FIELD_GUIDE_TRIMMED = "W0311", Warning, "the field guide could not be given to planners in full (over its line budget, or unreadable)";

@@ -54,6 +54,22 @@ pub struct PlannerAnswer {
     #[serde(default)]
     pub decisions: Vec<PlannedDecision>,
     pub children: Vec<PlannedChild>,
+    /// Ancestors' decisions this planner finds wrong, for the coordinator to settle.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contested: Vec<Contest>,
+}
+
+/// A decision contested with evidence: by a planner (an ancestor's), or by a worker (one it
+/// was given that the spec contradicts). The coordinator settles it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Contest {
+    /// The decision's id.
+    pub id: String,
+    /// The text it should have.
+    pub decision: String,
+    /// Why: the spec's words (quoted) or a test against the spec that the decision
+    /// contradicts.
+    pub evidence: String,
 }
 
 /// One node of the Task IR: what the runtime schedules.

@@ -186,6 +186,7 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> (Duration, D
         policy: &settings,
         events: &events,
         landings: Default::default(),
+        settled: Default::default(),
     };
     journal.start_run("bench", "synthetic").expect("run");
     let plan = plan(n);

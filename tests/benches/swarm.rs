@@ -258,6 +258,7 @@ async fn run(mode: Mode, name: &str) {
         policy: &settings,
         events: &events,
         landings: Default::default(),
+        settled: Default::default(),
     };
     let orders: Vec<WorkOrder> = (0..WRITERS).map(order).collect();
     intents.add(&orders);

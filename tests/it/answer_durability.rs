@@ -188,6 +188,7 @@ fn a_tasks_answers_are_committed_before_its_work_lands() {
         policy: &policy,
         events: &events,
         landings: Default::default(),
+        settled: Default::default(),
     };
     journal.start_run("run", "answers").expect("run");
     let rt = tokio::runtime::Builder::new_current_thread()

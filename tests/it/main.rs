@@ -23,6 +23,7 @@ mod check_shells;
 mod check_windowed;
 mod cli;
 mod config;
+mod contested;
 mod cost;
 mod drift;
 mod eval;

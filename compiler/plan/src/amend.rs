@@ -46,6 +46,8 @@ pub(crate) struct Amended {
     #[serde(default)]
     pub decisions: Vec<AmendedDecision>,
     pub children: Vec<AmendedChild>,
+    #[serde(default)]
+    pub contested: Vec<specc_ir::plan::Contest>,
 }
 
 impl Amended {
@@ -54,6 +56,7 @@ impl Amended {
         PlannerAnswer {
             decisions: self.decisions.iter().map(|d| d.decision.clone()).collect(),
             children: self.children.iter().map(|c| c.child.clone()).collect(),
+            contested: self.contested.clone(),
         }
     }
 
@@ -85,6 +88,7 @@ impl Amended {
         PlannerAnswer {
             decisions,
             children,
+            contested: self.contested.clone(),
         }
     }
 }
@@ -176,6 +180,7 @@ mod tests {
                 rationale: "r".into(),
             }],
             children: vec![child("one", "Do one."), child("two", "Do two.")],
+            contested: Vec::new(),
         };
         let amended: Amended = serde_json::from_value(json!({
             "decisions": [{"id": "a.x", "decision": "Use JSON.", "rationale": "r2", "unchanged": true}],

@@ -90,6 +90,33 @@ pub async fn merge(
     ))
 }
 
+/// The warning that tells the user a contest was settled and how.
+pub fn contested_warning(conflict: &Conflict, settled: &PlannedDecision) -> Diagnostic {
+    let name = |i: usize| {
+        conflict
+            .sides
+            .get(i)
+            .map_or_else(String::new, |s| specc_passes::plan::task_name(&s.owner))
+    };
+    let was = conflict
+        .sides
+        .first()
+        .map_or("", |s| s.decision.decision.as_str());
+    Diagnostic::new(
+        codes::DECISION_CONTESTED,
+        format!(
+            "{} contested `{}`, which {} decided as \"{was}\"; the coordinator settled it: \"{}\"",
+            name(1),
+            settled.id,
+            name(0),
+            settled.decision
+        ),
+    )
+    .with_help(
+        "both planners were asked again with the settled decision, and every task that read the old text was re-planned; it is recorded in design-docs/planned-<area>.md",
+    )
+}
+
 /// The warning that tells the user a merge happened and what it decided.
 pub fn merged_warning(conflict: &Conflict, merged: &PlannedDecision) -> Diagnostic {
     let mut tasks: Vec<String> = Vec::new();

@@ -79,7 +79,7 @@ pub async fn plan_tree(
             settled: &settled,
             spent: calls,
         };
-        let (conflicts, made) = match walk.run(cache).await? {
+        let (conflicts, contested, made) = match walk.run(cache).await? {
             Walked::Planned(mut planned) => {
                 planned.calls += calls;
                 planned.diagnostics.extend(warnings);
@@ -87,8 +87,9 @@ pub async fn plan_tree(
             }
             Walked::Stopped {
                 conflicts,
+                contested,
                 calls: made,
-            } => (conflicts, made),
+            } => (conflicts, contested, made),
         };
         calls += made;
         for conflict in conflicts {
@@ -111,7 +112,11 @@ pub async fn plan_tree(
                     d
                 }
             };
-            warnings.push(coordinator::merged_warning(&conflict, &decision));
+            warnings.push(if contested.contains(&conflict.id) {
+                coordinator::contested_warning(&conflict, &decision)
+            } else {
+                coordinator::merged_warning(&conflict, &decision)
+            });
             let entry = settled.entry(conflict.id.clone()).or_insert(Settled {
                 decision: decision.clone(),
                 replaced: Vec::new(),
@@ -150,6 +155,8 @@ enum Walked {
     Planned(PlannedTree),
     Stopped {
         conflicts: Vec<Conflict>,
+        /// The ids of those conflicts that are contests of an ancestor's decision.
+        contested: Vec<String>,
         calls: usize,
     },
 }
@@ -208,10 +215,13 @@ impl Walk<'_> {
             let mut answer = self
                 .answer(cache, &p, &inputs, &owned, &mut out.calls)
                 .await?;
-            let conflicts = self.claim(&p.task, &mut answer, settled, &mut owned);
+            let mut conflicts = self.claim(&p.task, &mut answer, settled, &mut owned);
+            let contests = self.contests(&p.task, &answer, &owned);
+            conflicts.extend(contests.iter().cloned());
             if !conflicts.is_empty() {
                 return Ok(Walked::Stopped {
                     conflicts,
+                    contested: contests.into_iter().map(|c| c.id).collect(),
                     calls: out.calls,
                 });
             }
@@ -253,6 +263,9 @@ impl Walk<'_> {
             d.extend(plan::check_node_coverage(node, a));
             d.extend(plan::check_known_ids(node, assigned, a));
             d.extend(plan::check_acceptance(task, a, self.commands));
+            let mut open = a.clone();
+            open.contested.retain(|c| !self.ruled(task, &c.id));
+            d.extend(plan::check_contests(task, &open, &p.above));
             d.extend(plan::check_cycles(task, a));
             d.extend(plan::check_limits(
                 task,
@@ -350,6 +363,46 @@ impl Walk<'_> {
             }
         }
         conflicts
+    }
+
+    /// `answer`'s contests of ancestors' decisions (made at `task`, checked), each a conflict
+    /// between the owner's decision and the contested text with its evidence as rationale
+    /// (design: runtime.contested-decisions). A contest of a decision already settled with
+    /// this task as a party is not brought again: the coordinator has ruled.
+    fn contests(
+        &self,
+        task: &str,
+        answer: &PlannerAnswer,
+        owned: &BTreeMap<String, Owned>,
+    ) -> Vec<Conflict> {
+        answer
+            .contested
+            .iter()
+            .filter(|c| !self.ruled(task, &c.id))
+            .filter_map(|c| {
+                let owner = owned.get(&c.id)?;
+                let contester = Owned {
+                    owner: task.to_owned(),
+                    decision: PlannedDecision {
+                        id: c.id.clone(),
+                        decision: c.decision.clone(),
+                        rationale: format!("contested with evidence: {}", c.evidence.trim()),
+                    },
+                };
+                Some(Conflict {
+                    id: c.id.clone(),
+                    settled_first: false,
+                    sides: vec![owner.clone(), contester],
+                })
+            })
+            .collect()
+    }
+
+    /// Whether the coordinator settled `id` with `task` as a party: its contest is ruled on.
+    fn ruled(&self, task: &str, id: &str) -> bool {
+        self.settled
+            .get(id)
+            .is_some_and(|s| s.parties.iter().any(|p| p == task))
     }
 
     /// Queues `answer`'s plan children, each on the intent node it covers (its parent's if

@@ -77,6 +77,18 @@ pub fn answer_schema() -> serde_json::Value {
                         "depends_on": strings("Keys of siblings that must land before this child starts.")
                     }
                 }
+            },
+            "contested": {
+                "type": "array",
+                "description": "Only when a decision under ancestor_decisions is wrong for this node because the spec says otherwise: do not decide its id again and do not add a decision that overrides it; contest it here. The coordinator settles it with the decision's owner, and the settled text replaces the old one everywhere. Leave it out otherwise.",
+                "items": {
+                    "type": "object", "required": ["id", "decision", "evidence"],
+                    "properties": {
+                        "id": text("The contested decision's id, as ancestor_decisions gives it."),
+                        "decision": text("The text the decision should have."),
+                        "evidence": text("Why: quote the spec's words (or its test block) that the decision contradicts, and say where they are.")
+                    }
+                }
             }
         }
     })
@@ -88,7 +100,9 @@ pub(crate) const SYSTEM: &str = "You are specc's planner. Split the intent node 
         that only follows instructions, so write those explicitly. Make every design decision \
         the children need, with an id naming the question and prefixed by your node's area \
         (task.area: `area.question`), and never contradict a spec decision; decisions under \
-        ancestor_decisions and sibling_decisions bind you too. Restate every decision under \
+        ancestor_decisions and sibling_decisions bind you too; if one of them is wrong for your node \
+        because the spec says otherwise, contest it (`contested`, with the spec's words as \
+        evidence) rather than deciding its id again. Restate every decision under \
         settled_decisions word for word among your decisions: the coordinator settled them after \
         planners disagreed. Give siblings disjoint write scopes where you can (globs relative to \
         the repository's root, like `src/**`), and cover every MUST, MUST NOT and SHALL \

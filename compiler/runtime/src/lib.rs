@@ -30,7 +30,7 @@ pub use checkouts::{Scope, Slots, apply as apply_changes};
 pub use events::Event;
 pub use landing::{
     Intents, Lens, MERGE_TOOL, Merged, PinError, Pins, REVIEW_TOOL, ReviewConfig,
-    ReviewConfigError, Severity, StaleRef, added_lines, reconcile,
+    ReviewConfigError, Settled, Severity, StaleRef, added_lines, reconcile,
 };
 pub use scheduling::dispatch::{Claimed, Counters, wire};
 pub use scheduling::{BuildReport, Dispatch, Landings, Plan, TaskReport, Workers, build};

@@ -14,7 +14,7 @@ use specc_vcs::Repo;
 
 use crate::checkouts::Slots;
 use crate::events::Event;
-use crate::landing::{Intents, Pins, ReviewConfig};
+use crate::landing::{Intents, Pins, ReviewConfig, Settled};
 use crate::scheduling::Landings;
 
 /// What the build lends a task.
@@ -37,6 +37,8 @@ pub struct Services<'a> {
     pub events: &'a dyn Fn(Event),
     /// The build's working attempts, less those at the VCS (design: runtime.scheduler).
     pub landings: Landings,
+    /// The decisions settled while builds ran (design: runtime.contested-decisions).
+    pub settled: Arc<Settled>,
 }
 
 /// The limits and the ladder of a build's attempts.

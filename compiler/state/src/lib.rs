@@ -28,7 +28,7 @@ mod writer;
 pub use dialect::Dialect;
 pub use error::StateError;
 pub use journal::{
-    AttemptStory, JOURNAL, Journal, JournalError, LastAttempt, RunRow, RunningAttempt, Status,
+    AttemptStory, JOURNAL, Journal, JournalError, LastAttempt, RunRow, RunningAttempt, SettledRow, Status,
     StepAt, StepKind, StepRow, Story, StoryStep, Submissions, TASK_STATES, TaskLine, TaskRef,
     TaskRow, TaskState, read_landed, read_status, read_story, status_of, step_write, story_of,
 };

@@ -21,6 +21,7 @@ fn with_acceptance(entries: &[&str]) -> PlannerAnswer {
             acceptance: entries.iter().map(|s| s.to_string()).collect(),
             depends_on: Vec::new(),
         }],
+        contested: Vec::new(),
     }
 }
 

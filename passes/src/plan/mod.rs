@@ -4,6 +4,7 @@
 //! design: passes.plan-checks
 
 mod acceptance;
+mod contests;
 mod coverage;
 mod lower;
 mod ownership;
@@ -14,6 +15,7 @@ mod validate;
 mod words;
 
 pub use acceptance::{Commands, check_acceptance, problem as acceptance_problem};
+pub use contests::check_contests;
 pub use coverage::{check_known_ids, check_node_coverage, uncovered};
 pub use lower::{LowerOptions, design_docs, lower};
 pub use ownership::{

@@ -33,7 +33,7 @@ pub fn check_ownership(
                     ),
                 )
                 .with_help(format!(
-                    "one question has one owner: {owner} decided `{}` as \"{}\"; restate that text word for word, or leave the id out, or name your own question with an id of your own area",
+                    "one question has one owner: {owner} decided `{}` as \"{}\"; restate that text word for word, or leave the id out, or name your own question with an id of your own area; if it is wrong for your node, contest it under `contested` with the spec's words as evidence",
                     d.id, o.decision.decision
                 )),
             );

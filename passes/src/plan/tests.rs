@@ -31,6 +31,7 @@ fn answer(children: Vec<PlannedChild>, decisions: &[(&str, &str)]) -> PlannerAns
             })
             .collect(),
         children,
+        contested: Vec::new(),
     }
 }
 

@@ -53,6 +53,8 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0308", include_str!("../explain/E0308.md")),
     ("E0309", include_str!("../explain/E0309.md")),
     ("W0310", include_str!("../explain/W0310.md")),
+    ("W0321", include_str!("../explain/W0321.md")),
+    ("E0320", include_str!("../explain/E0320.md")),
     ("W0311", include_str!("../explain/W0311.md")),
     ("E0312", include_str!("../explain/E0312.md")),
     ("E0313", include_str!("../explain/E0313.md")),

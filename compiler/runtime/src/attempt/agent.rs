@@ -17,7 +17,9 @@ use specc_state::{Journal, JournalError, StepAt, StepKind, step_write};
 use super::acceptance::{self, Check};
 use super::stuck::StuckDetector;
 use super::{budget, ratchet, references};
+use super::context::DecisionText;
 use crate::checkouts::Diff;
+use crate::landing::Settled;
 use crate::events::Event;
 use crate::services::AttemptLimits;
 use crate::tools::{self, Control, Dispute, ToolOutcome, Toolbox};
@@ -79,6 +81,9 @@ pub(super) struct AgentLoop<'a> {
     pub max_tokens_per_call: u32,
     /// Where the attempt's steps are shown (`Event::Step`).
     pub events: &'a dyn Fn(Event),
+    /// The decisions the task reads, and the build's settled ones (`contest_decision`).
+    pub decisions: &'a [DecisionText],
+    pub settled: &'a Settled,
 }
 
 /// An attempt's running state.
@@ -289,7 +294,10 @@ impl AgentLoop<'_> {
     /// Carries out one tool call, journals its result and hands it to the model.
     async fn carry_out(&self, t: &mut Turns, call: &ToolCall) -> Result<(), LoopEnd> {
         let left = self.limits.wall.saturating_sub(t.started.elapsed());
-        let mut outcome = self.tools.call(call, t.step, left).await;
+        let mut outcome = match call.name.as_str() {
+            "contest_decision" => self.contest(call).await,
+            _ => self.tools.call(call, t.step, left).await,
+        };
         if let Some(f) = outcome.flagged.take() {
             t.flagged.push(f);
         }

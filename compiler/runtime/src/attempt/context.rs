@@ -13,6 +13,13 @@ use super::acceptance::Check;
 pub struct DecisionText {
     pub id: String,
     pub text: String,
+    /// The planner's rationale (empty for a spec decision): the owner's side when a worker
+    /// contests it. Never shown to the worker.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub rationale: String,
+    /// Fixed by the spec's author: binding on everyone, never contested.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spec: bool,
 }
 
 /// A requirement a task covers, with its text.

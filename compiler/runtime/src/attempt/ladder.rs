@@ -19,7 +19,7 @@ use super::one::{Start, one_attempt};
 use super::replan::Why;
 use super::resume::{Resumed, Rung, resume};
 use crate::events::Event;
-use crate::landing::{reviewed, revisits, settle_contradictions, split_need};
+use crate::landing::{record_settled, reviewed, revisits, settle_contradictions, split_need};
 use crate::services::{Escalation, Services};
 use crate::task_end::{Landed, TaskEnd};
 
@@ -233,6 +233,11 @@ async fn landed(
     }
     if !notes.contradictions.is_empty() {
         followups.extend(settle_contradictions(s, order, &notes.contradictions).await);
+    }
+    // The decisions this attempt contested and the coordinator settled: their entries.
+    let settled = s.settled.settled_by(&order.task.id, attempt);
+    if !settled.is_empty() {
+        followups.extend(record_settled(s, order, &settled).await);
     }
     let mut paths = s.repo.flagged_now();
     paths.extend(notes.flagged.iter().cloned());

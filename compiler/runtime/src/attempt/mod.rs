@@ -17,6 +17,7 @@ mod acceptance;
 mod agent;
 mod budget;
 mod carry;
+mod contest;
 mod context;
 mod ending;
 mod handoff;

@@ -108,6 +108,8 @@ pub(super) async fn one_attempt(
         limits: s.policy.attempt,
         max_tokens_per_call: s.policy.worker_max_tokens,
         events: s.events,
+        decisions: &order.decisions,
+        settled: &s.settled,
     };
     let opening = context::messages(order, &guide, retry, carried.as_ref());
     // What the worker was told, for `specc show` (design: driver.show).

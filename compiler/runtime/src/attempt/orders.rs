@@ -54,15 +54,18 @@ pub fn work_orders(
     planned: &[PlannedDecision],
     runners: &Runners,
 ) -> (Vec<WorkOrder>, Vec<Unrunnable>) {
-    let mut texts: HashMap<&str, &str> = HashMap::new();
+    // `(text, rationale, spec)` by id.
+    let mut texts: HashMap<&str, (&str, &str, bool)> = HashMap::new();
     for d in planned {
-        texts.entry(d.id.as_str()).or_insert(d.decision.as_str());
+        texts
+            .entry(d.id.as_str())
+            .or_insert((d.decision.as_str(), d.rationale.as_str(), false));
     }
     for n in tree.nodes() {
         for d in &n.decisions {
             if let Some(id) = &d.id {
                 // The spec's own text binds over any planner's.
-                texts.insert(id.as_str(), d.text.as_str());
+                texts.insert(id.as_str(), (d.text.as_str(), "", true));
             }
         }
     }
@@ -79,9 +82,12 @@ pub fn work_orders(
             .decisions_to_read
             .iter()
             .filter_map(|id| {
+                let (text, rationale, spec) = *texts.get(id.as_str())?;
                 Some(DecisionText {
                     id: id.clone(),
-                    text: (*texts.get(id.as_str())?).to_owned(),
+                    text: text.to_owned(),
+                    rationale: rationale.to_owned(),
+                    spec,
                 })
             })
             .collect();

@@ -68,6 +68,8 @@ pub(super) fn revisits(by: &WorkOrder, breaks: &[Break], stale: &[StaleRef]) -> 
             decisions: vec![DecisionText {
                 id: b.decision.clone(),
                 text: b.new_text.clone(),
+                rationale: b.why.clone(),
+                spec: false,
             }],
             requirements: Vec::new(),
             checks: Vec::new(),

@@ -310,6 +310,11 @@ impl<'s> Scheduler<'s> {
             if clash {
                 continue;
             }
+            // A decision settled since the order was made: the leaf reads the settled text,
+            // and lands with a fingerprint over it (design: runtime.contested-decisions).
+            if let Some(o) = self.s.settled.apply(&self.order[i]) {
+                self.order[i] = Arc::new(o);
+            }
             if let Some(order) = self.section_start(i, &picked, true) {
                 picked.push(i);
                 started.push(order);

@@ -62,6 +62,12 @@ impl<'s> Scheduler<'s> {
             deps,
             dependents,
         } = ranked(plan);
+        // The decisions settled in earlier builds, so that up to date means up to date with
+        // them (design: runtime.contested-decisions).
+        let order: Vec<Arc<WorkOrder>> = order
+            .into_iter()
+            .map(|o| s.settled.apply(&o).map_or(o, Arc::new))
+            .collect();
         let n = order.len();
         let sections = super::sections::covering(&order);
         let mut sched = Scheduler {

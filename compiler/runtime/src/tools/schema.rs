@@ -131,6 +131,16 @@ fn build() -> Vec<Tool> {
             ),
         ),
         tool(
+            "contest_decision",
+            "Contest a decision you were given (by id) that the spec contradicts: quote the requirement's or the check's words that say otherwise. The coordinator settles it at once with the decision's owner, and you are told the settled text: follow that, as every later task will. Not for a decision you merely dislike, and not for two decisions that contradict each other (report_contradiction).",
+            obj(
+                json!({"decision": {"type": "string", "description": "The decision's id, as your task lists it."},
+                       "evidence": {"type": "string", "description": "The spec's words (a requirement you cover, an acceptance check) that the decision contradicts, quoted, and how."},
+                       "proposed": {"type": "string", "description": "The text the decision should have."}}),
+                &["decision", "evidence", "proposed"],
+            ),
+        ),
+        tool(
             "done",
             "Finish: the task is complete. Its acceptance checks run next.",
             obj(

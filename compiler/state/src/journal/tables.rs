@@ -24,6 +24,11 @@ pub const JOURNAL: Tables = Tables {
             legacy: None,
             sql: V3,
         },
+        Migration {
+            version: 4,
+            legacy: None,
+            sql: V4,
+        },
     ],
 };
 
@@ -65,3 +70,11 @@ const V3: &str = "
 CREATE TABLE IF NOT EXISTS contexts (
     run {text} NOT NULL, task {text} NOT NULL, attempt {int} NOT NULL,
     messages {text} NOT NULL, PRIMARY KEY (run, task, attempt))";
+
+/// Decisions a worker's contest settled while a build ran: what later tasks read (design:
+/// runtime.contested-decisions).
+const V4: &str = "
+CREATE TABLE IF NOT EXISTS settled (
+    decision {text} PRIMARY KEY, text {text} NOT NULL, rationale {text} NOT NULL,
+    replaced {text} NOT NULL, by_task {text} NOT NULL, attempt {int} NOT NULL,
+    evidence {text} NOT NULL, run {text} NOT NULL)";

@@ -30,12 +30,12 @@ fn each_owner_migrates_its_own_tables_once() {
     migrate(&mut conn, &JOURNAL).expect("journal");
     assert_eq!(
         tables(&conn),
-        8,
-        "the journal's eight tables, nobody else's"
+        9,
+        "the journal's nine tables, nobody else's"
     );
     migrate(&mut conn, &JOURNAL).expect("again");
     migrate(&mut conn, &LEASES).expect("leases");
-    assert_eq!(tables(&conn), 9);
+    assert_eq!(tables(&conn), 10);
     assert_eq!(
         versions(&conn),
         vec![
@@ -83,10 +83,10 @@ fn a_database_of_the_one_shared_schema_is_read_as_its_owners_steps() {
         ]
     );
     // The leases' table was made by version 2: recorded, not made again. The journal's
-    // third step adds `contexts`.
+    // third step adds `contexts`, its fourth `settled`.
     assert_eq!(
         tables(&conn),
-        8,
+        9,
         "no task_leases: version 2 held it already"
     );
     assert_eq!(legacy(&conn), LEGACY_SEALED);

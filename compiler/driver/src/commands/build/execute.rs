@@ -82,6 +82,9 @@ pub(super) fn execute(
     };
     let slots = Slots::new(s.state.join("work"));
     let intents = Intents::default();
+    // Decisions settled in earlier builds (design: runtime.contested-decisions); a journal
+    // that cannot be read settles nothing anew.
+    let settled = specc_runtime::Settled::load(&s.journal).unwrap_or_default();
     let services = Services {
         client: &s.client,
         journal: &s.journal,
@@ -95,6 +98,7 @@ pub(super) fn execute(
         policy: &policy,
         events: &on_event,
         landings: Default::default(),
+        settled: std::sync::Arc::new(settled),
     };
     let served = match serving.map(|serving| start_serving(s, serving)) {
         Some(Err(e)) => {

@@ -364,6 +364,7 @@ async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease:
             policy: &w.policy,
             events: &events,
             landings: Default::default(),
+            settled: Default::default(),
         };
         let attempt = run_task(&services, order);
         let end = tokio::select! {

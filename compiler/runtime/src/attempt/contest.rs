@@ -1,0 +1,81 @@
+//! `contest_decision`: a worker contests a decision it was given that the spec contradicts.
+//! The coordinator settles it at once (`landing/settled.rs`) and the worker is told the
+//! settled text as the call's result; every task that starts afterwards reads that text.
+//! design: runtime.contested-decisions
+
+use specc_llm::ToolCall;
+
+use super::agent::AgentLoop;
+use crate::landing::{Contest, Contester};
+use crate::tools::ToolOutcome;
+
+impl AgentLoop<'_> {
+    /// Carries out a `contest_decision` call.
+    pub(super) async fn contest(&self, call: &ToolCall) -> ToolOutcome {
+        let c: Contest = match serde_json::from_value(call.arguments.clone()) {
+            Ok(c) => c,
+            Err(e) => {
+                return ToolOutcome::error(format!(
+                    "the arguments of `contest_decision` do not fit its schema ({e}): give `decision`, `evidence` and `proposed`"
+                ));
+            }
+        };
+        let id = c.decision.trim();
+        let Some(given) = self.decisions.iter().find(|d| d.id == id) else {
+            let ids: Vec<String> = self
+                .decisions
+                .iter()
+                .map(|d| format!("`{}`", d.id))
+                .collect();
+            return ToolOutcome::error(if ids.is_empty() {
+                "this task was given no decision to contest".to_owned()
+            } else {
+                format!(
+                    "`{id}` is not a decision this task was given; they are {}",
+                    ids.join(", ")
+                )
+            });
+        };
+        if given.spec {
+            return ToolOutcome::error(format!(
+                "`{id}` is the spec's own decision: it binds everyone and cannot be contested; follow it, or `give_up` saying what it makes impossible"
+            ));
+        }
+        if c.evidence.trim().is_empty() || c.proposed.trim().is_empty() {
+            return ToolOutcome::error(
+                "a contest needs the evidence (the spec's words, quoted) and the proposed text",
+            );
+        }
+        if c.proposed.split_whitespace().eq(given.text.split_whitespace()) {
+            return ToolOutcome::error(format!(
+                "`{id}` already says that: follow it as it stands"
+            ));
+        }
+        let who = Contester {
+            run: self.id.run,
+            task: self.id.task,
+            attempt: self.id.attempt,
+        };
+        let settled = self
+            .settled
+            .settle(
+                self.client,
+                self.journal,
+                who,
+                given,
+                &c,
+                self.max_tokens_per_call,
+            )
+            .await;
+        match settled {
+            Ok(row) => ToolOutcome::ok(format!(
+                "The coordinator settled `{id}`: \"{}\" ({}). This text replaces the one your task gave: follow it, and reference it with `design: {id}` where your code carries it out. Every task that starts from now on reads it.",
+                row.text.trim(),
+                row.rationale.trim()
+            )),
+            Err(e) => ToolOutcome::error(format!(
+                "the contest could not be settled ({e}): follow `{id}` as given, or `give_up` saying why it cannot be followed"
+            )),
+        }
+    }
+}
