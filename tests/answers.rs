@@ -37,6 +37,9 @@ pub struct AnswerBook {
     seen: Mutex<Vec<String>>,
     /// Steps that already answered "parked" once.
     parked: Mutex<std::collections::HashSet<String>>,
+    /// The JSON user message of every forced call (planner, re-planner, coordinator, …),
+    /// with the tool it forced, in order.
+    asked: Mutex<Vec<(String, Value)>>,
 }
 
 impl AnswerBook {
@@ -46,7 +49,21 @@ impl AnswerBook {
             attempts: Mutex::new(HashMap::new()),
             seen: Mutex::new(Vec::new()),
             parked: Mutex::new(std::collections::HashSet::new()),
+            asked: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The JSON user messages of the forced calls of `tool` answered so far, in order.
+    pub fn asked(&self, tool: &str) -> Vec<Value> {
+        self.asked
+            .lock()
+            .map(|a| {
+                a.iter()
+                    .filter(|(t, _)| t == tool)
+                    .map(|(_, v)| v.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The tasks of the requests answered so far, in order.
@@ -63,6 +80,9 @@ impl AnswerBook {
                 .find(|m| m.author == Author::User)
                 .and_then(|m| serde_json::from_str(&m.text).ok())
                 .unwrap_or(Value::Null);
+            if let Ok(mut asked) = self.asked.lock() {
+                asked.push((tool.clone(), user.clone()));
+            }
             if tool == "merge_decisions" {
                 // The coordinator: the book's merge for the question's id.
                 let id = user["id"].as_str().unwrap_or_default();

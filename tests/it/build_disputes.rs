@@ -115,11 +115,14 @@ fn a_second_attempt_starts_from_the_work_of_a_first_that_failed_in_its_checks() 
     );
 }
 
+/// Issue 38: a planner that re-plans a leaf sees what became of its other children: `c`
+/// landed, `b` waits for the leaf.
 #[test]
 fn an_exhausted_leaf_is_replanned_by_its_parent_before_the_build_gives_up_on_it() {
     let planner = json!({
         "": {"decisions": [], "children": [
-            child("a", "R-1", "a.txt", &["test -f never.txt"], &[]),
+            child("c", "R-1", "c.txt", &[], &[]),
+            child("a", "R-1", "a.txt", &["test -f never.txt"], &["c"]),
             child("b", "R-2", "b.txt", &[], &["a"]),
         ]},
         "replan:a": {"instructions": "write a.txt, then check again"},
@@ -130,6 +133,7 @@ fn an_exhausted_leaf_is_replanned_by_its_parent_before_the_build_gives_up_on_it(
     let workers = json!({
         "a": [failing.clone(), failing, [[done()]]],
         "b": [[[write("b.txt", "beta\n")], [done()]]],
+        "c": [[[write("c.txt", "gamma\n")], [done()]]],
     });
     let b = build_with(TOML, planner, workers);
     assert_eq!(b.code, 0, "{}\n{}", b.out, b.err);
@@ -157,6 +161,27 @@ fn an_exhausted_leaf_is_replanned_by_its_parent_before_the_build_gives_up_on_it(
         steps
             .iter()
             .any(|(t, k, body)| t == "a" && k == "replan" && body.contains("\"by\":\"parent\""))
+    );
+    // Both re-plans saw the siblings' outcomes, and the failed checks' output.
+    let asked = b.book.asked("replan_task");
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    for request in &asked {
+        let siblings = &request["siblings"];
+        let outcome = |id: &str| {
+            siblings
+                .as_array()
+                .and_then(|s| s.iter().find(|x| x["id"] == id))
+                .map(|x| x["outcome"].clone())
+        };
+        assert_eq!(outcome("c"), Some(json!("landed")), "{request}");
+        assert_eq!(outcome("b"), Some(json!("pending")), "{request}");
+    }
+    assert!(
+        asked[0]["failure"]
+            .as_str()
+            .is_some_and(|f| f.contains("check `acceptance #1`: exit status 1")),
+        "{}",
+        asked[0]
     );
 }
 
