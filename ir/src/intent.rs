@@ -103,6 +103,14 @@ pub struct IntentNode {
     pub level: u8,
     /// The node's prose, whitespace-normalised, paragraphs separated by a blank line.
     pub prose: String,
+    /// The node's own Markdown source as written, from its heading to its first child's
+    /// heading (or its end): paragraphs, lists, tables and fenced blocks, what the models
+    /// read (design: spec.node-text). Its span is `text_span`.
+    #[serde(default)]
+    pub text: String,
+    /// Where `text` is in the spec.
+    #[serde(default)]
+    pub text_span: Span,
     pub requirements: Vec<Requirement>,
     pub examples: Vec<Example>,
     pub checks: Vec<AcceptanceCheck>,
@@ -122,6 +130,8 @@ impl IntentNode {
             title: self.title.clone(),
             level: self.level,
             prose: self.prose.clone(),
+            text: self.text.clone(),
+            text_span: self.text_span,
             requirements: self.requirements.clone(),
             examples: self.examples.clone(),
             checks: self.checks.clone(),

@@ -57,6 +57,19 @@ pub struct PlannerAnswer {
     /// Ancestors' decisions this planner finds wrong, for the coordinator to settle.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contested: Vec<Contest>,
+    /// Requirements of this node's part that need no code, each with why: waived from
+    /// coverage and from the `req:` references a landing wants (design: spec.no-code).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub no_code: Vec<Waiver>,
+}
+
+/// A requirement that needs no code: a definition, a rule about the process or releases.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waiver {
+    /// The requirement's id.
+    pub id: String,
+    /// Why no code carries it out (one line).
+    pub reason: String,
 }
 
 /// A decision contested with evidence: by a planner (an ancestor's), or by a worker (one it

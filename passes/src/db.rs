@@ -138,6 +138,7 @@ fn relative_content(node: &IntentNode) -> NodeContent {
     };
     let mut own = node.clone_without_children();
     own.span = rel(own.span);
+    own.text_span = rel(own.text_span);
     own.requirements
         .iter_mut()
         .for_each(|r| r.span = rel(r.span));

@@ -133,6 +133,7 @@ fn plan(n: usize) -> Plan {
         orders,
         seed: [("README.md".to_owned(), "synthetic\n".to_owned())].into(),
         force: Vec::new(),
+        spec: Default::default(),
     }
 }
 
@@ -187,6 +188,7 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> (Duration, D
         events: &events,
         landings: Default::default(),
         settled: Default::default(),
+        spec: Default::default(),
     };
     journal.start_run("bench", "synthetic").expect("run");
     let plan = plan(n);

@@ -89,6 +89,8 @@ fn order(w: usize) -> WorkOrder {
         requirements: Vec::new(),
         checks: Vec::new(),
         parent: None,
+        spec: Vec::new(),
+        other_decisions: Vec::new(),
         origin: None,
     }
 }
@@ -259,6 +261,7 @@ async fn run(mode: Mode, name: &str) {
         events: &events,
         landings: Default::default(),
         settled: Default::default(),
+        spec: Default::default(),
     };
     let orders: Vec<WorkOrder> = (0..WRITERS).map(order).collect();
     intents.add(&orders);

@@ -137,6 +137,7 @@ fn plan() -> Plan {
         orders,
         seed: [("README.md".to_owned(), "answers\n".to_owned())].into(),
         force: Vec::new(),
+        spec: Default::default(),
     }
 }
 
@@ -189,6 +190,7 @@ fn a_tasks_answers_are_committed_before_its_work_lands() {
         events: &events,
         landings: Default::default(),
         settled: Default::default(),
+        spec: Default::default(),
     };
     journal.start_run("run", "answers").expect("run");
     let rt = tokio::runtime::Builder::new_current_thread()

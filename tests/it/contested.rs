@@ -50,14 +50,19 @@ fn a_workers_contest_is_settled_and_a_later_worker_reads_only_the_settled_text()
     // The worker is told the settled text as the call's result.
     let result = b.results_of("a", "contest_decision");
     assert!(
-        result[0].contains("The coordinator settled `core.format`: \\\"Records are CBOR, one per frame.\\\""),
+        result[0].contains(
+            "The coordinator settled `core.format`: \\\"Records are CBOR, one per frame.\\\""
+        ),
         "{result:?}"
     );
     // The coordinator saw both sides, each with its own rationale.
     assert!(b.book.seen().contains(&"coordinate:core.format".to_owned()));
     // The later worker reads the settled text, and only it.
     let b_told = told(b.dir.path(), "b", 1);
-    assert!(b_told.contains("Records are CBOR, one per frame."), "{b_told}");
+    assert!(
+        b_told.contains("Records are CBOR, one per frame."),
+        "{b_told}"
+    );
     assert!(!b_told.contains("JSON lines"), "{b_told}");
     // The decision's entry holds it once the contesting task landed.
     let doc = b.file("design-docs/planned-core.md").expect("doc");
@@ -77,8 +82,10 @@ fn a_workers_contest_is_settled_and_a_later_worker_reads_only_the_settled_text()
 fn a_decision_the_task_was_not_given_cannot_be_contested() {
     let planner = json!({"": {"decisions": [],
         "children": [leaf("a", "R-1", "a.txt", &[]), leaf("b", "R-2", "b.txt", &[])]}});
-    let contest = |id: &str| json!({"name": "contest_decision", "arguments": {
-        "decision": id, "evidence": "the spec", "proposed": "something else"}});
+    let contest = |id: &str| {
+        json!({"name": "contest_decision", "arguments": {
+        "decision": id, "evidence": "the spec", "proposed": "something else"}})
+    };
     let b = build_book(
         project(TOML),
         json!({"planner": planner, "workers": {
@@ -89,7 +96,8 @@ fn a_decision_the_task_was_not_given_cannot_be_contested() {
     assert_eq!(b.code, 0, "{}\n{}", b.err, b.out);
     let result = b.results_of("a", "contest_decision");
     assert!(
-        result[0].contains("\"failed\":true") && result[0].contains("this task was given no decision"),
+        result[0].contains("\"failed\":true")
+            && result[0].contains("this task was given no decision"),
         "{result:?}"
     );
 }
@@ -106,7 +114,10 @@ fn a_planners_contest_of_an_ancestors_decision_is_settled_and_read_by_every_work
         "alpha": {"decisions": [],
                   "contested": [{"id": "pair.format", "decision": "Records are CBOR.",
                                  "evidence": "the Alpha section asks for binary records"}],
-                  "children": [leaf("a", "R-1", "a.txt", &[])]},
+                  "children": [{"key": "a", "kind": "work", "title": "make a",
+                                "covers_requirements": ["R-1"],
+                                "instructions": "write a.txt in the format pair.format fixes",
+                                "write_scope": ["a.txt"]}]},
     });
     let b = build_book(
         project(TOML),

@@ -65,6 +65,21 @@ impl Provider for Anthropic {
     }
 }
 
+/// Marks a message's last content block as a cache breakpoint (a text content becomes one
+/// text block); an empty text is left alone, as the API refuses to cache it.
+fn mark_for_cache(m: &mut Value) {
+    let content = &mut m["content"];
+    if let Some(text) = content.as_str() {
+        if text.is_empty() {
+            return;
+        }
+        *content = json!([{"type": "text", "text": text}]);
+    }
+    if let Some(block) = content.as_array_mut().and_then(|b| b.last_mut()) {
+        block["cache_control"] = json!({"type": "ephemeral"});
+    }
+}
+
 pub(crate) fn body(r: &Request) -> Value {
     let system: Vec<&str> = r
         .messages
@@ -96,6 +111,16 @@ pub(crate) fn body(r: &Request) -> Value {
             _ => json!({"role": "user", "content": m.text}),
         })
         .collect();
+    let mut messages = messages;
+    // Cache breakpoints (design: llm.prompt-cache): the tools, the system prompt, the
+    // conversation's first message (the task, stable for its whole conversation) and its
+    // last (so the next call of the conversation reads all of this one from the cache).
+    let last = messages.len().wrapping_sub(1);
+    for i in [0, last] {
+        if let Some(m) = messages.get_mut(i) {
+            mark_for_cache(m);
+        }
+    }
     let mut body = json!({
         "model": r.model,
         "max_tokens": r.max_tokens,
@@ -103,7 +128,8 @@ pub(crate) fn body(r: &Request) -> Value {
         "stream": r.stream,
     });
     if !system.is_empty() {
-        body["system"] = json!(system.join("\n\n"));
+        body["system"] = json!([{"type": "text", "text": system.join("\n\n"),
+                                 "cache_control": {"type": "ephemeral"}}]);
     }
     if let Some(t) = r.temperature {
         body["temperature"] = json!(t);
@@ -114,6 +140,9 @@ pub(crate) fn body(r: &Request) -> Value {
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
+        if let Some(tool) = body["tools"].as_array_mut().and_then(|t| t.last_mut()) {
+            tool["cache_control"] = json!({"type": "ephemeral"});
+        }
         match &r.tool_choice {
             ToolChoice::Auto => body["tool_choice"] = json!({"type": "auto"}),
             ToolChoice::None => body["tool_choice"] = json!({"type": "none"}),

@@ -190,6 +190,12 @@ async fn anthropic_streams_tool_use_with_cached_usage_and_retries_cut_streams() 
     let (c, ledger) = client("anthropic", &s.uri(), dir.path(), "");
     let mut req = request(true);
     req.messages.insert(0, Message::system("You plan."));
+    req.tools = vec![specc_llm::Tool {
+        name: "write_plan".to_owned(),
+        description: "Write the plan.".to_owned(),
+        parameters: serde_json::json!({"type": "object"}),
+    }]
+    .into();
     let r = c.call(Role::Worker, "t", req).await.expect("ok");
     assert_eq!(r.text, "Planning.");
     assert_eq!(r.tool_calls[0].name, "write_plan");
@@ -198,17 +204,33 @@ async fn anthropic_streams_tool_use_with_cached_usage_and_retries_cut_streams() 
         (r.usage.input, r.usage.cached_input, r.usage.output),
         (20, 100, 42)
     );
-    let outcomes: Vec<String> = ledger
-        .rows()
-        .expect("rows")
-        .into_iter()
-        .map(|r| r.outcome)
-        .collect();
+    let rows = ledger.rows().expect("rows");
+    let outcomes: Vec<&str> = rows.iter().map(|r| r.outcome.as_str()).collect();
     assert_eq!(outcomes, ["stream_cut", "ok"]);
+    // The cached input is in the ledger, priced at `cached_input` ($0.1/M against $1/M):
+    // 20 × 1 + 100 × 0.1 + 42 × 2 = 114 millionths of a dollar.
+    let ok = &rows[1];
+    assert_eq!(ok.usage.cached_input, 100);
+    assert!((ok.dollars - 114e-6).abs() < 1e-12, "{}", ok.dollars);
     let sent: serde_json::Value =
         serde_json::from_slice(&s.received_requests().await.expect("recorded")[0].body)
             .expect("json");
-    assert_eq!(sent["system"], "You plan.");
+    // Cache breakpoints (design: llm.prompt-cache): the system prompt, the last tool, the
+    // first and the last message.
+    let ephemeral = serde_json::json!({"type": "ephemeral"});
+    assert_eq!(sent["system"][0]["text"], "You plan.");
+    assert_eq!(sent["system"][0]["cache_control"], ephemeral);
+    let tools = sent["tools"].as_array().expect("tools");
+    assert_eq!(tools.last().expect("a tool")["cache_control"], ephemeral);
+    let messages = sent["messages"].as_array().expect("messages");
+    for m in [messages.first(), messages.last()] {
+        let blocks = m.expect("a message")["content"].as_array().expect("blocks");
+        assert_eq!(
+            blocks.last().expect("a block")["cache_control"],
+            ephemeral,
+            "{sent}"
+        );
+    }
 }
 
 #[tokio::test]

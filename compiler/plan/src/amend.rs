@@ -48,6 +48,8 @@ pub(crate) struct Amended {
     pub children: Vec<AmendedChild>,
     #[serde(default)]
     pub contested: Vec<specc_ir::plan::Contest>,
+    #[serde(default)]
+    pub no_code: Vec<specc_ir::plan::Waiver>,
 }
 
 impl Amended {
@@ -57,6 +59,7 @@ impl Amended {
             decisions: self.decisions.iter().map(|d| d.decision.clone()).collect(),
             children: self.children.iter().map(|c| c.child.clone()).collect(),
             contested: self.contested.clone(),
+            no_code: self.no_code.clone(),
         }
     }
 
@@ -89,6 +92,7 @@ impl Amended {
             decisions,
             children,
             contested: self.contested.clone(),
+            no_code: self.no_code.clone(),
         }
     }
 }
@@ -113,7 +117,10 @@ pub(crate) fn changes(before: &Value, after: &Value) -> Vec<Value> {
         if b == a {
             continue;
         }
-        if NESTED.contains(&k.as_str()) && b.is_object() && a.is_object() {
+        if let (Some(bs), Some(as_)) = (by_id(b), by_id(a)) {
+            // A list of sections or requirements: only the entries that changed, by id.
+            out.extend(entry_changes(&k, &bs, &as_));
+        } else if NESTED.contains(&k.as_str()) && b.is_object() && a.is_object() {
             for (field, change) in changes(b, a).into_iter().map(|c| (c["what"].clone(), c)) {
                 let mut change = change;
                 change["what"] = json!(format!("{k}.{}", field.as_str().unwrap_or_default()));
@@ -121,6 +128,33 @@ pub(crate) fn changes(before: &Value, after: &Value) -> Vec<Value> {
             }
         } else {
             out.push(json!({"what": k, "before": b, "after": a}));
+        }
+    }
+    out
+}
+
+/// The entries of a list of objects that all have an `id`, in order; `None` otherwise.
+fn by_id(v: &Value) -> Option<Vec<(&str, &Value)>> {
+    let list = v.as_array()?;
+    if list.is_empty() {
+        return None;
+    }
+    list.iter().map(|e| Some((e["id"].as_str()?, e))).collect()
+}
+
+/// `{"what": "<list>[<id>]", "before", "after"}` for each entry of a list by id that changed,
+/// appeared (`before` null) or went (`after` null).
+fn entry_changes(list: &str, before: &[(&str, &Value)], after: &[(&str, &Value)]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (id, a) in after {
+        let b = before.iter().find(|(i, _)| i == id).map(|(_, v)| *v);
+        if b != Some(*a) {
+            out.push(json!({"what": format!("{list}[{id}]"), "before": b, "after": a}));
+        }
+    }
+    for (id, b) in before {
+        if !after.iter().any(|(i, _)| i == id) {
+            out.push(json!({"what": format!("{list}[{id}]"), "before": b, "after": null}));
         }
     }
     out
@@ -181,6 +215,7 @@ mod tests {
             }],
             children: vec![child("one", "Do one."), child("two", "Do two.")],
             contested: Vec::new(),
+            no_code: Vec::new(),
         };
         let amended: Amended = serde_json::from_value(json!({
             "decisions": [{"id": "a.x", "decision": "Use JSON.", "rationale": "r2", "unchanged": true}],

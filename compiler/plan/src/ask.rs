@@ -8,7 +8,9 @@
 use serde::de::DeserializeOwned;
 use specc_ir::Diagnostic;
 use specc_llm::types::Author;
-use specc_llm::{Client, LlmError, Message, Request, Response, Role, Tool, ToolChoice};
+use specc_llm::{Client, LlmError, Message, Request, Response, Role, Tool, ToolCall, ToolChoice};
+
+use crate::spec_text::MAX_READS;
 
 use crate::error::PlanError;
 
@@ -58,7 +60,12 @@ pub struct ForcedCall<'a, T> {
     repairs: usize,
     check: Check<'a, T>,
     tolerate: Tolerate<'a>,
+    /// A tool the model may call to read before it answers, and how it is answered.
+    reader: Option<(Tool, Reader<'a>)>,
 }
+
+/// Answers a reading tool's call.
+pub type Reader<'a> = &'a (dyn Fn(&ToolCall) -> String + Sync);
 
 fn no_problems<T>(_: &T) -> Vec<Diagnostic> {
     Vec::new()
@@ -81,7 +88,16 @@ impl<'a, T: DeserializeOwned> ForcedCall<'a, T> {
             repairs: MAX_REPAIRS,
             check: &no_problems::<T>,
             tolerate: &nothing,
+            reader: None,
         }
+    }
+
+    /// Lets the model call `tool` (answered by `read`) before it answers: the answer tool is
+    /// then required rather than forced by name, and after [`MAX_READS`] reads it is
+    /// forced. Reads are not repairs.
+    pub fn reading(mut self, tool: Tool, read: Reader<'a>) -> Self {
+        self.reader = Some((tool, read));
+        self
     }
 
     /// Checks each answer with `check`: its errors are repaired.
@@ -113,7 +129,14 @@ impl<'a, T: DeserializeOwned> ForcedCall<'a, T> {
     /// repairs it, quoting the errors, until it passes or the repairs are spent.
     pub async fn ask(self, client: &Client) -> Result<Asked<T>, PlanError> {
         let mut req = self.request.clone();
+        if let Some((tool, _)) = &self.reader {
+            let mut tools = req.tools.to_vec();
+            tools.insert(0, tool.clone());
+            req.tools = tools.into();
+            req.tool_choice = ToolChoice::Required;
+        }
         let mut calls = 0;
+        let mut reads = 0;
         loop {
             calls += 1;
             let response = match client
@@ -134,6 +157,10 @@ impl<'a, T: DeserializeOwned> ForcedCall<'a, T> {
                 }
                 Err(e) => return Err(PlanError::Model(e)),
             };
+            if self.read(&mut req, &response, &mut reads) {
+                calls -= 1; // a read is not an answer: it spends no repair
+                continue;
+            }
             let problems = match parse::<T>(&response, self.tool) {
                 Ok(answer) => {
                     let errors: Vec<Diagnostic> = (self.check)(&answer)
@@ -167,6 +194,48 @@ impl<'a, T: DeserializeOwned> ForcedCall<'a, T> {
             }
             self.repair(&mut req, &response, &problems);
         }
+    }
+
+    /// Answers the response's reading calls, when it made some and no answer: the calls
+    /// and their results join the conversation. After [`MAX_READS`] reads the answer tool
+    /// is forced by name. Whether it read.
+    fn read(&self, req: &mut Request, response: &Response, reads: &mut usize) -> bool {
+        let Some((tool, read)) = &self.reader else {
+            return false;
+        };
+        let asked: Vec<&ToolCall> = response
+            .tool_calls
+            .iter()
+            .filter(|c| c.name == tool.name)
+            .collect();
+        if asked.is_empty() || response.tool_calls.iter().any(|c| c.name == self.tool) {
+            return false;
+        }
+        *reads += 1;
+        let mut said = Message::new(Author::Assistant, response.text.clone());
+        said.tool_calls = response.tool_calls.clone();
+        req.messages.push(said);
+        for call in &response.tool_calls {
+            let text = if call.name == tool.name {
+                read(call)
+            } else {
+                format!(
+                    "`{}` is not a tool here: read, or answer with {}",
+                    call.name, self.tool
+                )
+            };
+            let mut m = Message::new(Author::Tool, text);
+            m.tool_call_id = Some(call.id.clone());
+            req.messages.push(m);
+        }
+        if *reads >= MAX_READS {
+            req.messages.push(Message::user(format!(
+                "You have read enough: answer now by calling {}.",
+                self.tool
+            )));
+            req.tool_choice = ToolChoice::Named(self.tool.to_owned());
+        }
+        true
     }
 
     /// What the model is told when its call's arguments are not JSON.

@@ -21,6 +21,7 @@ mod outline;
 mod plan_cache;
 mod plan_tree;
 pub mod planner;
+pub mod spec_text;
 
 pub use ask::{Asked, ForcedCall};
 pub use error::PlanError;

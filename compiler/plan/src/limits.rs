@@ -26,6 +26,9 @@ pub struct Limits {
     pub output_bytes: usize,
     /// Model calls planning one spec may make (repairs and merges included).
     pub planner_calls: usize,
+    /// Tokens of the spec's text one planner request shows before the rest of its subtree
+    /// becomes an outline read with `read_spec` (design: spec.node-text).
+    pub planner_spec_tokens: usize,
 }
 
 impl Default for Limits {
@@ -41,6 +44,7 @@ impl Default for Limits {
             command_seconds: 300,
             output_bytes: 16 << 10,
             planner_calls: 2000,
+            planner_spec_tokens: 24_000,
         }
     }
 }
@@ -57,6 +61,7 @@ struct Table {
     command_seconds: Option<u64>,
     output_bytes: Option<usize>,
     planner_calls: Option<usize>,
+    planner_spec_tokens: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -122,6 +127,11 @@ impl Limits {
             limits.output_bytes = positive(t.output_bytes, "output_bytes", limits.output_bytes)?;
             limits.planner_calls =
                 positive(t.planner_calls, "planner_calls", limits.planner_calls)?;
+            limits.planner_spec_tokens = positive(
+                t.planner_spec_tokens,
+                "planner_spec_tokens",
+                limits.planner_spec_tokens,
+            )?;
             if limits.planner_calls < 3 {
                 return Err(LimitsError::TooFewPlannerCalls);
             }

@@ -56,17 +56,25 @@ impl Provider for OutlinePlanner {
         let node = &user["node"];
         let id = node["id"].as_str().unwrap_or_default();
         let title = node["title"].as_str().unwrap_or_default();
-        let mut children: Vec<serde_json::Value> = node["children"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        // The node's child sections: those shown, or outlined, whose parent it is.
+        let sections = node["sections"].as_array().into_iter().flatten();
+        let outlined = node["outline"].as_array().into_iter().flatten();
+        let mut children: Vec<serde_json::Value> = sections
+            .chain(outlined)
+            .filter(|c| c["parent"].as_str() == Some(id))
             .filter_map(|c| c["id"].as_str())
             .map(|c| {
                 serde_json::json!({"key": key(c), "kind": "plan", "title": c, "covers_nodes": [c],
                     "instructions": format!("Plan `{c}`."), "read_scope": [format!("design-docs/{}.md", slug(c))]})
             })
             .collect();
-        for r in node["requirements"].as_array().into_iter().flatten() {
+        // The node's own requirements: those of its subsections are their planners'.
+        let own = node["requirements"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["section"].as_str() == Some(id));
+        for r in own {
             let rid = r["id"].as_str().unwrap_or_default();
             let text = r["text"].as_str().unwrap_or_default();
             children.push(serde_json::json!({

@@ -108,6 +108,16 @@ impl Cache {
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
     }
+
+    /// The requirements the latest plan waives (`no_code`), with why, by id.
+    pub fn latest_waivers(&self) -> std::collections::BTreeMap<String, String> {
+        self.latest
+            .values()
+            .filter_map(|l| self.answers.get(&l.key))
+            .flat_map(|a| a.no_code.iter())
+            .map(|w| (w.id.clone(), w.reason.clone()))
+            .collect()
+    }
 }
 
 /// Borrows an earlier answer for [`crate::amend::request`].

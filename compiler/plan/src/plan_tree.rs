@@ -26,13 +26,14 @@ use specc_llm::Client;
 use specc_passes::plan::{self, Commands, Conflict, Owned};
 
 use crate::amend::{self, Amended};
-use crate::ask::{Asked, ForcedCall, MAX_REPAIRS};
+use crate::ask::{self, Asked, ForcedCall, MAX_REPAIRS};
 use crate::coordinator;
 use crate::error::PlanError;
 use crate::limits::Limits;
 use crate::plan_cache::Cache;
 use crate::plan_cache::{as_earlier, cache_key, clashes};
 use crate::planner::{self, Context};
+use crate::spec_text;
 
 /// Merges one planning may make before it gives up.
 const MAX_MERGES: usize = 32;
@@ -210,8 +211,9 @@ impl Walk<'_> {
                     .cloned()
                     .unwrap_or_default(),
                 field_guide: self.field_guide.to_owned(),
+                spec_chars: self.limits.planner_spec_tokens * spec_text::CHARS_PER_TOKEN,
             };
-            let inputs = planner::inputs(p.node, &ctx);
+            let inputs = planner::inputs(tree, p.node, &ctx);
             let mut answer = self
                 .answer(cache, &p, &inputs, &owned, &mut out.calls)
                 .await?;
@@ -301,8 +303,12 @@ impl Walk<'_> {
             return Err(PlanError::CallLimit(limits.planner_calls));
         }
         // An earlier answer of this task is amended rather than asked afresh.
+        // A planner shown part of its subtree, or text naming sections elsewhere, may read
+        // them first (design: spec.node-text).
+        let read = |call: &specc_llm::ToolCall| spec_text::read_spec(self.tree, call);
+        let reader = planner::needs_reading(inputs).then_some(&read as ask::Reader<'_>);
         let asked = match cache.earlier(task, inputs) {
-            None => planner::ask(self.client, task, request, &check).await?,
+            None => planner::ask(self.client, task, request, &check, reader).await?,
             Some(e) => {
                 let req = amend::request(inputs, &as_earlier(&e), limits.max_tokens);
                 // What the planner marked unchanged keeps its earlier text, unless that text
@@ -316,11 +322,13 @@ impl Walk<'_> {
                     if fails { am.as_written() } else { kept }
                 };
                 let checked = |am: &Amended| check(&resolve(am));
-                let a = ForcedCall::new(specc_llm::Role::Planner, task, req, planner::TOOL)
+                let mut call = ForcedCall::new(specc_llm::Role::Planner, task, req, planner::TOOL)
                     .check(&checked)
-                    .tolerate(&planner::survives_repairs)
-                    .ask(self.client)
-                    .await?;
+                    .tolerate(&planner::survives_repairs);
+                if let Some(reader) = reader {
+                    call = call.reading(spec_text::read_spec_tool(), reader);
+                }
+                let a = call.ask(self.client).await?;
                 Asked {
                     answer: resolve(&a.answer),
                     calls: a.calls,

@@ -5,11 +5,12 @@
 //! design: runtime.planner-protocol
 
 use specc_ir::plan::{PlannedChild, PlannedDecision, PlannerAnswer};
-use specc_ir::{Diagnostic, IntentNode};
+use specc_ir::{Diagnostic, IntentNode, IntentTree};
 use specc_llm::{Client, Request, Role, Tool};
 
-use crate::ask::{Asked, Check, ForcedCall};
+use crate::ask::{Asked, Check, ForcedCall, Reader};
 use crate::error::PlanError;
+use crate::spec_text;
 
 /// The tool the planner must call.
 pub const TOOL: &str = "submit_plan";
@@ -34,6 +35,8 @@ pub struct Context {
     /// ancestors and of its subtree (the checks still hold every answer to all of them).
     pub spec_decisions: Vec<(String, String)>,
     pub field_guide: String,
+    /// Characters of the spec's text the request shows before the rest is an outline.
+    pub spec_chars: usize,
 }
 
 /// The JSON schema of a planner answer (`PlannerAnswer`), each field described: the schema
@@ -68,13 +71,24 @@ pub fn answer_schema() -> serde_json::Value {
                         "key": text("A short name unique among the siblings (letters, digits, `.`, `_`, `-`; up to 64): it names the task."),
                         "kind": {"type": "string", "enum": ["plan", "work"], "description": "`plan`: another planner splits it further (give it the node it plans in covers_nodes). `work`: a worker that only follows instructions carries it out."},
                         "title": text("A few words: what the child is."),
-                        "covers_nodes": strings("Intent node ids this child covers, exactly as node.id and node.children[].id give them. A plan child plans the first node it names, and takes on every requirement below it. For a work child it only records the sections it works on: its covers_requirements are what count."),
-                        "covers_requirements": strings("Requirement ids this work child implements, exactly as node.requirements[].id and node.children[].requirements[].id give them (`R-3`, `store/pages#2`). Every MUST, MUST NOT, SHALL and SHALL NOT requirement of this node's part of the spec needs a work child that names it, or a plan child whose node holds it."),
+                        "covers_nodes": strings("Section ids this child covers, exactly as node.id, node.sections[].id and node.outline[].id give them. A plan child plans the first node it names, and takes on every requirement below it. For a work child it only records the sections it works on: its covers_requirements are what count."),
+                        "covers_requirements": strings("Requirement ids this work child implements, exactly as node.requirements[].id gives them (`R-3`, `store/pages#2`). Every MUST, MUST NOT, SHALL and SHALL NOT requirement of this node's part of the spec needs a work child that names it, or a plan child whose node holds it."),
                         "instructions": text("For a work child: everything the worker must do, explicitly (files, functions, behaviour, the decisions to follow by id). For a plan child: what its planner must achieve."),
                         "write_scope": strings("Paths or globs relative to the repository's root that the child may write: `src/semver/**`, `Cargo.toml`. A directory is `dir/**`. Give siblings that may run at once disjoint scopes. Generated files (`Cargo.lock`, `package-lock.json`, `poetry.lock`, …) land only where a scope names them; elsewhere they stay in the worker's checkout for its checks and do not land."),
                         "read_scope": strings("Paths or globs relative to the repository's root the child should read first."),
-                        "acceptance": strings("Shell commands, each run by `bash -e -o pipefail -c` from the repository's root after the worker's `done`: exit status 0 passes, and the first failing line or pipe stage fails it (write `! cmd` for a command that must fail). Commands, not descriptions: `cargo test --lib version`, `python -m pytest -q tests/test_parse.py`, `test -f README.md`. They run in the sandbox: the checkout and `$TMPDIR` are writable, `/tmp` and the rest of the system are not, and there is no network. The spec's own test blocks (node.checks, node.children[].checks) already run after every work child that covers a requirement of their section (gating the landing that completes the section): do not repeat them here. On a plan child they go to its planner, whose work children must make them pass."),
+                        "acceptance": strings("Shell commands, each run by `bash -e -o pipefail -c` from the repository's root after the worker's `done`: exit status 0 passes, and the first failing line or pipe stage fails it (write `! cmd` for a command that must fail). Commands, not descriptions: `cargo test --lib version`, `python -m pytest -q tests/test_parse.py`, `test -f README.md`. They run in the sandbox: the checkout and `$TMPDIR` are writable, `/tmp` and the rest of the system are not, and there is no network. The spec's own test blocks (the fenced blocks marked `test` in the sections' text) already run after every work child that covers a requirement of their section (gating the landing that completes the section): do not repeat them here. On a plan child they go to its planner, whose work children must make them pass."),
                         "depends_on": strings("Keys of siblings that must land before this child starts.")
+                    }
+                }
+            },
+            "no_code": {
+                "type": "array",
+                "description": "Requirements of this node's part that no code can carry out (a definition of terms, a rule about the process or about releases), each with why: they are waived, not covered by a child, and no `req:` comment is asked for them. Never for behaviour the code must have.",
+                "items": {
+                    "type": "object", "required": ["id", "reason"],
+                    "properties": {
+                        "id": text("The requirement's id, as node.requirements gives it."),
+                        "reason": text("One line: why no code carries it out.")
                     }
                 }
             },
@@ -95,7 +109,11 @@ pub fn answer_schema() -> serde_json::Value {
 }
 
 /// The planner's standing instructions.
-pub(crate) const SYSTEM: &str = "You are specc's planner. Split the intent node you are given into children: \
+pub(crate) const SYSTEM: &str = "You are specc's planner. Read your node's part of the spec \
+        (node.sections: each section's text as its author wrote it, prose, tables and code \
+        blocks included; node.outline: sections left out for length, and node.references: \
+        sections elsewhere its text names, both read with read_spec by id, when offered) and \
+        split it into children: \
         `plan` children are planned further, `work` children are carried out by a cheaper model \
         that only follows instructions, so write those explicitly. Make every design decision \
         the children need, with an id naming the question and prefixed by your node's area \
@@ -107,8 +125,12 @@ pub(crate) const SYSTEM: &str = "You are specc's planner. Split the intent node 
         planners disagreed. Give siblings disjoint write scopes where you can (globs relative to \
         the repository's root, like `src/**`), and cover every MUST, MUST NOT and SHALL \
         requirement with a work child that names its id, or with a plan child for the section \
-        that holds it (a plan child plans only the first node in its covers_nodes). Use the \
-        node and requirement ids exactly as the request gives them. Acceptance entries are \
+        that holds it (a plan child plans only the first node in its covers_nodes); \
+        node.requirements lists every requirement of your part with its full text. Use the \
+        section and requirement ids exactly as the request gives them; a requirement no \
+        code can carry out (a definition, a rule about releases) goes under no_code with why. Rules the spec states \
+        in prose, tables or code blocks bind like its keyword sentences: a work child's \
+        instructions must carry them, or name the sections that hold them. Acceptance entries are \
         shell commands run by `bash -e -o pipefail` from the repository's root (the first \
         failing line or pipe stage fails one; exit 0 passes), never descriptions. The spec's \
         test blocks (checks) run on their own after every work child that covers a \
@@ -121,27 +143,30 @@ pub(crate) const SYSTEM: &str = "You are specc's planner. Split the intent node 
         code, so decide interfaces here. Answer only by calling submit_plan.";
 
 /// What a planner's answer for `node` depends on, as the JSON user message of its request.
-/// Nothing about the rest of the tree is in it (no ids owned elsewhere: ownership is
-/// checked after the answer), so an edit elsewhere leaves it, and its cache key, alone.
-pub fn inputs(node: &IntentNode, ctx: &Context) -> serde_json::Value {
-    let requirements: Vec<serde_json::Value> = node
-        .requirements
-        .iter()
-        .map(|r| serde_json::json!({"id": r.id.as_str(), "level": r.level.to_string(), "text": r.text}))
-        .collect();
+/// Nothing about the rest of the tree is in it but the sections its text names (no ids
+/// owned elsewhere: ownership is checked after the answer), so an edit elsewhere leaves it,
+/// and its cache key, alone. The node's part of the spec is shown as written while it fits
+/// `ctx.spec_chars`, then as an outline (design: spec.node-text).
+pub fn inputs(tree: &IntentTree, node: &IntentNode, ctx: &Context) -> serde_json::Value {
     let assignment = ctx.assignment.as_ref().map(|c| {
         serde_json::json!({"title": c.title, "instructions": c.instructions,
                            "covers_requirements": c.covers_requirements,
                            "write_scope": c.write_scope, "read_scope": c.read_scope,
                            "acceptance": c.acceptance})
     });
-    let children: Vec<serde_json::Value> = node.children.iter().map(child_summary).collect();
+    let shown = spec_text::shown(tree, node, ctx.spec_chars);
+    let mut spec = serde_json::json!({"id": node.id.as_str(), "title": node.title,
+        "sections": shown.sections, "requirements": spec_text::requirements(node)});
+    if !shown.outline.is_empty() {
+        spec["outline"] = serde_json::json!(shown.outline);
+    }
+    if !shown.references.is_empty() {
+        spec["references"] = serde_json::json!(shown.references);
+    }
     let mut inputs = serde_json::json!({
         "task": {"id": ctx.task, "depth": ctx.depth, "assignment": assignment,
                  "area": area(node, ctx), "max_depth": ctx.limits.0, "max_width": ctx.limits.1},
-        "node": {"id": node.id.as_str(), "title": node.title, "prose": node.prose,
-                  "requirements": requirements, "checks": checks(node),
-                  "children": children},
+        "node": spec,
         "ancestor_decisions": ctx.ancestors,
         "settled_decisions": ctx.settled,
         "spec_decisions": ctx.spec_decisions,
@@ -155,10 +180,11 @@ pub fn inputs(node: &IntentNode, ctx: &Context) -> serde_json::Value {
     inputs
 }
 
-/// Characters of a child section's prose its parent's planner is shown.
-const SUMMARY_CHARS: usize = 200;
-/// Characters of one requirement's text, and of one test block, a planner is shown.
-const TEXT_CHARS: usize = 400;
+/// Whether a planner given `inputs` may read the spec (`read_spec`): part of its subtree
+/// is an outline, or its text names sections elsewhere.
+pub fn needs_reading(inputs: &serde_json::Value) -> bool {
+    inputs["node"].get("outline").is_some() || inputs["node"].get("references").is_some()
+}
 
 /// The area a node's decision ids start with: the first part of its id, and at the root the
 /// spec's own decisions' area (or the first word of its title).
@@ -187,66 +213,9 @@ fn area(node: &IntentNode, ctx: &Context) -> String {
     }
 }
 
-/// The spec's test blocks of `node`, as the workers that cover its requirements run them.
-fn checks(node: &IntentNode) -> Vec<serde_json::Value> {
-    node.checks
-        .iter()
-        .map(|c| serde_json::json!({"runner": c.runner, "code": bounded(c.code.trim_end())}))
-        .collect()
-}
-
-/// `text` cut at [`TEXT_CHARS`] characters.
-fn bounded(text: &str) -> String {
-    if text.chars().count() > TEXT_CHARS {
-        let cut: String = text.chars().take(TEXT_CHARS).collect();
-        format!("{cut}…")
-    } else {
-        text.to_owned()
-    }
-}
-
-/// What a planner is told of a child section of its node: its id and title, the start of
-/// its prose, its own requirements (id, level and text, bounded) and its test blocks: what
-/// a parent needs to cover the section with work children of its own.
-fn child_summary(c: &IntentNode) -> serde_json::Value {
-    // What the section says besides its requirements, which follow.
-    let mut rest = Vec::new();
-    for line in c.prose.lines() {
-        let mut line = line.to_owned();
-        for r in &c.requirements {
-            line = line.replace(r.text.as_str(), "");
-        }
-        let line = line.trim().trim_start_matches(['-', '*', '+']).trim();
-        if !line.is_empty() {
-            rest.push(line.to_owned());
-        }
-    }
-    let prose = rest
-        .join(" ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    let summary: String = if prose.chars().count() > SUMMARY_CHARS {
-        let cut: String = prose.chars().take(SUMMARY_CHARS).collect();
-        format!("{cut}…")
-    } else {
-        prose
-    };
-    let requirements: Vec<serde_json::Value> = c
-        .requirements
-        .iter()
-        .map(|r| {
-            serde_json::json!({"id": r.id.as_str(), "level": r.level.to_string(),
-                                    "text": bounded(&r.text)})
-        })
-        .collect();
-    serde_json::json!({"id": c.id.as_str(), "title": c.title, "summary": summary,
-                       "requirements": requirements, "checks": checks(c)})
-}
-
 /// The request for `node`.
-pub fn request(node: &IntentNode, ctx: &Context, max_tokens: u32) -> Request {
-    request_for(&inputs(node, ctx), max_tokens)
+pub fn request(tree: &IntentTree, node: &IntentNode, ctx: &Context, max_tokens: u32) -> Request {
+    request_for(&inputs(tree, node, ctx), max_tokens)
 }
 
 /// The request of a user message made by [`inputs`].
@@ -270,12 +239,15 @@ pub async fn ask(
     task: &str,
     req: Request,
     check: Check<'_, PlannerAnswer>,
+    reader: Option<Reader<'_>>,
 ) -> Result<Asked<PlannerAnswer>, PlanError> {
-    ForcedCall::new(Role::Planner, task, req, TOOL)
+    let mut call = ForcedCall::new(Role::Planner, task, req, TOOL)
         .check(check)
-        .tolerate(&survives_repairs)
-        .ask(client)
-        .await
+        .tolerate(&survives_repairs);
+    if let Some(reader) = reader {
+        call = call.reading(spec_text::read_spec_tool(), reader);
+    }
+    call.ask(client).await
 }
 
 /// The one error a plan may keep after its repairs: deciding an id owned elsewhere, which

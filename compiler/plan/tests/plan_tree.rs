@@ -106,7 +106,7 @@ async fn an_edit_replans_only_its_sections_subtree() {
     assert_eq!(again.calls, 0);
 
     // Edit one requirement's text: the section is planned again, and so is the root, whose
-    // request holds its children's requirements.
+    // request holds its subtree's text (design: spec.node-text).
     let edited = text.replace(
         "within 10 ms at p99",
         "within 10 ms at p99, they are cached",

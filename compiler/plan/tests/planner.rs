@@ -53,13 +53,16 @@ fn setup(script: Vec<Result<Response, specc_llm::LlmError>>) -> (Client, Arc<Scr
     (client, scripted)
 }
 
-fn node() -> specc_ir::IntentNode {
-    let spec = specc_passes::parse_spec(
+fn tree() -> specc_ir::IntentTree {
+    specc_passes::parse_spec(
         FileId(0),
         "# Store\n\n## Storage\n\n- [R-1] The store MUST persist pages.\n",
     )
-    .tree;
-    spec.root.children[0].clone()
+    .tree
+}
+
+fn node() -> specc_ir::IntentNode {
+    tree().root.children[0].clone()
 }
 
 fn checks(a: &specc_ir::plan::PlannerAnswer) -> Vec<specc_ir::Diagnostic> {
@@ -69,8 +72,10 @@ fn checks(a: &specc_ir::plan::PlannerAnswer) -> Vec<specc_ir::Diagnostic> {
 #[tokio::test]
 async fn a_valid_answer_takes_one_call_and_the_request_forces_the_tool() {
     let (client, scripted) = setup(vec![tool_answer(valid())]);
-    let req = request(&node(), &Context::default(), 4096);
-    let asked = ask(&client, "storage", req, &checks).await.expect("valid");
+    let req = request(&tree(), &node(), &Context::default(), 4096);
+    let asked = ask(&client, "storage", req, &checks, None)
+        .await
+        .expect("valid");
     assert_eq!((asked.calls, asked.answer.children.len()), (1, 2));
     assert!(asked.unresolved.is_empty());
     let sent = &scripted.requests()[0];
@@ -89,8 +94,8 @@ async fn invalid_answers_are_repaired_with_the_errors_quoted() {
         tool_answer(cyclic()),
         tool_answer(valid()),
     ]);
-    let req = request(&node(), &Context::default(), 4096);
-    let asked = ask(&client, "storage", req, &checks)
+    let req = request(&tree(), &node(), &Context::default(), 4096);
+    let asked = ask(&client, "storage", req, &checks, None)
         .await
         .expect("repaired");
     assert_eq!(asked.calls, 3);
@@ -118,8 +123,8 @@ async fn after_two_repairs_the_errors_are_reported() {
         tool_answer(cyclic()),
         tool_answer(valid()),
     ]);
-    let req = request(&node(), &Context::default(), 4096);
-    match ask(&client, "storage", req, &checks).await {
+    let req = request(&tree(), &node(), &Context::default(), 4096);
+    match ask(&client, "storage", req, &checks, None).await {
         Err(PlanError::Invalid { task, problems }) => {
             assert_eq!(task, "storage");
             assert_eq!(problems[0].code, "E0307", "{problems:?}")
@@ -156,10 +161,14 @@ async fn an_owned_id_that_survives_the_repairs_is_accepted_for_the_coordinator()
         },
     )]
     .into();
-    let req = request(&node(), &Context::default(), 4096);
-    let asked = ask(&client, "storage", req, &|a| {
-        specc_passes::plan::check_ownership("storage", a, &owners)
-    })
+    let req = request(&tree(), &node(), &Context::default(), 4096);
+    let asked = ask(
+        &client,
+        "storage",
+        req,
+        &|a| specc_passes::plan::check_ownership("storage", a, &owners),
+        None,
+    )
     .await
     .expect("accepted with the conflict");
     assert_eq!(asked.calls, 3, "the planner was asked to yield twice first");
@@ -186,8 +195,8 @@ fn malformed() -> Result<Response, specc_llm::LlmError> {
 #[tokio::test]
 async fn a_tool_call_whose_arguments_are_not_json_is_repaired_not_fatal() {
     let (client, scripted) = setup(vec![malformed(), tool_answer(valid())]);
-    let req = request(&node(), &Context::default(), 4096);
-    let asked = ask(&client, "storage", req, &checks)
+    let req = request(&tree(), &node(), &Context::default(), 4096);
+    let asked = ask(&client, "storage", req, &checks, None)
         .await
         .expect("repaired");
     assert_eq!(asked.calls, 2);
@@ -211,8 +220,8 @@ async fn malformed_calls_share_the_repair_budget() {
         malformed(),
         tool_answer(valid()),
     ]);
-    let req = request(&node(), &Context::default(), 4096);
-    match ask(&client, "storage", req, &checks).await {
+    let req = request(&tree(), &node(), &Context::default(), 4096);
+    match ask(&client, "storage", req, &checks, None).await {
         Err(PlanError::Model(specc_llm::LlmError::MalformedToolCall { .. })) => {}
         other => panic!("{other:?}"),
     }

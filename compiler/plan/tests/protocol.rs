@@ -86,19 +86,26 @@ async fn prose_acceptance_and_unknown_ids_are_repaired_and_a_dependent_sees_its_
     let sent = scripted.requests();
     let text = |i: usize, m: usize| sent[i].messages[m].text.clone();
 
-    // The parent saw its children's titles and requirement ids.
+    // The parent saw its subtree's sections as written, and every requirement of it with
+    // its id, level, text and section (design: spec.node-text).
     let user: serde_json::Value = serde_json::from_str(&text(0, 1)).expect("json");
-    let children = &user["node"]["children"];
-    assert_eq!(children[0]["id"], "library");
-    assert_eq!(children[0]["title"], "Library");
-    assert_eq!(children[0]["requirements"][0]["id"], "R-1");
-    assert_eq!(children[0]["requirements"][0]["level"], "MUST");
+    let sections = &user["node"]["sections"];
+    assert_eq!(sections[1]["id"], "library");
+    assert_eq!(sections[1]["title"], "Library");
+    assert_eq!(sections[1]["parent"], "");
     assert_eq!(
-        children[0]["requirements"][0]["text"],
+        sections[1]["text"],
+        "## Library\n\nParsing and ordering versions.\n\n- [R-1] The library MUST parse `MAJOR.MINOR.PATCH`."
+    );
+    let requirements = &user["node"]["requirements"];
+    assert_eq!(requirements[0]["id"], "R-1");
+    assert_eq!(requirements[0]["level"], "MUST");
+    assert_eq!(requirements[0]["section"], "library");
+    assert_eq!(
+        requirements[0]["text"],
         "[R-1] The library MUST parse MAJOR.MINOR.PATCH."
     );
     assert_eq!(user["task"]["area"], "semver", "the root's area: {user}");
-    assert_eq!(children[0]["summary"], "Parsing and ordering versions.");
 
     // The repair names both problems and what would be right.
     let repair = sent[1].messages.last().expect("repair").text.clone();

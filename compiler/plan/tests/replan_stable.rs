@@ -249,9 +249,12 @@ async fn the_amend_request_carries_the_earlier_answer_and_what_changed() {
         ["", "a", "a/x", "a/y", "@amend", "a@amend"]
     );
     let users = provider.users.lock().expect("lock").clone();
-    // The root's amend request says its child's summary changed.
+    // The root's amend request says which section of its subtree changed, and only that one.
     assert_eq!(
-        users[4]["amend"]["changed"][0]["what"], "node.children",
+        users[4]["amend"]["changed"],
+        json!([{"what": "node.sections[a]",
+                "before": {"id": "a", "title": "A", "parent": "", "text": "## A {#a}\n\nA keeps things."},
+                "after": {"id": "a", "title": "A", "parent": "", "text": "## A {#a}\n\nA keeps things, durably."}}]),
         "{}",
         users[4]
     );
@@ -259,8 +262,9 @@ async fn the_amend_request_carries_the_earlier_answer_and_what_changed() {
     assert_eq!(user["amend"]["earlier_answer"]["children"][0]["key"], "x");
     assert_eq!(
         user["amend"]["changed"],
-        json!([{"what": "node.prose", "before": "A keeps things.",
-                "after": "A keeps things, durably."}])
+        json!([{"what": "node.sections[a]",
+                "before": {"id": "a", "title": "A", "text": "## A {#a}\n\nA keeps things."},
+                "after": {"id": "a", "title": "A", "text": "## A {#a}\n\nA keeps things, durably."}}])
     );
     // No request carries ids owned elsewhere in the tree.
     assert!(user.get("owned_elsewhere").is_none(), "{user}");

@@ -24,7 +24,8 @@ mod tools;
 
 pub use attempt::{
     Check, DecisionText, MAX_CONFLICT_RERUNS, ParentBrief, RequirementText, Retry, Shell,
-    SiblingBrief, Unrunnable, WorkOrder, fingerprint, leaves, opening_chars, run_task, work_orders,
+    SiblingBrief, SpecIndex, SpecSection, Unrunnable, WorkOrder, fingerprint, leaves,
+    opening_chars, run_task, work_orders,
 };
 pub use checkouts::{Scope, Slots, apply as apply_changes};
 pub use events::Event;

@@ -12,6 +12,7 @@ use specc_sandbox::{CommandLimits, Runner};
 use specc_state::Journal;
 use specc_vcs::Repo;
 
+use crate::attempt::SpecIndex;
 use crate::checkouts::Slots;
 use crate::events::Event;
 use crate::landing::{Intents, Pins, ReviewConfig, Settled};
@@ -39,6 +40,9 @@ pub struct Services<'a> {
     pub landings: Landings,
     /// The decisions settled while builds ran (design: runtime.contested-decisions).
     pub settled: Arc<Settled>,
+    /// The spec and the plan's decisions, for the workers' `read_spec` and
+    /// `read_decision` (empty for a worker given no spec).
+    pub spec: Arc<SpecIndex>,
 }
 
 /// The limits and the ladder of a build's attempts.

@@ -16,6 +16,8 @@ const WINDOW: Duration = Duration::from_secs(60);
 fn order(id: &str) -> Arc<WorkOrder> {
     Arc::new(WorkOrder {
         parent: None,
+        spec: Vec::new(),
+        other_decisions: Vec::new(),
         origin: None,
         task: TaskNode {
             id: id.into(),

@@ -53,6 +53,9 @@ pub(crate) fn run(
     base: ObjectId,
     make: impl Fn(Option<ObjectId>, Onto) -> Option<(Vec<u8>, usize, ObjectId)>,
 ) -> std::io::Result<()> {
+    // Absolute: git runs with other working directories (a spec named by a relative path
+    // has its state, and with it the view, under a relative path).
+    let git_dir = &std::path::absolute(git_dir)?;
     if bring_forward(git_dir, base, &make).is_err() {
         if git_dir.exists() {
             std::fs::remove_dir_all(git_dir)?;
@@ -67,8 +70,7 @@ pub(crate) fn run(
         Ok(_) => std::fs::remove_file(&dot_git)?,
         Err(_) => {}
     }
-    let absolute = std::path::absolute(git_dir)?;
-    std::fs::write(&dot_git, format!("gitdir: {}\n", absolute.display()))
+    std::fs::write(&dot_git, format!("gitdir: {}\n", git_dir.display()))
 }
 
 /// Imports what `main` lacks up to `base` and sets the index to it.

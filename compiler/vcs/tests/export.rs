@@ -114,3 +114,45 @@ async fn export_is_fsck_clean_equal_to_the_store_and_incremental() {
         "nothing new, nothing added"
     );
 }
+
+/// A checkout's git view (design: vcs.checkout-view), named by relative paths as a spec
+/// given by a relative path names its state: `main` is the store's history up to the base,
+/// the index the base's tree, so `git status` shows only what the checkout changed; a later
+/// base brings the view forward, and an earlier one makes it anew.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkout_git_view_answers_status_and_log_and_follows_its_base() {
+    // Under the test's working directory, so that relative paths reach it.
+    let dir = tempfile::tempdir_in(".").expect("dir");
+    let rel = dir
+        .path()
+        .strip_prefix(std::env::current_dir().expect("cwd"))
+        .expect("relative")
+        .to_owned();
+    let repo = Repo::open(&dir.path().join("repo.log"), Options::default()).expect("open");
+    let first = commit(&repo, "a.txt", Some("one\n"), "task-a").await;
+    let second = commit(&repo, "b.txt", Some("two\n"), "task-b").await;
+    let (work, view) = (rel.join("slot-1"), rel.join("slot-1.git"));
+    repo.checkout(first, &work, &[]).await.expect("checkout");
+    repo.git_view(&view, &work, first).await.expect("view");
+    std::fs::write(work.join("new.txt"), "new\n").expect("write");
+    assert_eq!(git(&work, &["status", "--short"]), "?? new.txt\n");
+    assert_eq!(git(&work, &["log", "--format=%s"]), "task-a: write a.txt\n");
+    // Forward: only the new commit is imported.
+    std::fs::remove_file(work.join("new.txt")).expect("rm");
+    repo.checkout(second, &work, &[".git"])
+        .await
+        .expect("checkout");
+    repo.git_view(&view, &work, second).await.expect("forward");
+    assert_eq!(git(&work, &["status", "--short"]), "");
+    assert_eq!(
+        git(&work, &["log", "--format=%s"]),
+        "task-b: write b.txt\ntask-a: write a.txt\n"
+    );
+    // Back to an earlier base: made anew.
+    repo.checkout(first, &work, &[".git"])
+        .await
+        .expect("checkout");
+    repo.git_view(&view, &work, first).await.expect("back");
+    assert_eq!(git(&work, &["status", "--short"]), "");
+    assert_eq!(git(&work, &["log", "--format=%s"]), "task-a: write a.txt\n");
+}

@@ -98,6 +98,8 @@ impl OpenNode {
             title,
             level,
             prose: String::new(),
+            text: String::new(),
+            text_span: Span::default(),
             requirements: Vec::new(),
             examples: Vec::new(),
             checks: Vec::new(),
@@ -342,6 +344,7 @@ impl<'s> Builder<'s, '_> {
             return;
         };
         open.node.span = Span::new(self.file, open.node.span.start as usize..at);
+        self.own_text(&mut open.node);
         self.fingerprint(&mut open.node);
         self.node().node.children.push(open.node);
     }
@@ -353,10 +356,25 @@ impl<'s> Builder<'s, '_> {
         }
         let mut root = self.open.pop().expect("the root is never popped").node;
         root.span = Span::new(self.file, 0..end);
+        self.own_text(&mut root);
         self.fingerprint(&mut root);
         // Dropping the sender tells the hashing thread that every job is in.
         self.hashing = None;
         root
+    }
+
+    /// Sets a closed node's own text: its source from its start to its first child's (or its
+    /// end), trailing blank lines left out.
+    fn own_text(&self, node: &mut IntentNode) {
+        let start = node.span.start as usize;
+        let end = node
+            .children
+            .first()
+            .map_or(node.span.end as usize, |c| c.span.start as usize);
+        let text = self.src.get(start..end.max(start)).unwrap_or_default();
+        let text = text.trim_end();
+        node.text_span = Span::new(self.file, start..start + text.len());
+        node.text = text.to_owned();
     }
 
     /// Sets a closed node's fingerprint (its children's are set), or sends its content to

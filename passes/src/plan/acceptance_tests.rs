@@ -22,6 +22,7 @@ fn with_acceptance(entries: &[&str]) -> PlannerAnswer {
             depends_on: Vec::new(),
         }],
         contested: Vec::new(),
+        no_code: Vec::new(),
     }
 }
 

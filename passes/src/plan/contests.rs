@@ -39,7 +39,8 @@ pub fn check_contests(
         } else if normalize_ws(&c.decision) == normalize_ws(&given.decision) {
             out.push(contest_invalid(
                 format!("{who} contests `{}` with the text it already has", c.id),
-                "contest a decision only to change it; leave it out of `contested` to follow it".to_owned(),
+                "contest a decision only to change it; leave it out of `contested` to follow it"
+                    .to_owned(),
             ));
         }
         if answer.decisions.iter().any(|d| d.id == c.id) {

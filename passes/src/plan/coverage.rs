@@ -48,11 +48,19 @@ pub fn check_node_coverage(
         .filter_map(|c| c.covers_nodes.first().map(String::as_str))
         .collect();
     // Only a work child carries out what it names; a plan child takes on its node only.
+    // A requirement the answer waives (`no_code`, with a reason) is taken on too.
     let named: HashSet<&str> = answer
         .children
         .iter()
         .filter(|c| c.kind == ChildKind::Work)
         .flat_map(|c| c.covers_requirements.iter().map(String::as_str))
+        .chain(
+            answer
+                .no_code
+                .iter()
+                .filter(|w| !w.reason.trim().is_empty())
+                .map(|w| w.id.as_str()),
+        )
         .collect();
     let mut out = Vec::new();
     let mut stack = vec![node];
@@ -126,6 +134,25 @@ pub fn check_known_ids(
                 id,
                 &requirements,
             ));
+        }
+    }
+    for w in &answer.no_code {
+        if !requirements.contains(&w.id.as_str()) {
+            out.push(unknown_id(
+                "no_code",
+                "no_code",
+                "requirement",
+                &w.id,
+                &requirements,
+            ));
+        } else if w.reason.trim().is_empty() {
+            out.push(
+                Diagnostic::new(
+                    codes::UNKNOWN_COVERED_ID,
+                    format!("`no_code` waives `{}` without a reason", w.id),
+                )
+                .with_help("say in one line why no code carries it out (a definition, a rule about releases)"),
+            );
         }
     }
     out

@@ -32,6 +32,7 @@ fn answer(children: Vec<PlannedChild>, decisions: &[(&str, &str)]) -> PlannerAns
             .collect(),
         children,
         contested: Vec::new(),
+        no_code: Vec::new(),
     }
 }
 

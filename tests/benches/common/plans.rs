@@ -29,6 +29,8 @@ pub(crate) fn root() -> TaskNode {
 pub(crate) fn order(task: &TaskNode) -> WorkOrder {
     let mut o = WorkOrder {
         parent: None,
+        spec: Vec::new(),
+        other_decisions: Vec::new(),
         origin: None,
         task: task.clone(),
         fingerprint: String::new(),

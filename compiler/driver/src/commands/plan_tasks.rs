@@ -193,6 +193,7 @@ fn keep(
         .iter()
         .filter(|t| t.kind == ChildKind::Work)
         .flat_map(|t| t.covers_requirements.iter().cloned())
+        .chain(planned.waived())
         .collect();
     for d in uncovered(tree, &covered) {
         report(&d, err);

@@ -28,6 +28,20 @@ pub(crate) struct Planned {
     pub(crate) edited: Vec<Applied>,
 }
 
+impl Planned {
+    /// The requirement ids the planners' answers waive (`no_code`, with a reason): they
+    /// need no work leaf (design: spec.no-code).
+    pub(crate) fn waived(&self) -> Vec<String> {
+        self.tree
+            .answers
+            .values()
+            .flat_map(|a| a.no_code.iter())
+            .filter(|w| !w.reason.trim().is_empty())
+            .map(|w| w.id.clone())
+            .collect()
+    }
+}
+
 /// What planning takes besides the spec: the planner's client and configuration, the
 /// limits, the field guide, the commands an acceptance entry may start with, the state
 /// directory (`.specc/`, where the cache is) and the hand edits to apply.

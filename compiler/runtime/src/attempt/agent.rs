@@ -15,12 +15,13 @@ use specc_llm::{Client, LlmError, Message, Request, Response, Role, ToolCall, To
 use specc_state::{Journal, JournalError, StepAt, StepKind, step_write};
 
 use super::acceptance::{self, Check};
+use super::context::DecisionText;
+use super::reading::SpecIndex;
 use super::stuck::StuckDetector;
 use super::{budget, ratchet, references};
-use super::context::DecisionText;
 use crate::checkouts::Diff;
-use crate::landing::Settled;
 use crate::events::Event;
+use crate::landing::Settled;
 use crate::services::AttemptLimits;
 use crate::tools::{self, Control, Dispute, ToolOutcome, Toolbox};
 
@@ -84,6 +85,8 @@ pub(super) struct AgentLoop<'a> {
     /// The decisions the task reads, and the build's settled ones (`contest_decision`).
     pub decisions: &'a [DecisionText],
     pub settled: &'a Settled,
+    /// The spec and the plan's decisions, for `read_spec` and `read_decision`.
+    pub spec: &'a SpecIndex,
 }
 
 /// An attempt's running state.
@@ -296,6 +299,7 @@ impl AgentLoop<'_> {
         let left = self.limits.wall.saturating_sub(t.started.elapsed());
         let mut outcome = match call.name.as_str() {
             "contest_decision" => self.contest(call).await,
+            "read_spec" | "read_decision" => self.read(call),
             _ => self.tools.call(call, t.step, left).await,
         };
         if let Some(f) = outcome.flagged.take() {

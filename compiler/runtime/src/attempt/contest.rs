@@ -10,6 +10,29 @@ use crate::landing::{Contest, Contester};
 use crate::tools::ToolOutcome;
 
 impl AgentLoop<'_> {
+    /// Carries out a `read_spec` or `read_decision` call (design: spec.node-text).
+    pub(super) fn read(&self, call: &ToolCall) -> ToolOutcome {
+        let id = call
+            .arguments
+            .get("id")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .trim();
+        if call.name == "read_spec" {
+            return match self.spec.read_spec(call) {
+                Ok(text) => ToolOutcome::ok(text),
+                Err(e) => ToolOutcome::error(e),
+            };
+        }
+        if let Some(row) = self.settled.get(id) {
+            return ToolOutcome::ok(format!("`{id}`: {}", row.text.trim()));
+        }
+        match self.spec.decision(id) {
+            Some(text) => ToolOutcome::ok(format!("`{id}`: {}", text.trim())),
+            None => ToolOutcome::error(format!("the plan has no decision `{id}`")),
+        }
+    }
+
     /// Carries out a `contest_decision` call.
     pub(super) async fn contest(&self, call: &ToolCall) -> ToolOutcome {
         let c: Contest = match serde_json::from_value(call.arguments.clone()) {
@@ -46,10 +69,11 @@ impl AgentLoop<'_> {
                 "a contest needs the evidence (the spec's words, quoted) and the proposed text",
             );
         }
-        if c.proposed.split_whitespace().eq(given.text.split_whitespace()) {
-            return ToolOutcome::error(format!(
-                "`{id}` already says that: follow it as it stands"
-            ));
+        if c.proposed
+            .split_whitespace()
+            .eq(given.text.split_whitespace())
+        {
+            return ToolOutcome::error(format!("`{id}` already says that: follow it as it stands"));
         }
         let who = Contester {
             run: self.id.run,

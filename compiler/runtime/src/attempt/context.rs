@@ -47,6 +47,27 @@ pub struct WorkOrder {
     /// exhausted (design: runtime.disputes); `None` for the tasks the build added.
     #[serde(default)]
     pub parent: Option<ParentBrief>,
+    /// The spec's text the task covers: the sections that hold its requirements and their
+    /// subsections, as written, and the sections they name (design: spec.node-text).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spec: Vec<SpecSection>,
+    /// The decisions in scope that are not given in full (`decisions`): their ids, read
+    /// with `read_decision`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_decisions: Vec<String>,
+}
+
+/// A section of the spec as a worker reads it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SpecSection {
+    pub id: String,
+    pub title: String,
+    /// Its text as written; empty when it was left out for length (read with `read_spec`).
+    #[serde(default)]
+    pub text: String,
+    /// Why it is here: `covered` (holds a requirement of the task, or is under one that
+    /// does), `omitted` (under one, left out for length), `named` (the text names it).
+    pub why: String,
 }
 
 /// The planner task a leaf was planned by, as the leaf's re-plan by its parent sees it.
@@ -127,11 +148,23 @@ pub(super) fn messages(
         t.title,
         t.instructions.trim()
     );
+    u.push_str(&spec_section(order));
     if !order.decisions.is_empty() {
         u.push_str("\n## Decisions to follow\n");
         for d in &order.decisions {
             u.push_str(&format!("- `{}`: {}\n", d.id, d.text.trim()));
         }
+    }
+    if !order.other_decisions.is_empty() {
+        let ids: Vec<String> = order
+            .other_decisions
+            .iter()
+            .map(|d| format!("`{d}`"))
+            .collect();
+        u.push_str(&format!(
+            "\nOther decisions of the plan (read one with `read_decision` if your work touches it): {}\n",
+            ids.join(", ")
+        ));
     }
     if !order.requirements.is_empty() {
         u.push_str("\n## Requirements this task covers (each named by a `req: <id>` comment where it is implemented or tested)\n");
@@ -191,10 +224,44 @@ pub(super) fn messages(
     } else {
         body.to_owned()
     };
+    // The charter alone is the system message, the same for every worker, so a provider
+    // can cache it with the tools; the guide and the task follow (design: llm.prompt-cache).
     vec![
-        Message::system(format!("{CHARTER}\n\n# Field guide\n{guide}")),
-        Message::user(u),
+        Message::system(CHARTER),
+        Message::user(format!("{u}\n## Field guide\n{guide}\n")),
     ]
+}
+
+/// The spec's sections the task covers, as written, and the ids of those to read.
+fn spec_section(order: &WorkOrder) -> String {
+    let mut out = String::new();
+    let shown: Vec<&SpecSection> = order.spec.iter().filter(|s| !s.text.is_empty()).collect();
+    if !shown.is_empty() {
+        let texts: Vec<&str> = shown.iter().map(|s| s.text.trim_end()).collect();
+        out.push_str("\n## The spec's sections this task covers, as written\n\n");
+        out.push_str(&texts.join("\n\n"));
+        out.push('\n');
+    }
+    let to_read: Vec<String> = order
+        .spec
+        .iter()
+        .filter(|s| s.text.is_empty())
+        .map(|s| {
+            let why = if s.why == "named" {
+                "named above"
+            } else {
+                "left out for length"
+            };
+            format!("`{}` ({}, {why})", s.id, s.title)
+        })
+        .collect();
+    if !to_read.is_empty() {
+        out.push_str(&format!(
+            "\nMore of the spec, read with `read_spec`: {}\n",
+            to_read.join(", ")
+        ));
+    }
+    out
 }
 
 /// What the worker is told of the work an earlier attempt left in its checkout.

@@ -25,6 +25,7 @@ mod ladder;
 mod one;
 mod orders;
 mod ratchet;
+mod reading;
 mod references;
 mod replan;
 mod resume;
@@ -34,8 +35,10 @@ mod stuck;
 pub(crate) use acceptance::run as run_checks;
 pub use acceptance::{Check, Shell};
 pub use context::{
-    DecisionText, ParentBrief, RequirementText, Retry, SiblingBrief, WorkOrder, opening_chars,
+    DecisionText, ParentBrief, RequirementText, Retry, SiblingBrief, SpecSection, WorkOrder,
+    opening_chars,
 };
 pub use ladder::{MAX_CONFLICT_RERUNS, run_task};
 pub use orders::{Unrunnable, fingerprint, leaves, work_orders};
+pub use reading::SpecIndex;
 pub(crate) use replan::apply_journaled;

@@ -110,6 +110,7 @@ pub(super) async fn one_attempt(
         events: s.events,
         decisions: &order.decisions,
         settled: &s.settled,
+        spec: &s.spec,
     };
     let opening = context::messages(order, &guide, retry, carried.as_ref());
     // What the worker was told, for `specc show` (design: driver.show).

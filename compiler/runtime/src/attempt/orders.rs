@@ -13,6 +13,7 @@ use specc_sandbox::Runners;
 
 use super::acceptance::Check;
 use super::context::{DecisionText, ParentBrief, RequirementText, SiblingBrief, WorkOrder};
+use super::reading;
 
 /// The fingerprint of an order: its task's, and every text it carries, so an edit of a
 /// decision it reads, a requirement it covers or a check it must pass changes it.
@@ -31,6 +32,10 @@ pub fn fingerprint(o: &WorkOrder) -> String {
         field(&r.id);
         field(&r.level);
         field(&r.text);
+    }
+    for s in &o.spec {
+        field(&s.id);
+        field(&s.text);
     }
     for c in &o.checks {
         field(&c.name);
@@ -78,7 +83,7 @@ pub fn work_orders(
     let mut orders = Vec::new();
     let mut unrunnable = Vec::new();
     for t in leaves(tasks) {
-        let decisions = t
+        let in_scope: Vec<DecisionText> = t
             .decisions_to_read
             .iter()
             .filter_map(|id| {
@@ -114,6 +119,19 @@ pub fn work_orders(
             .enumerate()
             .map(|(i, a)| Check::acceptance(i + 1, a))
             .collect();
+        // What the worker reads: its sections as written, and the decisions it needs in
+        // full (design: spec.node-text).
+        let spec = reading::sections(tree, &nodes);
+        let planner = t
+            .parent
+            .as_deref()
+            .and_then(|p| tasks.iter().find(|x| x.id == p));
+        let named: Vec<&str> = requirements
+            .iter()
+            .map(|r| r.text.as_str())
+            .chain(spec.iter().map(|s| s.text.as_str()))
+            .collect();
+        let (decisions, other_decisions) = reading::decisions(t, planner, in_scope, &named);
         for n in nodes {
             for (i, c) in n.checks.iter().enumerate() {
                 let name = format!("spec {} check {}", n.id.as_str(), i + 1);
@@ -130,6 +148,8 @@ pub fn work_orders(
         let mut order = WorkOrder {
             origin: None,
             parent: Some(parent_brief(tree, tasks, t)),
+            spec,
+            other_decisions,
             task: t.clone(),
             fingerprint: String::new(),
             decisions,

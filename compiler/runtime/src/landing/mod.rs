@@ -28,6 +28,6 @@ pub(crate) use review::FollowUp;
 pub use review::TOOL as REVIEW_TOOL;
 pub use review_config::{Lens, ReviewConfig, ReviewConfigError, Severity};
 pub(crate) use revisit::update_decision;
-pub(crate) use settled::{Contest, Contester};
 pub use settled::Settled;
+pub(crate) use settled::{Contest, Contester};
 pub(crate) use split::{BLOCKED_SUFFIX, SplitNeed, need as split_need, split_order};

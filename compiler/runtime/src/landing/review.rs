@@ -203,6 +203,8 @@ fn follow_up(order: &WorkOrder, f: &Finding, n: usize) -> FollowUp {
         requirements: order.requirements.clone(),
         checks: order.checks.clone(),
         parent: None,
+        spec: order.spec.clone(),
+        other_decisions: order.other_decisions.clone(),
         origin: Some(format!("review of {}", t.id)),
     };
     o.fingerprint = crate::attempt::fingerprint(&o);
@@ -309,6 +311,9 @@ fn request(
                  "instructions": order.task.instructions},
         "requirements": order.requirements,
         "decisions": order.decisions,
+        // The spec's sections the task covers, as written: what the code is held to
+        // (design: spec.node-text).
+        "spec": order.spec.iter().filter(|s| !s.text.is_empty()).map(|s| &s.text).collect::<Vec<_>>(),
         "view": view,
     });
     let finding = json!({

@@ -74,6 +74,8 @@ pub(super) fn revisits(by: &WorkOrder, breaks: &[Break], stale: &[StaleRef]) -> 
             requirements: Vec::new(),
             checks: Vec::new(),
             parent: None,
+            spec: Vec::new(),
+            other_decisions: Vec::new(),
             origin: Some(format!("revisit after {}", by.task.id)),
         };
         o.fingerprint = crate::attempt::fingerprint(&o);

@@ -137,6 +137,8 @@ pub(crate) fn split_order(
         requirements: Vec::new(),
         checks: all,
         parent: None,
+        spec: Vec::new(),
+        other_decisions: Vec::new(),
         origin: Some(format!("split of {path}")),
     };
     o.fingerprint = crate::attempt::fingerprint(&o);

@@ -21,6 +21,9 @@ pub struct Plan {
     pub seed: BTreeMap<String, String>,
     /// Leaves to run again even if up to date (`--force`).
     pub force: Vec<String>,
+    /// The spec and the plan's decisions, for the workers' `read_spec` and
+    /// `read_decision` (design: spec.node-text).
+    pub spec: std::sync::Arc<crate::attempt::SpecIndex>,
 }
 
 /// A leaf's result.

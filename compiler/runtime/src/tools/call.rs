@@ -60,7 +60,7 @@ impl Toolbox {
                 flagged: None,
             }),
             other => Err(ToolOutcome::error(format!(
-                "there is no tool `{other}`; the tools are read, list, search, edit, write, run, note, flag_big_file, break_scope, pin, report_contradiction, contest_decision, dispute_check, done and give_up"
+                "there is no tool `{other}`; the tools are read, list, search, edit, write, run, note, flag_big_file, break_scope, pin, report_contradiction, read_spec, read_decision, contest_decision, dispute_check, done and give_up"
             ))),
         };
         outcome.unwrap_or_else(|e| e)

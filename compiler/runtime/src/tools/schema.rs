@@ -131,6 +131,22 @@ fn build() -> Vec<Tool> {
             ),
         ),
         tool(
+            "read_spec",
+            "Read a section of the spec by id: its text as written (prose, tables, code blocks) and the ids of its subsections. Your task gives the sections it covers; read others it names or refers to.",
+            obj(
+                json!({"id": {"type": "string", "description": "The section's id (`storage/pages`); `\"\"` for the spec's start."}}),
+                &["id"],
+            ),
+        ),
+        tool(
+            "read_decision",
+            "Read a decision of the plan by id: the text every task follows. Your task gives the decisions it needs in full and names the others.",
+            obj(
+                json!({"id": {"type": "string", "description": "The decision's id (`store.format`)."}}),
+                &["id"],
+            ),
+        ),
+        tool(
             "contest_decision",
             "Contest a decision you were given (by id) that the spec contradicts: quote the requirement's or the check's words that say otherwise. The coordinator settles it at once with the decision's owner, and you are told the settled text: follow that, as every later task will. Not for a decision you merely dislike, and not for two decisions that contradict each other (report_contradiction).",
             obj(

@@ -28,11 +28,7 @@ fn tables(conn: &Connection) -> i64 {
 fn each_owner_migrates_its_own_tables_once() {
     let mut conn = Connection::open_in_memory().expect("open");
     migrate(&mut conn, &JOURNAL).expect("journal");
-    assert_eq!(
-        tables(&conn),
-        9,
-        "the journal's nine tables, nobody else's"
-    );
+    assert_eq!(tables(&conn), 9, "the journal's nine tables, nobody else's");
     migrate(&mut conn, &JOURNAL).expect("again");
     migrate(&mut conn, &LEASES).expect("leases");
     assert_eq!(tables(&conn), 10);

@@ -99,6 +99,7 @@ pub(super) fn execute(
         events: &on_event,
         landings: Default::default(),
         settled: std::sync::Arc::new(settled),
+        spec: plan.spec.clone(),
     };
     let served = match serving.map(|serving| start_serving(s, serving)) {
         Some(Err(e)) => {

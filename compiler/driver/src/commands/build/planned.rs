@@ -94,6 +94,7 @@ pub(super) async fn plan(
     let (orders, unrunnable) =
         specc_runtime::work_orders(tree, &planned.tasks, &planned.decisions, &s.cfg.runners);
     let mut diagnostics = notes;
+    let waived = planned.waived();
     diagnostics.extend(planned.tree.diagnostics);
     // A binding requirement no work leaf covers is reported here as in `specc plan`.
     let covered: std::collections::HashSet<String> = planned
@@ -101,6 +102,8 @@ pub(super) async fn plan(
         .iter()
         .filter(|t| t.kind == specc_ir::plan::ChildKind::Work)
         .flat_map(|t| t.covers_requirements.iter().cloned())
+        // A requirement a planner waived (`no_code`, with why) needs no leaf.
+        .chain(waived)
         .collect();
     diagnostics.extend(specc_passes::plan::uncovered(tree, &covered));
     diagnostics.extend(unrunnable.into_iter().map(|u| {
@@ -128,6 +131,10 @@ pub(super) async fn plan(
             orders,
             seed,
             force: Vec::new(),
+            spec: std::sync::Arc::new(specc_runtime::SpecIndex::new(
+                tree.clone(),
+                &planned.decisions,
+            )),
         },
         diagnostics,
         edited: planned.edited,

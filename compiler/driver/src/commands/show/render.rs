@@ -89,10 +89,11 @@ fn attempt(out: &mut dyn Write, a: &AttemptStory, full: bool) -> std::io::Result
             let text = m["text"].as_str().unwrap_or_default();
             let who = m["author"].as_str().unwrap_or("?").to_lowercase();
             if who == "system" && !full {
+                let n = text.lines().count();
                 writeln!(
                     out,
-                    "  told [system]: the worker's charter and the field guide ({} lines; --full shows them)",
-                    text.lines().count()
+                    "  told [system]: the worker's charter ({n} line{}; --full shows it)",
+                    if n == 1 { "" } else { "s" }
                 )?;
             } else {
                 writeln!(out, "  told [{who}]:")?;

@@ -38,6 +38,8 @@ struct LastChange {
 pub(super) struct Evidence {
     /// Requirement id → the work leaves that cover it.
     covering: BTreeMap<String, Vec<String>>,
+    /// Requirement id → why the plan waives it (`no_code`).
+    waived: BTreeMap<String, String>,
     landed: HashSet<String>,
     /// Path in the tree → its last change; `None`: the tree is not a git repository.
     history: Option<HashMap<String, LastChange>>,
@@ -55,6 +57,7 @@ impl Evidence {
     pub(super) fn gather(dir: &Path, config: Option<&Path>, tree: &Path) -> Evidence {
         let state = dir.join(".specc");
         let mut covering: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut waived = BTreeMap::new();
         if let Some(cache) = std::fs::read(state.join("plan-cache.json"))
             .ok()
             .and_then(|b| serde_json::from_slice::<specc_plan::Cache>(&b).ok())
@@ -64,6 +67,7 @@ impl Evidence {
                     covering.entry(r.clone()).or_default().push(task.clone());
                 }
             }
+            waived = cache.latest_waivers();
         }
         let db = state.join("state.db");
         let landed = if db.is_file() {
@@ -82,6 +86,7 @@ impl Evidence {
         let prefix = git(tree, &["rev-parse", "--show-prefix"]).map(|p| p.trim().to_owned());
         Evidence {
             covering,
+            waived,
             landed,
             history: prefix.as_deref().and_then(|p| history(tree, p)),
             dirty: prefix
@@ -96,6 +101,11 @@ impl Evidence {
 
     pub(super) fn covering(&self, requirement: &str) -> Vec<String> {
         self.covering.get(requirement).cloned().unwrap_or_default()
+    }
+
+    /// Why the plan waives `requirement` (`no_code`), if it does.
+    pub(super) fn waived(&self, requirement: &str) -> Option<String> {
+        self.waived.get(requirement).cloned()
     }
 
     pub(super) fn landed(&self, task: &str) -> bool {

@@ -35,8 +35,13 @@ fn shown_pct(p: f64) -> String {
 }
 
 fn summary_line(s: &Summary) -> String {
+    let waived = if s.waived == 0 {
+        String::new()
+    } else {
+        format!(" ({} more waived as needing no code)", s.waived)
+    };
     format!(
-        "MUST requirements: {}; covered by a task {} ({}), by code {} ({}), by a passing test {} ({})",
+        "MUST requirements: {}{waived}; covered by a task {} ({}), by code {} ({}), by a passing test {} ({})",
         s.binding,
         s.by_task,
         shown_pct(s.pct(s.by_task)),
@@ -78,6 +83,9 @@ pub(super) fn text(
                 tasks.join(", ")
             }
         )?;
+        if let Some(why) = &r.waived {
+            writeln!(out, "  waived: needs no code ({why})")?;
+        }
         let code: Vec<String> = r
             .code
             .iter()
@@ -165,6 +173,7 @@ pub(super) fn json(
         "requirements": rows,
         "summary": {
             "binding": summary.binding,
+            "waived": summary.waived,
             "by_task": summary.by_task,
             "by_code": summary.by_code,
             "by_passing_test": summary.by_passing_test,

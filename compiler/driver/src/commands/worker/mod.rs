@@ -365,6 +365,7 @@ async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease:
             events: &events,
             landings: Default::default(),
             settled: Default::default(),
+            spec: Default::default(),
         };
         let attempt = run_task(&services, order);
         let end = tokio::select! {

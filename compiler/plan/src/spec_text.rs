@@ -1,0 +1,179 @@
+//! What a planner reads of the spec: its node's text and its subtree's, section by section
+//! in document order and as written (paragraphs, lists, tables, fenced blocks), while they
+//! fit the budget, then an outline of the rest (ids, titles, requirement ids and levels);
+//! every requirement of the subtree with its full text, so that a first answer can cover
+//! them; and the sections the shown text refers to by title. Whatever is not shown can be
+//! read with `read_spec`, by id.
+//! design: spec.node-text
+
+use serde_json::{Value, json};
+use specc_ir::{IntentNode, IntentTree, Level};
+use specc_llm::{Tool, ToolCall};
+
+/// The tool that returns a section's text.
+pub const READ_SPEC: &str = "read_spec";
+
+/// Characters a token is counted as, as the cost estimate counts them.
+pub const CHARS_PER_TOKEN: usize = 4;
+
+/// Reads a planner or worker may make in one question before it must answer.
+pub const MAX_READS: usize = 12;
+
+/// The node's part of the spec as a planner is shown it.
+#[derive(Debug, Default)]
+pub struct Shown {
+    /// `{"id", "title", "parent", "text"}` of each section shown whole, the node first
+    /// (its `parent` left out).
+    pub sections: Vec<Value>,
+    /// `{"id", "title", "parent", "requirements": ["id (LEVEL)"]}` of each section left out.
+    pub outline: Vec<Value>,
+    /// `{"id", "title"}` of sections outside the subtree that the shown text names.
+    pub references: Vec<Value>,
+}
+
+impl Shown {
+    /// Whether the planner needs `read_spec`: something is left out or referred to.
+    pub fn needs_reading(&self) -> bool {
+        !self.outline.is_empty() || !self.references.is_empty()
+    }
+}
+
+/// `node`'s subtree as shown within `budget` characters (the node's own text always), with
+/// the sections of `tree` outside the subtree that the shown text refers to.
+pub fn shown(tree: &IntentTree, node: &IntentNode, budget: usize) -> Shown {
+    let mut out = Shown::default();
+    let mut used = 0;
+    let mut stack: Vec<(&IntentNode, &str)> = vec![(node, "")];
+    let mut texts: Vec<&str> = Vec::new();
+    while let Some((n, parent)) = stack.pop() {
+        stack.extend(n.children.iter().rev().map(|c| (c, n.id.as_str())));
+        let first = std::ptr::eq(n, node);
+        if first {
+            used += n.text.len();
+            texts.push(&n.text);
+            out.sections
+                .push(json!({"id": n.id.as_str(), "title": n.title, "text": n.text}));
+        } else if out.outline.is_empty() && used + n.text.len() <= budget {
+            used += n.text.len();
+            texts.push(&n.text);
+            out.sections
+                .push(json!({"id": n.id.as_str(), "title": n.title,
+                                     "parent": parent, "text": n.text}));
+        } else {
+            // Once one section is left out, the rest are outlined too: document order stays.
+            let reqs: Vec<String> = n
+                .requirements
+                .iter()
+                .map(|r| format!("{} ({})", r.id.as_str(), r.level))
+                .collect();
+            out.outline
+                .push(json!({"id": n.id.as_str(), "title": n.title,
+                                    "parent": parent, "requirements": reqs}));
+        }
+    }
+    out.references = references(tree, node, &texts);
+    out
+}
+
+/// Every requirement of `node`'s subtree: its id, level, full text and section.
+pub fn requirements(node: &IntentNode) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        stack.extend(n.children.iter().rev());
+        for r in &n.requirements {
+            out.push(json!({"id": r.id.as_str(), "level": r.level.to_string(),
+                            "text": r.text, "section": n.id.as_str()}));
+        }
+    }
+    out
+}
+
+/// Whether `level` must be covered by a work child.
+pub fn binding(level: Level) -> bool {
+    matches!(
+        level,
+        Level::Must | Level::MustNot | Level::Shall | Level::ShallNot
+    )
+}
+
+/// Sections of `tree` outside `node`'s subtree (and not its ancestors) whose title `texts`
+/// name as a word, capitalised as the title is: `as under Output` names the section titled
+/// "Output".
+pub fn references(tree: &IntentTree, node: &IntentNode, texts: &[&str]) -> Vec<Value> {
+    let inside = |id: &str| {
+        let own = node.id.as_str();
+        own.is_empty()
+            || id == own
+            || id.starts_with(&format!("{own}/"))
+            || own.starts_with(&format!("{id}/"))
+    };
+    let mut out = Vec::new();
+    for n in tree.nodes() {
+        let id = n.id.as_str();
+        if id.is_empty() || inside(id) || n.title.chars().count() < 3 {
+            continue;
+        }
+        if texts.iter().any(|t| names(t, &n.title)) {
+            out.push(json!({"id": id, "title": n.title}));
+        }
+    }
+    out
+}
+
+/// Whether `text` holds `title` as a whole phrase (not inside a longer word).
+fn names(text: &str, title: &str) -> bool {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    text.match_indices(title).any(|(i, _)| {
+        !word(text[..i].chars().next_back()) && !word(text[i + title.len()..].chars().next())
+    })
+}
+
+/// The `read_spec` tool.
+pub fn read_spec_tool() -> Tool {
+    Tool {
+        name: READ_SPEC.to_owned(),
+        description:
+            "Read a section of the spec by id: its text as written, and the ids of its subsections."
+                .to_owned(),
+        parameters: json!({"type": "object", "required": ["id"],
+            "properties": {"id": {"type": "string", "description": "The section's id, as the outline or a reference gives it (`storage/pages`); `\"\"` for the spec's start."}}}),
+    }
+}
+
+/// The answer to a `read_spec` call on `tree`.
+pub fn read_spec(tree: &IntentTree, call: &ToolCall) -> String {
+    let id = call
+        .arguments
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .trim()
+        .trim_start_matches('#');
+    match tree.node(id) {
+        Some(n) => {
+            let children: Vec<&str> = n.children.iter().map(|c| c.id.as_str()).collect();
+            if children.is_empty() {
+                n.text.clone()
+            } else {
+                format!("{}\n\n(subsections: {})", n.text, children.join(", "))
+            }
+        }
+        None => {
+            let near: Vec<&str> = tree
+                .nodes()
+                .map(|n| n.id.as_str())
+                .filter(|n| !n.is_empty() && (n.contains(id) || id.contains(*n)))
+                .take(8)
+                .collect();
+            format!(
+                "there is no section `{id}`{}",
+                if near.is_empty() {
+                    String::new()
+                } else {
+                    format!("; did you mean: {}", near.join(", "))
+                }
+            )
+        }
+    }
+}
