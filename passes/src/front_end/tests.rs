@@ -342,3 +342,28 @@ fn every_keyword_is_found_with_its_level() {
         assert!(super::requirements::find_keyword(none).is_none(), "{none}");
     }
 }
+
+/// An ordered list's items are named by their numbers as written (design:
+/// spec.requirements); an item with two keyword sentences gives each its own; a
+/// requirement outside the list takes the next count no item took.
+#[test]
+fn an_ordered_list_names_its_requirements_by_their_numbers() {
+    let src = "# R\n\n## N\n\n1. A line MUST end.\n2. Fields MUST be apart. Names SHOULD be short.\n3. Nothing.\n11. A count MUST be positive.\n\n- An entry MAY repeat.\n\nAnother rule MUST hold.\n";
+    let tree = crate::parse_spec(FileId(0), src).tree;
+    let ids: Vec<&str> = tree.requirements().map(|r| r.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["n#1", "n#2.1", "n#2.2", "n#11", "n#5", "n#6"],
+        "{:?}",
+        tree.requirements().map(|r| &r.text).collect::<Vec<_>>()
+    );
+    // Each node keeps its source text as written.
+    let n = tree.node("n").expect("n");
+    assert!(
+        n.text.starts_with("## N\n\n1. A line MUST end."),
+        "{}",
+        n.text
+    );
+    assert!(n.text.ends_with("Another rule MUST hold."), "{}", n.text);
+    assert_eq!(&src[n.text_span.range()], n.text);
+}

@@ -9,17 +9,17 @@
 use std::collections::HashMap;
 
 use pulldown_cmark::{CodeBlockKind, Event, Options, Tag, TagEnd};
-use specc_ir::{
-    Diagnostic, FileId, Fingerprint, IntentNode, NodeId, NonGoal, Requirement, RequirementId, Span,
-};
+use specc_ir::{Diagnostic, FileId, IntentNode, NodeId, Span};
 
-use super::blocks::{self, Block};
-use super::diagnostics::{
-    duplicate_node, duplicate_tag, empty_decision, empty_heading, invalid_id, tag_without_keyword,
-};
+use super::diagnostics::{duplicate_node, empty_heading, invalid_id};
 use super::fx::Fx;
 use super::text::{TextBuf, normalize_ws};
-use super::{decision, events, fingerprint, requirements, sentences, slug};
+use super::{events, fingerprint, slug};
+
+mod content;
+mod state;
+
+use state::{Builder, Code, OpenNode, Sink, SinkKind};
 
 pub(crate) fn build(
     file: FileId,
@@ -44,6 +44,7 @@ pub(crate) fn build(
             sentences: Vec::new(),
             non_goals: None,
             seen_heading: false,
+            lists: Vec::new(),
             diagnostics,
         };
         let options = Options::ENABLE_TABLES | Options::ENABLE_HEADING_ATTRIBUTES;
@@ -57,110 +58,6 @@ pub(crate) fn build(
     } else {
         walk(None, diagnostics)
     }
-}
-
-struct Builder<'s, 'd> {
-    file: FileId,
-    src: &'s str,
-    open: Vec<OpenNode>,
-    sinks: Vec<Sink>,
-    /// `bufs[d]` gathers the text of `sinks[d]`. Buffers outlive their sinks and are
-    /// cleared for reuse, so a paragraph costs no allocation and a sink record stays small.
-    bufs: Vec<TextBuf>,
-    /// Reused by fingerprinting.
-    scratch: Vec<u8>,
-    /// Content digests on another thread, for a large spec; otherwise computed here.
-    hashing: Option<fingerprint::Hashing>,
-    code: Option<Code<'s>>,
-    /// Every node id given out, with the span of the heading that took it first and the
-    /// next suffix to try when it is taken again (so a thousand duplicates stay linear).
-    ids: HashMap<String, (Span, u32), Fx>,
-    /// Every requirement tag seen, with the span of its first use.
-    tags: HashMap<String, Span, Fx>,
-    /// Reused by sentence splitting.
-    sentences: Vec<Range>,
-    /// Inside a Non-goals / Out of scope section opened by a heading of this level.
-    non_goals: Option<u8>,
-    seen_heading: bool,
-    diagnostics: &'d mut Vec<Diagnostic>,
-}
-
-struct OpenNode {
-    node: IntentNode,
-    /// Requirements counted so far, for positional ids.
-    counter: usize,
-}
-
-impl OpenNode {
-    fn new(id: NodeId, title: String, level: u8, start: usize) -> OpenNode {
-        let node = IntentNode {
-            id,
-            title,
-            level,
-            prose: String::new(),
-            text: String::new(),
-            text_span: Span::default(),
-            requirements: Vec::new(),
-            examples: Vec::new(),
-            checks: Vec::new(),
-            decisions: Vec::new(),
-            non_goals: Vec::new(),
-            children: Vec::new(),
-            span: Span {
-                file: FileId(0),
-                start: start as u32,
-                end: start as u32,
-            },
-            fingerprint: Fingerprint::default(),
-        };
-        OpenNode { node, counter: 0 }
-    }
-
-    /// Appends `prefix` and `text` (already normalised) to the prose after `separator`.
-    fn add_normal_prose(&mut self, separator: &str, prefix: &str, text: &str) {
-        let prose = &mut self.node.prose;
-        if !prose.is_empty() {
-            prose.push_str(separator);
-        }
-        prose.push_str(prefix);
-        prose.push_str(text);
-    }
-
-    /// Appends `prefix` and `text`, white space normalised, to the prose after `separator`.
-    fn add_prose(&mut self, separator: &str, prefix: &str, text: &str) {
-        let prose = &mut self.node.prose;
-        let before = prose.len();
-        if before > 0 {
-            prose.push_str(separator);
-        }
-        prose.push_str(prefix);
-        let after_sep = prose.len();
-        super::text::push_normalized(prose, text);
-        if prose.len() == after_sep {
-            prose.truncate(before);
-        }
-    }
-}
-
-enum SinkKind {
-    Heading {
-        level: u8,
-        explicit_id: Option<String>,
-    },
-    Paragraph,
-    Item,
-    Quote,
-    Cell,
-}
-
-struct Sink {
-    kind: SinkKind,
-    range: std::ops::Range<usize>,
-}
-
-struct Code<'s> {
-    info: Option<pulldown_cmark::CowStr<'s>>,
-    text: String,
 }
 
 impl<'s> Builder<'s, '_> {
@@ -214,8 +111,13 @@ impl<'s> Builder<'s, '_> {
             },
             // A list inside a blockquote is part of the quote's text: the quote may be a
             // `Decision:`, and that is known only when it ends.
+            Tag::List(first) => {
+                self.lists.push(first);
+                return;
+            }
             Tag::Item => match self.sinks.last() {
                 Some(s) if matches!(s.kind, SinkKind::Quote) => {
+                    self.next_item_number();
                     if let Some(buf) = self.top_buf() {
                         buf.push_break("\n\n");
                     }
@@ -243,7 +145,17 @@ impl<'s> Builder<'s, '_> {
             Some(buf) => buf.clear(),
             None => self.bufs.push(TextBuf::default()),
         }
-        self.sinks.push(Sink { kind, range });
+        let number = match kind {
+            SinkKind::Item => self
+                .next_item_number()
+                .map(|n| self.written_number(&range, n)),
+            _ => None,
+        };
+        self.sinks.push(Sink {
+            kind,
+            range,
+            number,
+        });
     }
 
     /// The text buffer of the innermost open sink.
@@ -252,7 +164,27 @@ impl<'s> Builder<'s, '_> {
         self.bufs.get_mut(depth)
     }
 
+    /// The number of the item an ordered list starts now, and the list's next one.
+    fn next_item_number(&mut self) -> Option<u64> {
+        let next = self.lists.last_mut()?.as_mut()?;
+        let n = *next;
+        *next += 1;
+        Some(n)
+    }
+
+    /// An ordered item's number as its author wrote it (`11.` after `3.` is 11, where
+    /// CommonMark counts on), or `counted` when it cannot be read.
+    fn written_number(&self, item: &std::ops::Range<usize>, counted: u64) -> u64 {
+        let text = self.src.get(item.clone()).unwrap_or_default().trim_start();
+        let digits: &str = &text[..text.bytes().take_while(u8::is_ascii_digit).count()];
+        digits.parse().unwrap_or(counted)
+    }
+
     fn end(&mut self, tag: TagEnd) {
+        if let TagEnd::List(_) = tag {
+            self.lists.pop();
+            return;
+        }
         match tag {
             TagEnd::Heading(_) | TagEnd::BlockQuote(_) | TagEnd::TableCell | TagEnd::CodeBlock => {}
             // Items inside a quote and paragraphs inside an item or quote opened no sink.
@@ -293,7 +225,7 @@ impl<'s> Builder<'s, '_> {
                 self.heading(level, explicit_id, buf, sink.range);
             }
             SinkKind::Paragraph => self.paragraph(buf),
-            SinkKind::Item => self.item(buf),
+            SinkKind::Item => self.item(buf, sink.number),
             SinkKind::Quote => self.quote(buf),
             SinkKind::Cell => self.node().add_prose(" | ", "", &buf.text),
         }
@@ -433,164 +365,9 @@ impl<'s> Builder<'s, '_> {
         self.ids.insert(id.clone(), (heading, 2));
         NodeId(id)
     }
-
-    fn paragraph(&mut self, buf: &TextBuf) {
-        self.node().add_prose("\n\n", "", &buf.text);
-        if self.non_goals.is_some() {
-            return;
-        }
-        if buf.find_keyword(0..buf.text.len()).is_none() {
-            if let Some((tag, r, true)) = requirements::own_tag(&buf.text) {
-                let span = self.span(buf.src_range(r));
-                self.diagnostics.push(tag_without_keyword(tag, span));
-            }
-            return;
-        }
-        let mut found = std::mem::take(&mut self.sentences);
-        sentences::split(&buf.text, buf.line_starts(), &mut found);
-        for r in found.drain(..) {
-            self.requirement(buf, r, None);
-        }
-        self.sentences = found;
-    }
-
-    fn item(&mut self, buf: &TextBuf) {
-        if buf.is_blank() {
-            return;
-        }
-        let text = normalize_ws(&buf.text);
-        if self.non_goals.is_some() {
-            let span = self.span(buf.src_span());
-            self.node().node.non_goals.push(NonGoal { text, span });
-            return;
-        }
-        self.node().add_normal_prose("\n", "- ", &text);
-        self.requirement(buf, 0..buf.text.len(), Some(text));
-    }
-
-    fn quote(&mut self, buf: &TextBuf) {
-        match decision::parse(&buf.text, buf.line_starts()) {
-            Some(d) => {
-                let span = self.span(buf.src_span());
-                if d.text.is_empty() {
-                    self.diagnostics.push(empty_decision(span));
-                }
-                self.node().node.decisions.push(specc_ir::SpecDecision {
-                    id: d.id,
-                    text: d.text,
-                    rationale: d.rationale,
-                    span,
-                });
-            }
-            None => self.paragraph(buf),
-        }
-    }
-
-    /// Adds the text `r` of `buf` as a requirement if it holds a keyword; `normalized` is
-    /// that text with white space normalised, when the caller already has it.
-    fn requirement(&mut self, buf: &TextBuf, r: Range, normalized: Option<String>) {
-        let sentence = &buf.text[r.clone()];
-        let Some(level) = buf.find_keyword(r.clone()) else {
-            // Only a tag that is surely a label is reported; "See the note in ." cites.
-            if let Some((tag, t, true)) = requirements::own_tag(sentence) {
-                let span = self.span(buf.src_range(r.start + t.start..r.start + t.end));
-                self.diagnostics.push(tag_without_keyword(tag, span));
-            }
-            return;
-        };
-        let span = self.span(buf.src_range(r.clone()));
-        let form = requirements::classify(sentence);
-        let text = normalized.unwrap_or_else(|| normalize_ws(sentence));
-        let tag = requirements::own_tag(sentence).map(|(tag, t, leading)| {
-            let span = self.span(buf.src_range(r.start + t.start..r.start + t.end));
-            (tag.to_owned(), span, leading)
-        });
-        let node = self.open.last_mut().expect("the root is never popped");
-        node.counter += 1;
-        let positional = || {
-            let mut id = String::with_capacity(node.node.id.as_str().len() + 4);
-            id.push_str(node.node.id.as_str());
-            id.push('#');
-            id.push_str(itoa(node.counter).as_str());
-            RequirementId(id)
-        };
-        let (id, tagged) = match tag {
-            // A tag that may be a citation ("behave as in .") and is already taken
-            // cites that requirement rather than naming this one.
-            Some((tag, _, false)) if self.tags.contains_key(&tag) => (positional(), false),
-            Some((tag, tag_span, _)) => match self.tags.get(&tag) {
-                Some(&first) => {
-                    self.diagnostics
-                        .push(duplicate_tag(&tag, tag_span, first, &positional().0));
-                    (positional(), false)
-                }
-                None => {
-                    self.tags.insert(tag.clone(), tag_span);
-                    (RequirementId(tag), true)
-                }
-            },
-            None => (positional(), false),
-        };
-        node.node.requirements.push(Requirement {
-            id,
-            tagged,
-            level,
-            form,
-            text,
-            span,
-        });
-    }
-
-    fn code_block(&mut self, code: Code<'s>, range: Range) {
-        let span = self.span(range.clone());
-        let Some(info) = code.info else {
-            let example = specc_ir::Example {
-                lang: None,
-                code: code.text,
-                span,
-            };
-            self.node().node.examples.push(example);
-            return;
-        };
-        let fence_end = self.src[range.clone()]
-            .find('\n')
-            .map_or(range.end, |p| range.start + p);
-        let fence = self.span(range.start..fence_end);
-        match blocks::classify(self.file, &info, code.text, span, fence, self.diagnostics) {
-            Block::Check(c) => self.node().node.checks.push(c),
-            Block::Example(e) => self.node().node.examples.push(e),
-        }
-    }
 }
 
 type Range = std::ops::Range<usize>;
-
-/// `n` in decimal, without going through `fmt` (it runs once per requirement).
-fn itoa(mut n: usize) -> ItoaBuf {
-    let mut buf = ItoaBuf {
-        bytes: [0; 20],
-        start: 20,
-    };
-    loop {
-        buf.start -= 1;
-        buf.bytes[buf.start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return buf;
-        }
-    }
-}
-
-struct ItoaBuf {
-    bytes: [u8; 20],
-    start: usize,
-}
-
-impl ItoaBuf {
-    fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.bytes[self.start..]).unwrap_or("0")
-    }
-}
 
 fn is_non_goals_title(title: &str) -> bool {
     let t = title.trim_end_matches(':').trim();
