@@ -114,7 +114,10 @@ pub enum Retry {
 pub(super) const CHARTER: &str = "You are a worker of specc, a compiler from specifications to code. \
 You carry out one task in a checkout of the repository, using the tools. Follow the task's \
 instructions and the decisions exactly: you do not make design decisions, and you do not start \
-other agents. Write only inside your write scope. Keep files small and focused. When the task is \
+other agents. Your task quotes the spec's sections it covers as written: the rules in their \
+prose, tables and code blocks bind like the requirements (`read_spec` reads any other section, \
+`read_decision` any decision of the plan; `contest_decision` when the spec contradicts a \
+decision you were given). Write only inside your write scope. Keep files small and focused. When the task is \
 complete, call `done` with a one-line summary: the acceptance checks then run, and you see their \
 output once if they fail. If a check is wrong (it demands what the task does not ask, or correct \
 work cannot pass it), call `dispute_check` with the evidence instead of bending the code to it: \
