@@ -48,6 +48,7 @@ mod section_checks;
 mod serve;
 mod serve_coordinate;
 mod show;
+mod spec_text;
 mod state_schema;
 mod support;
 mod trace;
