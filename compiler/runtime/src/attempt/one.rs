@@ -112,14 +112,26 @@ pub(super) async fn one_attempt(
         settled: &s.settled,
         spec: &s.spec,
     };
-    let opening = context::messages(order, &guide, retry, carried.as_ref());
-    // What the worker was told, for `specc show` (design: driver.show).
-    if let Err(e) = s
-        .journal
-        .attempt_context(s.run, task, attempt, &json!(opening))
-    {
-        return Attempted::Journal(e);
-    }
+    // A resumed attempt says again what it said (its opening messages as journaled), so a
+    // killed and resumed build sends the requests an uninterrupted one does (design:
+    // runtime.resume); a new one is told its task, journaled for `specc show`.
+    let journaled = match s.journal.journaled_context(s.run, task, attempt) {
+        Ok(j) => j.and_then(|v| serde_json::from_value::<Vec<specc_llm::Message>>(v).ok()),
+        Err(e) => return Attempted::Journal(e),
+    };
+    let opening = match journaled {
+        Some(opening) => opening,
+        None => {
+            let opening = context::messages(order, &guide, retry, carried.as_ref());
+            if let Err(e) = s
+                .journal
+                .attempt_context(s.run, task, attempt, &json!(opening))
+            {
+                return Attempted::Journal(e);
+            }
+            opening
+        }
+    };
     let ended = agent.run(opening, replay).await;
     // Flags reach the VCS, which makes them durable: the answers that asked for them are
     // committed first (design: llm.answer-durability). The loop waited at its other ends.

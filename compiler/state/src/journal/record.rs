@@ -217,6 +217,28 @@ impl Journal {
         })
     }
 
+    /// The opening messages an earlier process journaled for `attempt`, if any: a resumed
+    /// attempt sends them again as they were (design: runtime.resume). Reads what is
+    /// committed: this process journals each attempt's context once, as it starts.
+    pub fn journaled_context(
+        &self,
+        run: &str,
+        task: &str,
+        attempt: u32,
+    ) -> Result<Option<serde_json::Value>, JournalError> {
+        self.read(|c| {
+            let rows = c.query(
+                "SELECT messages FROM contexts WHERE run = ?1 AND task = ?2 AND attempt = ?3",
+                args![run, task, attempt],
+            )?;
+            Ok(rows
+                .first()
+                .map(|r| r.text(0))
+                .transpose()?
+                .and_then(|t| serde_json::from_str(&t).ok()))
+        })
+    }
+
     pub fn end_attempt(
         &self,
         run: &str,
