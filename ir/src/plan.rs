@@ -105,6 +105,10 @@ pub struct TaskNode {
     /// Task ids (siblings) that must finish first.
     pub dependencies: Vec<String>,
     pub covers_requirements: Vec<String>,
+    /// The sections its planner said it works on (`covers_nodes`): a work leaf reads their
+    /// text with that of the sections holding its requirements (design: spec.node-text).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub covers_nodes: Vec<String>,
     /// Output tokens this task may spend.
     pub budget: u32,
     /// blake3 over everything above but the id's place in the tree, hex.

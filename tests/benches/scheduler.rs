@@ -118,6 +118,7 @@ fn leaf(i: usize) -> TaskNode {
         acceptance: Vec::new(),
         dependencies: dep.map(|d| format!("t/{d:05}")).into_iter().collect(),
         covers_requirements: Vec::new(),
+        covers_nodes: Vec::new(),
         budget: 1000,
         fingerprint: format!("fp{i}"),
     }

@@ -81,6 +81,7 @@ fn order(w: usize) -> WorkOrder {
             acceptance: Vec::new(),
             dependencies: Vec::new(),
             covers_requirements: Vec::new(),
+            covers_nodes: Vec::new(),
             budget: 0,
             fingerprint: String::new(),
         },

@@ -72,7 +72,7 @@ pub fn answer_schema() -> serde_json::Value {
                         "kind": {"type": "string", "enum": ["plan", "work"], "description": "`plan`: another planner splits it further (give it the node it plans in covers_nodes). `work`: a worker that only follows instructions carries it out."},
                         "title": text("A few words: what the child is."),
                         "covers_nodes": strings("Section ids this child covers, exactly as node.id, node.sections[].id and node.outline[].id give them. A plan child plans the first node it names, and takes on every requirement below it. For a work child it only records the sections it works on: its covers_requirements are what count."),
-                        "covers_requirements": strings("Requirement ids this work child implements, exactly as node.requirements[].id gives them (`R-3`, `store/pages#2`). Every MUST, MUST NOT, SHALL and SHALL NOT requirement of this node's part of the spec needs a work child that names it, or a plan child whose node holds it."),
+                        "covers_requirements": strings("Requirement ids this work child implements, exactly as node.requirements[].id or node.outline[].requirements give them (`R-3`, `store/pages#2`). Every MUST, MUST NOT, SHALL and SHALL NOT requirement of this node's part of the spec needs a work child that names it, or a plan child whose node holds it."),
                         "instructions": text("For a work child: everything the worker must do, explicitly (files, functions, behaviour, the decisions to follow by id). For a plan child: what its planner must achieve."),
                         "write_scope": strings("Paths or globs relative to the repository's root that the child may write: `src/semver/**`, `Cargo.toml`. A directory is `dir/**`. Give siblings that may run at once disjoint scopes. Generated files (`Cargo.lock`, `package-lock.json`, `poetry.lock`, …) land only where a scope names them; elsewhere they stay in the worker's checkout for its checks and do not land."),
                         "read_scope": strings("Paths or globs relative to the repository's root the child should read first."),
@@ -126,7 +126,8 @@ pub(crate) const SYSTEM: &str = "You are specc's planner. Read your node's part 
         the repository's root, like `src/**`), and cover every MUST, MUST NOT and SHALL \
         requirement with a work child that names its id, or with a plan child for the section \
         that holds it (a plan child plans only the first node in its covers_nodes); \
-        node.requirements lists every requirement of your part with its full text. Use the \
+        node.requirements lists the requirements of the sections shown with their full text \
+        (node.outline those of the others by id). Use the \
         section and requirement ids exactly as the request gives them; a requirement no \
         code can carry out (a definition, a rule about releases) goes under no_code with why. Rules the spec states \
         in prose, tables or code blocks bind like its keyword sentences: a work child's \
@@ -156,7 +157,7 @@ pub fn inputs(tree: &IntentTree, node: &IntentNode, ctx: &Context) -> serde_json
     });
     let shown = spec_text::shown(tree, node, ctx.spec_chars);
     let mut spec = serde_json::json!({"id": node.id.as_str(), "title": node.title,
-        "sections": shown.sections, "requirements": spec_text::requirements(node)});
+        "requirements": spec_text::requirements(node, &shown), "sections": shown.sections});
     if !shown.outline.is_empty() {
         spec["outline"] = serde_json::json!(shown.outline);
     }
@@ -169,7 +170,7 @@ pub fn inputs(tree: &IntentTree, node: &IntentNode, ctx: &Context) -> serde_json
         "node": spec,
         "ancestor_decisions": ctx.ancestors,
         "settled_decisions": ctx.settled,
-        "spec_decisions": ctx.spec_decisions,
+        "spec_decisions": spec_text::in_view(tree, &shown, &ctx.spec_decisions),
         "field_guide": ctx.field_guide,
     });
     // Only when there are some: an answer that depends on none keeps its request (and its

@@ -46,47 +46,116 @@ pub fn shown(tree: &IntentTree, node: &IntentNode, budget: usize) -> Shown {
     let mut stack: Vec<(&IntentNode, &str)> = vec![(node, "")];
     let mut texts: Vec<&str> = Vec::new();
     while let Some((n, parent)) = stack.pop() {
-        stack.extend(n.children.iter().rev().map(|c| (c, n.id.as_str())));
         let first = std::ptr::eq(n, node);
+        // The outline stops at the first section left out under a shown one: what is below
+        // it is that section's (`read_spec` lists its subsections), so a planner's request
+        // stays bounded however large its subtree.
+        // A section costs what the request spends on it: its entry and its requirements',
+        // as JSON (the requirements are listed again, with their ids).
+        let cost = section(n, parent).to_string().len()
+            + n.requirements
+                .iter()
+                .map(|r| requirement(r, n).to_string().len() + 1)
+                .sum::<usize>();
+        let outlined = !first && !(out.outline.is_empty() && used + cost <= budget);
+        if !outlined {
+            stack.extend(n.children.iter().rev().map(|c| (c, n.id.as_str())));
+        }
         if first {
-            used += n.text.len();
+            used += cost;
             texts.push(&n.text);
             out.sections
                 .push(json!({"id": n.id.as_str(), "title": n.title, "text": n.text}));
-        } else if out.outline.is_empty() && used + n.text.len() <= budget {
-            used += n.text.len();
+        } else if !outlined {
+            used += cost;
             texts.push(&n.text);
-            out.sections
-                .push(json!({"id": n.id.as_str(), "title": n.title,
-                                     "parent": parent, "text": n.text}));
+            out.sections.push(section(n, parent));
         } else {
             // Once one section is left out, the rest are outlined too: document order stays.
+            // Its own requirements by id and level, and how many its subsections hold.
             let reqs: Vec<String> = n
                 .requirements
                 .iter()
                 .map(|r| format!("{} ({})", r.id.as_str(), r.level))
                 .collect();
-            out.outline
-                .push(json!({"id": n.id.as_str(), "title": n.title,
-                                    "parent": parent, "requirements": reqs}));
+            let below = subtree_requirements(n) - n.requirements.len();
+            let mut entry = json!({"id": n.id.as_str(), "title": n.title,
+                                   "parent": parent, "requirements": reqs});
+            if below > 0 {
+                entry["requirements_below"] = json!(below);
+            }
+            out.outline.push(entry);
         }
     }
     out.references = references(tree, node, &texts);
     out
 }
 
-/// Every requirement of `node`'s subtree: its id, level, full text and section.
-pub fn requirements(node: &IntentNode) -> Vec<Value> {
+/// The requirements of the sections `shown` shows whole: id, level, full text and section
+/// (the outline names the others by id).
+pub fn requirements(node: &IntentNode, shown: &Shown) -> Vec<Value> {
+    let whole: std::collections::HashSet<&str> = shown
+        .sections
+        .iter()
+        .filter_map(|s| s["id"].as_str())
+        .collect();
     let mut out = Vec::new();
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
-        stack.extend(n.children.iter().rev());
-        for r in &n.requirements {
-            out.push(json!({"id": r.id.as_str(), "level": r.level.to_string(),
-                            "text": r.text, "section": n.id.as_str()}));
+        if !whole.contains(n.id.as_str()) {
+            continue;
         }
+        stack.extend(n.children.iter().rev());
+        out.extend(n.requirements.iter().map(|r| requirement(r, n)));
     }
     out
+}
+
+/// A shown section as the request has it.
+fn section(n: &IntentNode, parent: &str) -> Value {
+    json!({"id": n.id.as_str(), "title": n.title, "parent": parent, "text": n.text})
+}
+
+/// A requirement as the request lists it.
+fn requirement(r: &specc_ir::Requirement, n: &IntentNode) -> Value {
+    json!({"id": r.id.as_str(), "level": r.level.to_string(), "text": r.text,
+           "section": n.id.as_str()})
+}
+
+/// The spec decisions of `in_scope` a planner shown `shown` is given: all but those fixed
+/// inside an outlined section, which bind the planners below it (and the checks hold every
+/// answer to all of them).
+pub fn in_view<'a>(
+    tree: &IntentTree,
+    shown: &Shown,
+    in_scope: &'a [(String, String)],
+) -> Vec<&'a (String, String)> {
+    let mut hidden = std::collections::HashSet::new();
+    for o in &shown.outline {
+        let Some(n) = o["id"].as_str().and_then(|id| tree.node(id)) else {
+            continue;
+        };
+        let mut stack = vec![n];
+        while let Some(x) = stack.pop() {
+            hidden.extend(x.decisions.iter().filter_map(|d| d.id.as_deref()));
+            stack.extend(x.children.iter());
+        }
+    }
+    in_scope
+        .iter()
+        .filter(|(id, _)| !hidden.contains(id.as_str()))
+        .collect()
+}
+
+/// How many requirements `node`'s subtree holds.
+fn subtree_requirements(node: &IntentNode) -> usize {
+    let mut n = 0;
+    let mut stack = vec![node];
+    while let Some(x) = stack.pop() {
+        n += x.requirements.len();
+        stack.extend(x.children.iter());
+    }
+    n
 }
 
 /// Whether `level` must be covered by a work child.

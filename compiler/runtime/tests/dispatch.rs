@@ -33,6 +33,7 @@ fn order(id: &str) -> Arc<WorkOrder> {
             acceptance: Vec::new(),
             dependencies: Vec::new(),
             covers_requirements: Vec::new(),
+            covers_nodes: Vec::new(),
             budget: 1000,
             fingerprint: id.into(),
         },

@@ -78,6 +78,7 @@ pub fn lower(
                 acceptance: c.acceptance.clone(),
                 dependencies: c.depends_on.iter().map(|d| child_id(d)).collect(),
                 covers_requirements: c.covers_requirements.clone(),
+                covers_nodes: c.covers_nodes.clone(),
                 budget,
                 fingerprint: String::new(),
             };

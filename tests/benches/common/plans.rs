@@ -20,6 +20,7 @@ pub(crate) fn root() -> TaskNode {
         acceptance: Vec::new(),
         dependencies: Vec::new(),
         covers_requirements: Vec::new(),
+        covers_nodes: Vec::new(),
         budget: 0,
         fingerprint: "t".into(),
     }

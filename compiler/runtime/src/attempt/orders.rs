@@ -119,9 +119,16 @@ pub fn work_orders(
             .enumerate()
             .map(|(i, a)| Check::acceptance(i + 1, a))
             .collect();
-        // What the worker reads: its sections as written, and the decisions it needs in
-        // full (design: spec.node-text).
-        let spec = reading::sections(tree, &nodes);
+        // What the worker reads: its sections as written — those holding its requirements
+        // and those its planner said it works on — and the decisions it needs in full
+        // (design: spec.node-text).
+        let mut read: Vec<&IntentNode> = nodes.clone();
+        for id in &t.covers_nodes {
+            if let Some(n) = tree.node(id).filter(|n| !read.iter().any(|m| m.id == n.id)) {
+                read.push(n);
+            }
+        }
+        let spec = reading::sections(tree, &read);
         let planner = t
             .parent
             .as_deref()

@@ -19,11 +19,13 @@ pub(super) const WORKER_SPEC_CHARS: usize = 48_000;
 /// of nested ones) with its subsections while they fit, the rest by id, and the sections
 /// elsewhere that their text names.
 pub(super) fn sections(tree: &IntentTree, nodes: &[&IntentNode]) -> Vec<SpecSection> {
-    let outermost: Vec<&IntentNode> = nodes
+    let mut outermost: Vec<&IntentNode> = nodes
         .iter()
         .copied()
         .filter(|n| !nodes.iter().any(|m| inside(n, m)))
         .collect();
+    // In the spec's order.
+    outermost.sort_by_key(|n| n.span.start);
     let mut out: Vec<SpecSection> = Vec::new();
     let mut left = WORKER_SPEC_CHARS;
     let mut named = Vec::new();

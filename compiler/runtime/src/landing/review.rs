@@ -193,6 +193,7 @@ fn follow_up(order: &WorkOrder, f: &Finding, n: usize) -> FollowUp {
         acceptance: t.acceptance.clone(),
         dependencies: vec![t.id.clone()],
         covers_requirements: t.covers_requirements.clone(),
+        covers_nodes: t.covers_nodes.clone(),
         budget: t.budget,
         fingerprint: h.finalize().to_hex()[..16].to_owned(),
     };

@@ -59,6 +59,7 @@ pub(super) fn revisits(by: &WorkOrder, breaks: &[Break], stale: &[StaleRef]) -> 
             acceptance: Vec::new(),
             dependencies: vec![by.task.id.clone()],
             covers_requirements: Vec::new(),
+            covers_nodes: Vec::new(),
             budget: by.task.budget,
             fingerprint: h.finalize().to_hex()[..16].to_owned(),
         };

@@ -127,6 +127,7 @@ pub(crate) fn split_order(
         acceptance: Vec::new(),
         dependencies: Vec::new(),
         covers_requirements: Vec::new(),
+        covers_nodes: Vec::new(),
         budget: 0,
         fingerprint: h.finalize().to_hex()[..16].to_owned(),
     };
