@@ -40,6 +40,8 @@ pub struct AnswerBook {
     /// The JSON user message of every forced call (planner, re-planner, coordinator, …),
     /// with the tool it forced, in order.
     asked: Mutex<Vec<(String, Value)>>,
+    /// Every request answered, as JSON: what a model would have been sent.
+    requests: Mutex<Vec<String>>,
 }
 
 impl AnswerBook {
@@ -50,7 +52,13 @@ impl AnswerBook {
             seen: Mutex::new(Vec::new()),
             parked: Mutex::new(std::collections::HashSet::new()),
             asked: Mutex::new(Vec::new()),
+            requests: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Every request answered so far, as JSON.
+    pub fn requests(&self) -> Vec<String> {
+        self.requests.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
     /// The JSON user messages of the forced calls of `tool` answered so far, in order.
@@ -72,6 +80,9 @@ impl AnswerBook {
     }
 
     fn answer(&self, request: &Request) -> Result<Response, LlmError> {
+        if let (Ok(mut all), Ok(json)) = (self.requests.lock(), serde_json::to_string(request)) {
+            all.push(json);
+        }
         let miss = |what: String| LlmError::Protocol(format!("the answer book has no {what}"));
         if let ToolChoice::Named(tool) = &request.tool_choice {
             let user: Value = request

@@ -26,6 +26,7 @@ pub mod plan;
 pub mod ratchet;
 pub mod references;
 pub mod requirements;
+pub mod secrets;
 mod spelling;
 pub mod surface;
 #[cfg(test)]

@@ -44,6 +44,7 @@ mod readme;
 mod requirement_refs;
 mod sandbox;
 mod schemas;
+mod secrets;
 mod section_checks;
 mod serve;
 mod serve_coordinate;

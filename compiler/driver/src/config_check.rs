@@ -21,6 +21,7 @@ const TABLES: &[&str] = &[
     "build",     // commands/build/config.rs
     "sandbox",   // commands/build/config.rs
     "state",     // commands/build/config.rs
+    "secrets",   // commands/build/config.rs
 ];
 
 /// specc.toml at `path`, read whole, with every table one specc reads.

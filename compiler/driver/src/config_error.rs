@@ -36,6 +36,8 @@ pub(crate) enum TableError {
     /// The sandbox would let workers read the eval tests (why, in words).
     TestsExposed(String),
     StateUrl(StateUrlError),
+    /// `[secrets] allow` holds an expression that does not parse.
+    SecretsAllow(String),
 }
 
 /// What is wrong with the state database's URL.
@@ -98,6 +100,7 @@ impl std::fmt::Display for TableError {
             TableError::NoTests(p) => write!(f, "[eval] tests: {} is not a directory", p.display()),
             TableError::TestsExposed(why) => write!(f, "{why}"),
             TableError::StateUrl(e) => write!(f, "{e}"),
+            TableError::SecretsAllow(e) => write!(f, "[secrets] allow: {e}"),
         }
     }
 }

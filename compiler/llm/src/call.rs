@@ -58,6 +58,10 @@ impl Client {
         request: Request,
         journal: Option<&AnswerHook<'_>>,
     ) -> Result<(Response, bool), LlmError> {
+        let mut request = request;
+        if let Some(r) = &self.redactor {
+            crate::redact::screen(r.as_ref(), &mut request);
+        }
         let bound = self.bind(role, model, request)?;
         // Queue for the role, then for the provider, so that waiting calls hold no budget
         // (nor a provider slot another role could use).

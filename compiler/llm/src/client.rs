@@ -36,6 +36,8 @@ pub struct Client {
     pub(crate) halt: crate::Halt,
     /// A budget and ledger shared through a service (a worker's serve), if any.
     pub(crate) gate: Option<Arc<dyn crate::BudgetGate>>,
+    /// Screens every request for secrets before it leaves (design: secrets.redaction).
+    pub(crate) redactor: Option<Arc<dyn crate::Redact>>,
 }
 
 impl Client {
@@ -80,6 +82,7 @@ impl Client {
             record_failures,
             halt: crate::Halt::default(),
             gate: None,
+            redactor: None,
         }
     }
 
@@ -139,6 +142,17 @@ impl Client {
     pub fn with_gate(mut self, gate: Arc<dyn crate::BudgetGate>) -> Client {
         self.gate = Some(gate);
         self
+    }
+
+    /// Screens every request with `r` before it is fingerprinted, recorded or sent.
+    pub fn with_redactor(mut self, r: Arc<dyn crate::Redact>) -> Client {
+        self.redactor = Some(r);
+        self
+    }
+
+    /// The redactor requests go through, for what else leaves the process (the journal).
+    pub fn redactor(&self) -> Option<&Arc<dyn crate::Redact>> {
+        self.redactor.as_ref()
     }
 
     pub fn with_retry(mut self, policy: RetryPolicy) -> Client {

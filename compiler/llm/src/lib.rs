@@ -21,6 +21,7 @@ mod ledger;
 mod openai;
 mod provider;
 mod providers;
+mod redact;
 mod replay;
 mod retry;
 #[cfg(feature = "testing")]
@@ -40,6 +41,7 @@ pub use http::{MAX_RETRY_AFTER, Timeouts, retry_after};
 pub use ledger::{CallRow, LEDGER, Ledger, Price};
 pub use openai::OpenAiCompatible;
 pub use provider::{BoxFuture, Provider};
+pub use redact::Redact;
 pub use replay::{RecordFailures, Recorder, Recording, Replay, fingerprint, loose_fingerprint};
 pub use retry::RetryPolicy;
 #[cfg(feature = "testing")]

@@ -57,7 +57,8 @@ pub fn shown(tree: &IntentTree, node: &IntentNode, budget: usize) -> Shown {
                 .iter()
                 .map(|r| requirement(r, n).to_string().len() + 1)
                 .sum::<usize>();
-        let outlined = !first && !(out.outline.is_empty() && used + cost <= budget);
+        let fits = out.outline.is_empty() && used + cost <= budget;
+        let outlined = !(first || fits);
         if !outlined {
             stack.extend(n.children.iter().rev().map(|c| (c, n.id.as_str())));
         }

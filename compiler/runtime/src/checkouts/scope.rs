@@ -110,6 +110,15 @@ impl Scope {
         self.check(path).is_ok()
     }
 
+    /// Whether a pattern names `path`'s file itself (not only a directory or glob it falls
+    /// under): its last part appears in the pattern as written.
+    pub fn names(&self, path: &str) -> bool {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        self.patterns
+            .iter()
+            .any(|p| p.rsplit('/').next().is_some_and(|last| last == name))
+    }
+
     /// Whether two scopes could name one file. Conservative: two patterns overlap when one
     /// matches the other's literal prefix or their literal prefixes are prefixes of each
     /// other, so disjoint directories never overlap and anything unclear does.

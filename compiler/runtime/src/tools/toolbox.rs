@@ -90,6 +90,11 @@ impl Toolbox {
                 "`{rel}` is specc's own state, not part of the code"
             )));
         }
+        if self.secret_file(&rel) {
+            return Err(ToolOutcome::error(format!(
+                "`{rel}` holds secrets (an environment or key file): no task reads it unless its write scope names it"
+            )));
+        }
         if let Some(link) = (!self.as_leased(&rel))
             .then(|| symlink_on_path(&self.root, &rel))
             .flatten()
@@ -210,6 +215,27 @@ impl Toolbox {
             }
         };
         self.git.0.get_or_init(make).await.clone()
+    }
+
+    /// Whether `rel` is a file that holds secrets — `.env` and its variants, private keys
+    /// and certificates' key stores, cloud credentials — which the tools neither read nor
+    /// search unless the task's write scope names it (design: secrets.redaction).
+    pub(crate) fn secret_file(&self, rel: &str) -> bool {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        let secret = name == ".env"
+            || (name.starts_with(".env.")
+                && !name.ends_with(".example")
+                && !name.ends_with(".sample"))
+            || name.starts_with("id_rsa")
+            || name.starts_with("id_ecdsa")
+            || name.starts_with("id_ed25519")
+            || [".pem", ".key", ".p12", ".pfx", ".jks", ".keystore"]
+                .iter()
+                .any(|ext| name.ends_with(ext))
+            || rel.ends_with(".aws/credentials")
+            || name == ".netrc"
+            || name == ".pgpass";
+        secret && !self.scope.names(rel)
     }
 
     /// The breaks so far.

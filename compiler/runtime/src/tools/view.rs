@@ -114,7 +114,7 @@ pub(super) fn search(t: &Toolbox, a: Search) -> ToolOutcome {
     files.sort();
     let mut hits = Vec::new();
     let mut more = 0usize;
-    for f in &files {
+    for f in files.iter().filter(|f| !t.secret_file(f)) {
         let Ok(text) = std::fs::read_to_string(t.root.join(f)) else {
             continue;
         };

@@ -59,7 +59,13 @@ pub struct Journal {
     pub(crate) db: Arc<StateDb>,
     /// The tasks with an attempt in one run (`resume.rs`).
     pub(crate) attempted: std::sync::Mutex<Option<Attempted>>,
+    /// Applied to every step body and context before it is written: the build's secret
+    /// redaction (design: secrets.redaction).
+    pub(crate) screen: Option<Screen>,
 }
+
+/// What every body the journal writes passes through.
+pub type Screen = Arc<dyn Fn(&mut serde_json::Value) + Send + Sync>;
 
 impl Journal {
     /// Opens (creating) the journal's tables in the state database at `path`.
@@ -78,7 +84,29 @@ impl Journal {
         Ok(Journal {
             db,
             attempted: Default::default(),
+            screen: None,
         })
+    }
+
+    /// The journal with every body it writes passed through `screen` first.
+    pub fn screened(mut self, screen: Screen) -> Journal {
+        self.screen = Some(screen);
+        self
+    }
+
+    /// `body` as it is written: screened, when the journal screens.
+    pub(crate) fn screen_body<'b>(
+        &self,
+        body: &'b serde_json::Value,
+    ) -> std::borrow::Cow<'b, serde_json::Value> {
+        match &self.screen {
+            Some(screen) => {
+                let mut b = body.clone();
+                screen(&mut b);
+                std::borrow::Cow::Owned(b)
+            }
+            None => std::borrow::Cow::Borrowed(body),
+        }
     }
 
     /// Runs `f` after committing every queued write (a read that must see them).

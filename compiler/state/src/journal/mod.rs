@@ -14,7 +14,7 @@ mod status;
 mod story;
 mod tables;
 
-pub use handle::{Journal, JournalError};
+pub use handle::{Journal, JournalError, Screen};
 pub use kinds::{StepAt, StepKind, TaskRef, TaskState, step_write};
 pub use read::{StepRow, TaskRow};
 pub use resume::LastAttempt;

@@ -206,6 +206,7 @@ impl Journal {
         attempt: u32,
         messages: &serde_json::Value,
     ) -> Result<(), JournalError> {
+        let messages = self.screen_body(messages);
         let (run, task, messages) = (run.to_owned(), task.to_owned(), messages.to_string());
         self.defer(move |c| {
             c.execute(
@@ -271,6 +272,7 @@ impl Journal {
         kind: StepKind,
         body: &serde_json::Value,
     ) -> Result<(), JournalError> {
+        let body = self.screen_body(body);
         self.db
             .defer(step_write(
                 StepAt {
@@ -280,7 +282,7 @@ impl Journal {
                     step,
                 },
                 kind,
-                body,
+                &body,
             ))
             .map_err(JournalError::State)
     }

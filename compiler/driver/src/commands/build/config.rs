@@ -42,6 +42,8 @@ pub(in crate::commands) struct BuildConfig {
     /// `SPECC_STATE_URL`, else `[state] url`: the PostgreSQL database of `specc serve`'s
     /// task leases (design: state.backends). Never printed: it may hold a password.
     pub(in crate::commands) state_url: Option<String>,
+    /// `[secrets] allow`: what looks like a secret and is not.
+    pub(in crate::commands) secrets_allow: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -49,6 +51,15 @@ struct File {
     build: Option<BuildTable>,
     sandbox: Option<SandboxTable>,
     state: Option<StateTable>,
+    secrets: Option<SecretsTable>,
+}
+
+/// `[secrets]`: values that look like secrets and are not (design: secrets.redaction).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SecretsTable {
+    /// Regular expressions a redacted value may match whole to pass.
+    allow: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -196,8 +207,12 @@ pub(in crate::commands) fn load_file(
     }
     let state_url =
         state_url(file.state.and_then(|s| s.url)).map_err(|e| at(TableError::StateUrl(e)))?;
+    let secrets_allow = file.secrets.and_then(|s| s.allow).unwrap_or_default();
+    specc_passes::secrets::Redactor::new(&secrets_allow)
+        .map_err(|e| at(TableError::SecretsAllow(e)))?;
     Ok(BuildConfig {
         state_url,
+        secrets_allow,
         llm,
         limits,
         review,

@@ -16,6 +16,7 @@ mod pins;
 mod planned;
 mod progress;
 mod screen;
+mod secrets;
 pub(super) mod session;
 mod signals;
 mod summary;
@@ -173,6 +174,7 @@ pub(in crate::commands) fn run_with(
         out: &s.out,
         check: &check,
         run: &s.run,
+        redacted: s.secrets.counts(),
     };
     let _ = if json {
         summary.write_json(out)

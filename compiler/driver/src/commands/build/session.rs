@@ -49,6 +49,9 @@ pub(in crate::commands) struct Session {
     pub(in crate::commands) journal: Journal,
     pub(in crate::commands) repo: specc_vcs::Repo,
     pub(in crate::commands) client: Client,
+    /// What the build's requests and journal rows are screened with (design:
+    /// secrets.redaction), and what it redacted, for the summary.
+    pub(in crate::commands) secrets: Arc<specc_passes::secrets::Redactor>,
     pub(in crate::commands) run: String,
     /// The run was killed before it finished and is being resumed.
     pub(in crate::commands) resumed: bool,
@@ -114,7 +117,14 @@ impl Session {
         let lock = lock(&state)?;
         let ledger = open_state(&cfg, &state)?;
         // One writer for the ledger and the journal: one commit takes both.
-        let journal = Journal::on(ledger.state_db()).map_err(|e| Refused::setup(e.to_string()))?;
+        // Secrets are screened out of every request and every journaled row (design:
+        // secrets.redaction); the allow list was checked when specc.toml was read.
+        let secrets = Arc::new(
+            specc_passes::secrets::Redactor::new(&cfg.secrets_allow).map_err(Refused::setup)?,
+        );
+        let journal = Journal::on(ledger.state_db())
+            .map_err(|e| Refused::setup(e.to_string()))?
+            .screened(super::secrets::screen(&secrets));
         let mut pending = pending;
         let mut adopted_files = None;
         if first_adopted {
@@ -171,7 +181,9 @@ impl Session {
                 (run, false)
             }
         };
-        let client = client(&cfg, args, env).with_ledger(ledger.clone(), &run);
+        let client = client(&cfg, args, env)
+            .with_ledger(ledger.clone(), &run)
+            .with_redactor(Arc::new(super::secrets::Secrets(secrets.clone())));
         Ok(Session {
             dir,
             state,
@@ -181,6 +193,7 @@ impl Session {
             weaker,
             ledger,
             journal,
+            secrets,
             repo,
             client,
             run,

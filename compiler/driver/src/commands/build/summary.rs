@@ -25,6 +25,9 @@ pub(super) struct Summary<'a> {
     pub(super) out: &'a Path,
     pub(super) check: &'a CheckOutcome,
     pub(super) run: &'a str,
+    /// The secrets kept from the models and the journal, by kind (design:
+    /// secrets.redaction).
+    pub(super) redacted: std::collections::BTreeMap<String, usize>,
 }
 
 const STATES: [TaskState; 6] = [
@@ -104,6 +107,9 @@ impl Summary<'_> {
             s.total.dollars,
             self.elapsed.as_secs_f64()
         )?;
+        if let Some(line) = super::secrets::summary(&self.redacted) {
+            writeln!(w, "{line}")?;
+        }
         if !self.check.text.trim().is_empty() {
             write!(w, "check: {}", self.check.text)?;
         }
@@ -130,6 +136,7 @@ impl Summary<'_> {
             "cost": s,
             "seconds": self.elapsed.as_secs_f64(),
             "check_status": self.check.status,
+            "redacted": self.redacted,
             "out": self.out.display().to_string(),
         });
         writeln!(w, "{v}")

@@ -43,6 +43,9 @@ pub(super) fn story(
             c.dollars
         )?;
     }
+    if let Some(line) = redacted(s) {
+        writeln!(out, "{line}")?;
+    }
     for a in &s.attempts {
         attempt(out, a, full)?;
     }
@@ -66,6 +69,33 @@ pub(super) fn story(
         None => {}
     }
     Ok(())
+}
+
+/// What the journal of the task holds in place of secrets (design: secrets.redaction):
+/// `redacted: 2 placeholders (aws-access-key 1, …)`, or `None`.
+fn redacted(s: &Story) -> Option<String> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for a in &s.attempts {
+        let texts = a
+            .context
+            .iter()
+            .map(Value::to_string)
+            .chain(a.steps.iter().map(|st| st.body.to_string()));
+        for t in texts {
+            for (k, n) in specc_passes::secrets::placeholders(&t) {
+                *counts.entry(k).or_default() += n;
+            }
+        }
+    }
+    let total: usize = counts.values().sum();
+    (total > 0).then(|| {
+        let kinds: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        format!(
+            "redacted: {total} secret{} in what it was told and did, replaced by placeholders ({})",
+            if total == 1 { "" } else { "s" },
+            kinds.join(", ")
+        )
+    })
 }
 
 fn attempt(out: &mut dyn Write, a: &AttemptStory, full: bool) -> std::io::Result<()> {
