@@ -194,6 +194,26 @@ pub fn file_weakenings(path: &str, base: &str, new: Option<&str>, run_by_check: 
             .removals
             .push(format!("`{path}`: {before} tests at the base, {now} now"));
     }
+    // Tests by name, not by count: one swapped for another is a removal too.
+    let kept = test_names(path, new);
+    for name in test_names(path, base) {
+        if !kept.contains(&name) {
+            found
+                .removals
+                .push(format!("`{path}`: the test `{name}` of the base is gone"));
+        }
+    }
+    // An assertion that checks nothing, added where the base checked something.
+    let (before, now) = (hollow(base), hollow(new));
+    if now.len() > before.len() {
+        let added: Vec<&String> = now.iter().filter(|h| !before.contains(h)).collect();
+        let shown = added
+            .first()
+            .map_or_else(String::new, |h| format!(" (`{h}`)"));
+        found.firm.push(format!(
+            "`{path}`: adds an assertion that checks nothing{shown}"
+        ));
+    }
     if test_path(path) {
         let (before, now) = (count_all(base, ASSERTIONS), count_all(new, ASSERTIONS));
         if now < before {
@@ -217,6 +237,92 @@ pub fn file_weakenings(path: &str, base: &str, new: Option<&str>, run_by_check: 
         }
     }
     found
+}
+
+/// The names of the tests `text` defines, by its language: `def test_x` (Python),
+/// `#[test] fn x` (Rust), `func TestX` (Go), `it("x"` / `test("x"` (JavaScript).
+pub fn test_names(path: &str, text: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let ext = extension(path);
+    let mut out = Vec::new();
+    let lines: Vec<&str> = text.lines().map(str::trim_start).collect();
+    for (i, l) in lines.iter().enumerate() {
+        let name = match ext {
+            "py" => l
+                .strip_prefix("def test")
+                .or_else(|| l.strip_prefix("async def test"))
+                .map(|rest| format!("test{}", ident(rest))),
+            "go" => l
+                .strip_prefix("func Test")
+                .map(|rest| format!("Test{}", ident(rest))),
+            "rs" if l.starts_with("fn ") || l.starts_with("async fn ") => {
+                let marked = lines[..i]
+                    .iter()
+                    .rev()
+                    .take_while(|p| p.starts_with("#["))
+                    .any(|p| p.starts_with("#[test]") || p.starts_with("#[tokio::test"));
+                marked.then(|| ident(l.trim_start_matches("async ").trim_start_matches("fn ")))
+            }
+            "js" | "mjs" | "cjs" | "jsx" | "ts" | "tsx" | "mts" | "cts" => ["it(", "test("]
+                .iter()
+                .find_map(|p| l.strip_prefix(p))
+                .and_then(|rest| {
+                    let q = rest.chars().next().filter(|c| "'\"`".contains(*c))?;
+                    Some(rest[1..].split(q).next()?.to_owned())
+                }),
+            _ => None,
+        };
+        if let Some(n) = name.filter(|n| !n.is_empty()) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// Assertions that check nothing, as written: `assert True`, `assert 1`,
+/// `self.assertTrue(True)`, `assert!(true)`, `assert_eq!(1, 1)`, `expect(true).toBe(true)`.
+fn hollow(text: &str) -> Vec<String> {
+    const TAUTOLOGIES: &[&str] = &[
+        "assert True",
+        "assert 1",
+        "assert not False",
+        "assertTrue(True)",
+        "assertTrue(1)",
+        "assertFalse(False)",
+        "assertEqual(1, 1)",
+        "assertEqual(True, True)",
+        "assert!(true)",
+        "assert_eq!(1, 1)",
+        "assert_eq!(true, true)",
+        "expect(true).toBe(true)",
+        "expect(true).toBeTruthy()",
+        "expect(1).toBe(1)",
+        "assert.ok(true)",
+        "assert(true)",
+    ];
+    text.lines()
+        .map(str::trim)
+        .filter_map(|l| {
+            let l = l.trim_start_matches("self.").trim_end_matches([';', ',']);
+            TAUTOLOGIES
+                .iter()
+                .find(|t| {
+                    // `assert True` ends a statement; `assert True_x` is something else.
+                    let word = t.ends_with(|c: char| c.is_alphanumeric());
+                    l.starts_with(**t)
+                        && !(word
+                            && l[t.len()..]
+                                .chars()
+                                .next()
+                                .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.'))
+                })
+                .map(|_| l.to_owned())
+        })
+        .collect()
 }
 
 /// What a check's test run lost against the same check run on the attempt's base: fewer
@@ -392,5 +498,58 @@ mod tests {
             e,
             "Add tests to tests/test_old_api.py; drop blank lines"
         ));
+    }
+
+    /// The probe of issue 40: a test's assertion hollowed and another test swapped for a
+    /// new one keep the counts of tests and assertions, and are evidence all the same.
+    #[test]
+    fn a_hollowed_assertion_and_a_swapped_test_are_evidence() {
+        let base = "import calc\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(calc.add(2, 3), 5)\n    def test_add_neg(self):\n        self.assertEqual(calc.add(-2, -3), -5)\n";
+        let new = "import calc\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertTrue(True)\n    def test_sub(self):\n        self.assertEqual(calc.sub(3, 2), 1)\n";
+        let found = file_weakenings("tests/test_calc.py", base, Some(new), false);
+        assert_eq!(
+            found.removals,
+            ["`tests/test_calc.py`: the test `test_add_neg` of the base is gone"]
+        );
+        assert_eq!(
+            found.firm,
+            ["`tests/test_calc.py`: adds an assertion that checks nothing (`assertTrue(True)`)"]
+        );
+        // Honest edits: a renamed assertion's subject, a test added, tautologies kept.
+        let grown =
+            format!("{base}    def test_mul(self):\n        self.assertEqual(calc.mul(2, 3), 6)\n");
+        assert_eq!(
+            file_weakenings("tests/test_calc.py", base, Some(&grown), false),
+            Found::default()
+        );
+    }
+
+    #[test]
+    fn test_names_are_read_in_each_language() {
+        assert_eq!(
+            test_names(
+                "t.py",
+                "def test_a():\nasync def test_b():\ndef helper():\n"
+            ),
+            ["test_a", "test_b"]
+        );
+        assert_eq!(
+            test_names(
+                "t.rs",
+                "#[test]\nfn a() {}\n#[tokio::test]\nasync fn b() {}\nfn c() {}\n"
+            ),
+            ["a", "b"]
+        );
+        assert_eq!(
+            test_names("t_test.go", "func TestA(t *testing.T) {}\n"),
+            ["TestA"]
+        );
+        assert_eq!(
+            test_names(
+                "a.test.ts",
+                "it('adds', () => {});\ntest(\"subs\", () => {});\n"
+            ),
+            ["adds", "subs"]
+        );
     }
 }

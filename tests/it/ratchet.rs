@@ -205,3 +205,68 @@ fn an_honest_new_test_lands_as_written() {
         Some(more.as_str())
     );
 }
+
+/// Issue 40's probe, with a runner that names its tests: one assertion hollowed
+/// (`assert True`) and one test swapped for another keep the counts, and are refused with
+/// evidence naming both; put back, the task lands.
+#[test]
+fn a_hollowed_assertion_and_a_swapped_test_are_refused_by_name() {
+    let tricked = "# req: R-1\nimport pathlib\n\n\ndef test_exists():\n    assert True\n\n\ndef test_other():\n    assert \"alpha\" in pathlib.Path(\"a.txt\").read_text()\n";
+    let b = build(
+        vec![write("tests/test_alpha.py", tricked)],
+        vec![write("tests/test_alpha.py", ALPHA_TESTS)],
+        "write b.py",
+    );
+    refused_then_landed(
+        &b,
+        &[
+            "adds an assertion that checks nothing (`assert True`)",
+            "`test_says_alpha` passed at the base and no longer runs",
+        ],
+    );
+}
+
+/// The probe as issue 40 ran it, under `unittest`, whose output names no test: the files
+/// decide. `calc.add`'s assertion becomes `assertTrue(True)` and `test_add_neg` becomes
+/// `test_sub`: refused, naming both; with the tests put back beside the new one, it lands.
+#[test]
+fn the_probe_under_unittest_is_refused_and_lands_once_mended() {
+    let tests = "# req: R-1\nimport unittest\nimport calc\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(calc.add(2, 3), 5)\n\n    def test_add_neg(self):\n        self.assertEqual(calc.add(-2, -3), -5)\n";
+    let tricked = "# req: R-1\nimport unittest\nimport calc\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertTrue(True)\n\n    def test_sub(self):\n        self.assertEqual(calc.sub(3, 2), 1)\n";
+    let mended =
+        format!("{tests}\n    def test_sub(self):\n        self.assertEqual(calc.sub(3, 2), 1)\n");
+    let leaf = |key: &str, req: &str, scope: &[&str], deps: &[&str]| {
+        json!({"key": key, "kind": "work", "title": key, "covers_requirements": [req],
+               "instructions": format!("write {key}"), "write_scope": scope,
+               "acceptance": ["cd tests && python3 -m unittest -q"], "depends_on": deps})
+    };
+    let planner = json!({"": {"decisions": [], "children": [
+        leaf("a", "R-1", &["calc.py", "tests/**"], &[]),
+        leaf("b", "R-2", &["calc.py", "tests/**"], &["a"]),
+    ]}});
+    let calc = "# req: R-2\nimport sys, os\ndef add(a, b):\n    return a + b\n";
+    let calc2 = format!("{calc}\n\ndef sub(a, b):\n    return a - b\n");
+    let path = json!({"name": "write", "arguments": {"path": "tests/calc.py", "content": calc}});
+    let path2 = json!({"name": "write", "arguments": {"path": "tests/calc.py", "content": calc2}});
+    let b = build_with(
+        TOML,
+        planner,
+        json!({
+            "a": [[[write("calc.py", calc), path, write("tests/test_calc.py", tests)], [done()]]],
+            "b": [[[write("calc.py", &calc2), path2.clone(), write("tests/test_calc.py", tricked)],
+                   [done()],
+                   [write("tests/test_calc.py", &mended)], [done()]]],
+        }),
+    );
+    refused_then_landed(
+        &b,
+        &[
+            "adds an assertion that checks nothing (`assertTrue(True)`)",
+            "the test `test_add_neg` of the base is gone",
+        ],
+    );
+    assert_eq!(
+        b.file("tests/test_calc.py").as_deref(),
+        Some(mended.as_str())
+    );
+}

@@ -104,9 +104,16 @@ pub(crate) async fn weakenings(
     }
     if run_needed && results.iter().all(|r| r.result.success()) {
         match on_base(tools, checks, results, &changed, round, left / 2).await {
-            // Both runs scored: the run is the ground truth about removed tests.
-            Ok(Some(run)) => {
-                removals = run.into_iter().filter(|e| !allowed(e, allowance)).collect();
+            // Both runs scored test by test: the run is the ground truth about removed
+            // tests. Scored by totals only, it cannot see a test swapped for another: what
+            // it found joins what the files showed.
+            Ok(Some((run, by_name))) => {
+                let run = run.into_iter().filter(|e| !allowed(e, allowance));
+                if by_name {
+                    removals = run.collect();
+                } else {
+                    removals.extend(run);
+                }
             }
             Ok(None) => {}
             Err(e) => firm.push(e),
@@ -149,8 +156,9 @@ fn files_checks_run(checks: &[Check], base: &[specc_vcs::FileEntry]) -> HashSet<
 
 /// The checks run on the base, within `left` (the attempt's changes set aside, then put
 /// back and verified, and whatever the run made removed), each score compared with the
-/// attempt's: `Ok(Some(evidence))` when every run could be scored both times, `Ok(None)`
-/// when some could not, `Err` when the checkout could not be put back as it was.
+/// attempt's: `Ok(Some((evidence, by_name)))` when every run could be scored both times
+/// (`by_name`: each run named its tests), `Ok(None)` when some could not, `Err` when the
+/// checkout could not be put back as it was.
 async fn on_base(
     tools: &Toolbox,
     checks: &[Check],
@@ -158,7 +166,7 @@ async fn on_base(
     changed: &[Changed],
     round: u32,
     left: Duration,
-) -> Result<Option<Vec<String>>, String> {
+) -> Result<Option<(Vec<String>, bool)>, String> {
     let root = &tools.root;
     let mut before_run = Vec::new();
     walk_files(root, &mut before_run);
@@ -197,6 +205,7 @@ async fn on_base(
         return Ok(None);
     };
     let mut out = Vec::new();
+    let mut by_name = true;
     for (now, then) in results.iter().zip(&at_base.results) {
         let scores = (
             score(Format::Auto, &output(&now.result)),
@@ -205,9 +214,10 @@ async fn on_base(
         let (Some(now_score), Some(base_score)) = scores else {
             return Ok(None);
         };
+        by_name &= !base_score.tests.is_empty() && !now_score.tests.is_empty();
         out.extend(run_weakenings(&now.name, &base_score, &now_score));
     }
-    Ok(Some(out))
+    Ok(Some((out, by_name)))
 }
 
 /// A run's whole output: its log when it holds more than the capture kept.
