@@ -106,6 +106,74 @@ fn keep(
     root || !as_adopted || !node.children.is_empty()
 }
 
+/// The test command of an adopted package kept as it was: what every task that writes in
+/// the package must keep passing (design: driver.adopt).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeptChecks {
+    /// The package's section.
+    pub node: String,
+    /// The package's directory, relative to the repository (empty: its root).
+    pub dir: String,
+    pub checks: Vec<specc_ir::AcceptanceCheck>,
+}
+
+/// The checks of the adopted sections of `tree` still as adopted (their test commands),
+/// each with its package's directory: the parent of the manifest `specc adopt` names in the
+/// section's first paragraph (`The Rust package `tiny` (Cargo.toml).`), else the common
+/// directory of its modules' sections. Empty when the spec adopts nothing.
+pub fn kept_checks(tree: &IntentTree) -> Vec<KeptChecks> {
+    let Some(table) = tree
+        .front_matter
+        .as_ref()
+        .and_then(|f| f.table.get(TABLE))
+        .and_then(|t| t.as_object())
+    else {
+        return Vec::new();
+    };
+    tree.nodes()
+        .filter(|n| !n.checks.is_empty())
+        .filter(|n| table.get(n.id.as_str()).and_then(|v| v.as_str()) == Some(digest(n).as_str()))
+        .map(|n| KeptChecks {
+            node: n.id.as_str().to_owned(),
+            dir: package_dir(n),
+            checks: n.checks.clone(),
+        })
+        .collect()
+}
+
+/// An adopted package section's directory (see [`kept_checks`]).
+fn package_dir(n: &IntentNode) -> String {
+    let first = n
+        .text
+        .lines()
+        .find(|l| l.contains("package `") || l.contains("code `"));
+    let manifest = first.and_then(|l| {
+        let inner = l.rsplit_once('(')?.1.split_once(')')?.0.trim();
+        (!inner.contains(' ')).then_some(inner)
+    });
+    if let Some(m) = manifest {
+        return m
+            .rsplit_once('/')
+            .map_or(String::new(), |(d, _)| d.to_owned());
+    }
+    let paths: Vec<&str> = n
+        .children
+        .iter()
+        .map(|c| c.title.trim_matches('`'))
+        .collect();
+    let Some(first) = paths.first() else {
+        return String::new();
+    };
+    let mut dir: Vec<&str> = first.split('/').collect();
+    dir.pop();
+    for p in &paths[1..] {
+        let parts: Vec<&str> = p.split('/').collect();
+        let same = dir.iter().zip(&parts).take_while(|(a, b)| a == b).count();
+        dir.truncate(same.min(parts.len().saturating_sub(1)));
+    }
+    dir.join("/")
+}
+
 /// Whether the planned part asks for anything: a requirement or a check somewhere. A spec
 /// whose every section is adopted and unchanged has nothing to build, and no planner is
 /// asked.

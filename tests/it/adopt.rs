@@ -14,7 +14,7 @@ use crate::build::{child, done, git, rebuild, write};
 use crate::support::specc;
 
 /// A small crate in a git repository on `main`, as a person left it.
-fn tiny_crate() -> tempfile::TempDir {
+pub(crate) fn tiny_crate() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tmp");
     let at = |p: &str, text: &str| {
         let path = dir.path().join(p);
@@ -43,7 +43,7 @@ fn tiny_crate() -> tempfile::TempDir {
     dir
 }
 
-fn commit(dir: &Path, message: &str) {
+pub(crate) fn commit(dir: &Path, message: &str) {
     assert!(git(dir, &["add", "-A"]).0);
     let (ok, _) = git(
         dir,

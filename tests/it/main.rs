@@ -1,6 +1,7 @@
 //! specc's integration tests: one binary, fixture-driven where it can be.
 
 mod adopt;
+mod adopt_checks;
 mod adversarial;
 mod answer_durability;
 mod approval;

@@ -25,7 +25,7 @@ mod tools;
 pub use attempt::{
     Check, DecisionText, MAX_CONFLICT_RERUNS, ParentBrief, RequirementText, Retry, Shell,
     SiblingBrief, SpecIndex, SpecSection, Unrunnable, WorkOrder, fingerprint, leaves,
-    opening_chars, run_task, work_orders,
+    opening_chars, run_task, with_adopted_checks, work_orders,
 };
 pub use checkouts::{Scope, Slots, apply as apply_changes};
 pub use events::Event;

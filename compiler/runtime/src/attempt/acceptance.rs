@@ -30,6 +30,10 @@ pub struct Check {
     /// runtime.section-checks). `None`: it gates the landing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub informs: Option<String>,
+    /// An adopted project's test command: a failure the task's base shares does not gate
+    /// (`baseline.rs`, design: driver.adopt).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub baseline: bool,
 }
 
 /// How a check's script runs. A spec's `sh` block runs with `-e` and a `bash` block with
@@ -83,6 +87,7 @@ impl Check {
             shell,
             section: None,
             informs: None,
+            baseline: false,
         })
     }
 
@@ -102,6 +107,7 @@ impl Check {
             shell: Shell::Plain,
             section: None,
             informs: None,
+            baseline: false,
         }
     }
 
@@ -114,6 +120,7 @@ impl Check {
             shell: Shell::StrictBash,
             section: None,
             informs: None,
+            baseline: false,
         }
     }
 }

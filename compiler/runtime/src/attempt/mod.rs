@@ -15,6 +15,7 @@
 
 mod acceptance;
 mod agent;
+mod baseline;
 mod budget;
 mod carry;
 mod contest;
@@ -39,6 +40,6 @@ pub use context::{
     opening_chars,
 };
 pub use ladder::{MAX_CONFLICT_RERUNS, run_task};
-pub use orders::{Unrunnable, fingerprint, leaves, work_orders};
+pub use orders::{Unrunnable, fingerprint, leaves, with_adopted_checks, work_orders};
 pub use reading::SpecIndex;
 pub(crate) use replan::apply_journaled;

@@ -169,6 +169,41 @@ pub fn work_orders(
     (orders, unrunnable)
 }
 
+/// Gives each order whose write scope reaches an adopted package (its directory, or the
+/// whole repository for one at its root) the package's test command as checks named
+/// `adopted <section> check <n>`, whose failures the task's base already had do not gate it
+/// (`Check::baseline`, design: driver.adopt).
+pub fn with_adopted_checks(
+    orders: &mut [WorkOrder],
+    kept: &[specc_passes::adopted::KeptChecks],
+    runners: &Runners,
+) {
+    for o in orders.iter_mut() {
+        let scope = crate::checkouts::Scope::new(&o.task.write_scope);
+        let mut added = false;
+        for k in kept {
+            let reaches = k.dir.is_empty()
+                || scope.overlaps(&crate::checkouts::Scope::new(&[format!("{}/**", k.dir)]));
+            if !reaches {
+                continue;
+            }
+            for (i, c) in k.checks.iter().enumerate() {
+                let name = format!("adopted {} check {}", k.node, i + 1);
+                if let Some(check) = Check::from_block(name, &c.runner, &c.code, runners) {
+                    o.checks.push(Check {
+                        baseline: true,
+                        ..check
+                    });
+                    added = true;
+                }
+            }
+        }
+        if added {
+            o.fingerprint = fingerprint(o);
+        }
+    }
+}
+
 /// The planner task `leaf` was planned by, and its siblings, for the leaf's re-plan by its
 /// parent (design: runtime.disputes). The root's title is the spec's.
 fn parent_brief(tree: &IntentTree, tasks: &[TaskNode], leaf: &TaskNode) -> ParentBrief {

@@ -57,25 +57,7 @@ pub(crate) async fn weakenings(
     let Ok(base) = tools.base.files().await else {
         return Vec::new();
     };
-    let mut changed: Vec<Changed> = Vec::new();
-    let in_base: HashSet<&str> = base.iter().map(|f| f.path.as_str()).collect();
-    for f in base {
-        let now = read(&tools.root, &f.path);
-        if !now
-            .as_ref()
-            .is_some_and(|(b, x)| *b == f.bytes && *x == f.executable)
-        {
-            changed.push((f.path.clone(), Some((f.bytes.clone(), f.executable)), now));
-        }
-    }
-    let mut files = Vec::new();
-    walk_files(&tools.root, &mut files);
-    for path in files {
-        if !in_base.contains(path.as_str()) && !reserved(&path) && !cached(&path) {
-            let now = read(&tools.root, &path);
-            changed.push((path, None, now));
-        }
-    }
+    let changed = changed_files(tools, base);
     if changed.is_empty() {
         return Vec::new();
     }
@@ -128,6 +110,48 @@ pub(crate) async fn weakenings(
     evidence
 }
 
+/// Every path the attempt changed against `base` (outside caches and specc's own state).
+fn changed_files(tools: &Toolbox, base: &[specc_vcs::FileEntry]) -> Vec<Changed> {
+    let mut changed: Vec<Changed> = Vec::new();
+    let in_base: HashSet<&str> = base.iter().map(|f| f.path.as_str()).collect();
+    for f in base {
+        let now = read(&tools.root, &f.path);
+        if !now
+            .as_ref()
+            .is_some_and(|(b, x)| *b == f.bytes && *x == f.executable)
+        {
+            changed.push((f.path.clone(), Some((f.bytes.clone(), f.executable)), now));
+        }
+    }
+    let mut files = Vec::new();
+    walk_files(&tools.root, &mut files);
+    for path in files {
+        if !in_base.contains(path.as_str()) && !reserved(&path) && !cached(&path) {
+            let now = read(&tools.root, &path);
+            changed.push((path, None, now));
+        }
+    }
+    changed
+}
+
+/// `checks` run on the attempt's base in its checkout (its changes set aside, then put
+/// back and verified, whatever the run made removed): their results, or `None` when the
+/// base's files could not be read or the checkout could not be set aside or put back.
+pub(super) async fn checks_at_base(
+    tools: &Toolbox,
+    checks: &[Check],
+    round: u32,
+    left: Duration,
+) -> Option<Vec<CheckResult>> {
+    let base = tools.base.files().await.ok()?;
+    let changed = changed_files(tools, base);
+    run_at_base(tools, checks, &changed, round, left)
+        .await
+        .ok()
+        .flatten()
+        .map(|r| r.results)
+}
+
 /// Whether `path` lies in a cache directory a run makes.
 fn cached(path: &str) -> bool {
     path.split('/').any(|p| CACHES.contains(&p))
@@ -167,6 +191,34 @@ async fn on_base(
     round: u32,
     left: Duration,
 ) -> Result<Option<(Vec<String>, bool)>, String> {
+    let Some(at_base) = run_at_base(tools, checks, changed, round, left).await? else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    let mut by_name = true;
+    for (now, then) in results.iter().zip(&at_base.results) {
+        let scores = (
+            score(Format::Auto, &output(&now.result)),
+            score(Format::Auto, &output(&then.result)),
+        );
+        let (Some(now_score), Some(base_score)) = scores else {
+            return Ok(None);
+        };
+        by_name &= !base_score.tests.is_empty() && !now_score.tests.is_empty();
+        out.extend(run_weakenings(&now.name, &base_score, &now_score));
+    }
+    Ok(Some((out, by_name)))
+}
+
+/// Runs `checks` with the `changed` files set back to the base, then puts them back:
+/// `Ok(None)` when they could not be set aside, `Err` when they could not be put back.
+async fn run_at_base(
+    tools: &Toolbox,
+    checks: &[Check],
+    changed: &[Changed],
+    round: u32,
+    left: Duration,
+) -> Result<Option<acceptance::Report>, String> {
     let root = &tools.root;
     let mut before_run = Vec::new();
     walk_files(root, &mut before_run);
@@ -201,27 +253,11 @@ async fn on_base(
             if lost.len() == 1 { "it" } else { "them" }
         ));
     }
-    let Some(at_base) = at_base else {
-        return Ok(None);
-    };
-    let mut out = Vec::new();
-    let mut by_name = true;
-    for (now, then) in results.iter().zip(&at_base.results) {
-        let scores = (
-            score(Format::Auto, &output(&now.result)),
-            score(Format::Auto, &output(&then.result)),
-        );
-        let (Some(now_score), Some(base_score)) = scores else {
-            return Ok(None);
-        };
-        by_name &= !base_score.tests.is_empty() && !now_score.tests.is_empty();
-        out.extend(run_weakenings(&now.name, &base_score, &now_score));
-    }
-    Ok(Some((out, by_name)))
+    Ok(at_base)
 }
 
 /// A run's whole output: its log when it holds more than the capture kept.
-fn output(r: &specc_sandbox::CommandResult) -> String {
+pub(super) fn output(r: &specc_sandbox::CommandResult) -> String {
     let captured = format!("{}\n{}", r.stdout.text(), r.stderr.text());
     match std::fs::read_to_string(&r.log) {
         Ok(log) if log.len() > captured.len() => log,

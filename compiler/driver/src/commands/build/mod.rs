@@ -201,11 +201,15 @@ fn open(
     if reporter.counts().0 > 0 {
         return Err(exit::ERRORS); // the spec's errors are above; nothing is planned from them
     }
+    // An adopted package's test command, kept with its package: every task that writes
+    // there runs it (design: driver.adopt).
+    let kept = specc_passes::adopted::kept_checks(&tree);
     let tree = super::planning::planned_part(tree, |d| reporter.report(files, d, err));
-    let s = Session::open(args, env).map_err(|refused| {
+    let mut s = Session::open(args, env).map_err(|refused| {
         reporter.report(files, &refused.diagnostic, err);
         refused.status
     })?;
+    s.adopted_checks = kept;
     if s.resumed {
         let _ = writeln!(
             err,

@@ -91,8 +91,9 @@ pub(super) async fn plan(
     if !guide.is_empty() {
         seed.insert(field_guide::PATH.to_owned(), guide.to_owned());
     }
-    let (orders, unrunnable) =
+    let (mut orders, unrunnable) =
         specc_runtime::work_orders(tree, &planned.tasks, &planned.decisions, &s.cfg.runners);
+    specc_runtime::with_adopted_checks(&mut orders, &s.adopted_checks, &s.cfg.runners);
     let mut diagnostics = notes;
     let waived = planned.waived();
     diagnostics.extend(planned.tree.diagnostics);

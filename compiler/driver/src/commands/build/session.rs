@@ -52,6 +52,8 @@ pub(in crate::commands) struct Session {
     /// What the build's requests and journal rows are screened with (design:
     /// secrets.redaction), and what it redacted, for the summary.
     pub(in crate::commands) secrets: Arc<specc_passes::secrets::Redactor>,
+    /// The adopted packages' test commands (design: driver.adopt).
+    pub(in crate::commands) adopted_checks: Vec<specc_passes::adopted::KeptChecks>,
     pub(in crate::commands) run: String,
     /// The run was killed before it finished and is being resumed.
     pub(in crate::commands) resumed: bool,
@@ -194,6 +196,7 @@ impl Session {
             ledger,
             journal,
             secrets,
+            adopted_checks: Vec::new(),
             repo,
             client,
             run,
