@@ -92,11 +92,23 @@ fn secrets_file() -> String {
 const SPEC: &str =
     "# Pair\n\n## Alpha\n\n- [R-1] Alpha MUST exist.\n\n## Beta\n\n- [R-2] Beta MUST exist.\n";
 
+/// The person's file with its secrets and an allowed fixture key.
+fn persons_file() -> String {
+    format!("{}fixture = AKIAALLOWEDFIXTURE12\n", secrets_file())
+}
+
 fn book() -> Arc<AnswerBook> {
     let run = |c: &str| json!({"name": "run", "arguments": {"command": c}});
     let read = |p: &str| json!({"name": "read", "arguments": {"path": p}});
-    let edit = json!({"name": "edit", "arguments": {"path": "config.txt",
-        "old": "max_tokens = 8192", "new": "max_tokens = 4096"}});
+    // The worker rewrites the file whole from what it was shown: placeholders and all.
+    let allowed = specc_passes::secrets::Redactor::new(&["AKIAALLOWEDFIXTURE12".to_owned()])
+        .expect("redactor");
+    let shown = allowed.redact(&persons_file()).into_owned();
+    assert!(shown.contains("[redacted:"), "{shown}");
+    let edit = write(
+        "config.txt",
+        &shown.replace("max_tokens = 8192", "max_tokens = 4096"),
+    );
     Arc::new(AnswerBook::new(json!({
         "planner": {"": {"decisions": [], "children": [
             child("a", "R-1", "a.txt", &["test -f a.txt"], &[]),
@@ -155,7 +167,7 @@ fn secrets_a_worker_reads_runs_and_diffs_reach_no_model_and_no_row() {
     assert_eq!(first.code, 0, "{}\n{}", first.err, first.out);
     // A person commits their configuration, secrets and all, and an allowed fixture key.
     let out = dir.path().join("out");
-    let file = format!("{}fixture = AKIAALLOWEDFIXTURE12\n", secrets_file());
+    let file = persons_file();
     std::fs::write(out.join("config.txt"), &file).expect("config");
     std::fs::write(out.join(".env"), "DB_PASSWORD=Zx9-Qw8-Er7-Ty6\n").expect("env");
     assert!(git(&out, &["add", "-A"]).0);
@@ -214,4 +226,10 @@ fn secrets_a_worker_reads_runs_and_diffs_reach_no_model_and_no_row() {
     let spec = dir.path().join("spec.md").display().to_string();
     let show = crate::support::specc(&["show", "b", &spec]);
     assert!(show.stdout.contains("redacted: "), "{}", show.stdout);
+    // The file the worker rewrote from placeholders holds the person's secrets again.
+    let landed = std::fs::read_to_string(out.join("config.txt")).expect("landed");
+    assert_eq!(
+        landed,
+        file.replace("max_tokens = 8192", "max_tokens = 4096")
+    );
 }

@@ -34,7 +34,7 @@ pub fn request(system: &str, user: &serde_json::Value, tool: Tool, max_tokens: u
 #[derive(Debug)]
 pub struct Asked<T> {
     pub answer: T,
-    /// Model calls it took (1 + repairs).
+    /// Model calls it took: 1, its repairs and its reads of the spec.
     pub calls: usize,
     /// Errors the repairs did not remove but the caller resolves another way (see
     /// [`ForcedCall::tolerate`]).
@@ -161,6 +161,8 @@ impl<'a, T: DeserializeOwned> ForcedCall<'a, T> {
                 calls -= 1; // a read is not an answer: it spends no repair
                 continue;
             }
+            // Every call is counted, reads too: they are paid for like answers.
+            let made = calls + reads;
             let problems = match parse::<T>(&response, self.tool) {
                 Ok(answer) => {
                     let errors: Vec<Diagnostic> = (self.check)(&answer)
@@ -171,7 +173,7 @@ impl<'a, T: DeserializeOwned> ForcedCall<'a, T> {
                     if errors.is_empty() || tolerated {
                         return Ok(Asked {
                             answer,
-                            calls,
+                            calls: made,
                             unresolved: errors,
                         });
                     }

@@ -222,12 +222,17 @@ pub fn read_spec(tree: &IntentTree, call: &ToolCall) -> String {
         .trim_start_matches('#');
     match tree.node(id) {
         Some(n) => {
-            let children: Vec<&str> = n.children.iter().map(|c| c.id.as_str()).collect();
-            if children.is_empty() {
-                n.text.clone()
-            } else {
-                format!("{}\n\n(subsections: {})", n.text, children.join(", "))
+            // The ids a plan cites for the sentences read here, and where to read on.
+            let mut out = n.text.clone();
+            let ids: Vec<&str> = n.requirements.iter().map(|r| r.id.as_str()).collect();
+            if !ids.is_empty() {
+                out.push_str(&format!("\n\n(requirements: {})", ids.join(", ")));
             }
+            let children: Vec<&str> = n.children.iter().map(|c| c.id.as_str()).collect();
+            if !children.is_empty() {
+                out.push_str(&format!("\n\n(subsections: {})", children.join(", ")));
+            }
+            out
         }
         None => {
             let near: Vec<&str> = tree

@@ -58,7 +58,10 @@ async fn over_the_budget_the_rest_is_an_outline_that_read_spec_returns_whole() {
     )
     .await
     .expect("planned");
-    assert_eq!(planned.calls, 1, "the read is not a repair");
+    assert_eq!(
+        planned.calls, 2,
+        "a read is a call paid for, like the answer"
+    );
     let sent = scripted.requests();
     assert_eq!(sent.len(), 2);
     let user: serde_json::Value = serde_json::from_str(&sent[0].messages[1].text).expect("json");
@@ -80,6 +83,8 @@ async fn over_the_budget_the_rest_is_an_outline_that_read_spec_returns_whole() {
     let read = &sent[1].messages.last().expect("the read's result").text;
     assert!(read.starts_with("## Units {#units}"), "{read}");
     assert!(read.contains(&long.trim_end()[..200]), "{read}");
+    // With the ids its answer cites for them.
+    assert!(read.ends_with("(requirements: R-1)"), "{read}");
 }
 
 #[tokio::test]

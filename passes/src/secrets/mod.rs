@@ -57,6 +57,11 @@ impl Redactor {
         })
     }
 
+    /// A redactor with no allow list, for when the configured one cannot be made.
+    pub fn none() -> Redactor {
+        Redactor::new(&[]).unwrap_or_else(|e| unreachable!("specc's own patterns: {e}"))
+    }
+
     /// The secrets in `text`, in order, none overlapping.
     pub fn scan(&self, text: &str) -> Vec<Hit> {
         let matched = self.set.matches(text);
@@ -119,6 +124,28 @@ impl Redactor {
         }
         out.push_str(&text[at..]);
         Cow::Owned(out)
+    }
+
+    /// `text` (a model's, written against what it was shown) with each placeholder of a
+    /// secret `source` holds put back to that secret: a worker that rewrites a file it read
+    /// keeps the file's secrets. `Err` names a placeholder `source` does not explain.
+    pub fn restore(&self, text: &str, source: &str) -> Result<String, String> {
+        if !text.contains("[redacted:") {
+            return Ok(text.to_owned());
+        }
+        let mut out = text.to_owned();
+        for h in self.scan(source) {
+            let secret = &source[h.range.clone()];
+            let placeholder = format!("[redacted:{}:{}]", h.kind, tag(secret));
+            out = out.replace(&placeholder, secret);
+        }
+        match out.find("[redacted:") {
+            Some(at) => {
+                let end = out[at..].find(']').map_or(out.len(), |e| at + e + 1);
+                Err(out[at..end].to_owned())
+            }
+            None => Ok(out),
+        }
     }
 
     /// Every string of `value`, redacted in place; whether anything was.

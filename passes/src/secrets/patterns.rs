@@ -106,7 +106,7 @@ pub(super) const PATTERNS: &[Pattern] = &[
         // says key, token, secret or password, and a literal value (checked by
         // `looks_secret`).
         kind: "assigned-secret",
-        regex: r#"(?im)(?:^|[^A-Za-z0-9_])["']?(?P<name>[A-Za-z0-9_.\-]*(?:key|token|secret|passw(?:or)?d|pwd|credential)[A-Za-z0-9_.\-]*)["']?\s*(?::|=|:=)\s*["']?(?P<s>[^\s"',;#}\]\\]{8,})"#,
+        regex: r#"(?im)(?:^|[^A-Za-z0-9_])(?:\\?["'])?(?P<name>[A-Za-z0-9_.\-]*(?:key|token|secret|passw(?:or)?d|pwd|credential)[A-Za-z0-9_.\-]*)(?:\\?["'])?\s*(?::|=|:=)\s*(?:\\?["'])?(?P<s>[^\s"',;}\]\\]{8,})"#,
     },
 ];
 
@@ -114,14 +114,7 @@ pub(super) const PATTERNS: &[Pattern] = &[
 /// reference to one (`${VAR}`, `$VAR`, `os.environ[...]`, a call).
 pub(super) fn looks_secret(value: &str) -> bool {
     let v = value.trim_end_matches(['.', ')']);
-    if v.len() < 8
-        || v.starts_with('$')
-        || v.starts_with('<')
-        || v.starts_with('{')
-        || v.contains('(')
-        || v.contains("${")
-        || v.chars().all(|c| c.is_ascii_digit() || c == '.')
-    {
+    if v.len() < 8 || v.chars().all(|c| c.is_ascii_digit() || c == '.') || reference(v) {
         return false;
     }
     let lower = v.to_ascii_lowercase();
@@ -133,23 +126,17 @@ pub(super) fn looks_secret(value: &str) -> bool {
         "your_",
         "your-",
         "redacted",
-        "env.",
         "environ",
         "process.env",
         "getenv",
-        "settings.",
-        "config.",
-        "self.",
-        "none",
-        "null",
-        "true",
-        "false",
-        "undefined",
     ];
     if placeholders.iter().any(|p| lower.contains(p)) {
         return false;
     }
-    // A dotted or path-like identifier (`module.attr`, `a/b`) is code, not a secret.
+    if ["none", "null", "true", "false", "undefined"].contains(&lower.as_str()) {
+        return false;
+    }
+    // A dotted or path-like identifier (`module.attr`, `settings.SECRET_KEY`) is code.
     if v.chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-')
         && v.contains('.')
@@ -165,4 +152,38 @@ pub(super) fn looks_secret(value: &str) -> bool {
     (digit && (upper || lower_c))
         || (upper && lower_c && v.len() >= 12)
         || (symbol && (digit || upper))
+}
+
+/// Whether a value refers to a secret rather than holding one: `$VAR`, `${VAR}`, a
+/// template (`{{ x }}`, `<your key>`), an attribute (`self.x`, `settings.X`) or a call
+/// (`get_key()`, `os.environ["X"]`).
+fn reference(v: &str) -> bool {
+    let ident = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    // The value stops before a `}`: `${VAR}` arrives as `${VAR`.
+    let var = v
+        .strip_prefix("${")
+        .map(|r| r.trim_end_matches('}'))
+        .or(v.strip_prefix('$'));
+    if var.is_some_and(|n| ident(n.split([':', '-']).next().unwrap_or(n))) {
+        return true;
+    }
+    if v.starts_with("{{") || v.starts_with("{%") || (v.starts_with('<') && v.ends_with('>')) {
+        return true;
+    }
+    // `name(` or `a.b.c(`/`a.b[`: code.
+    let head: String = v
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '.')
+        .collect();
+    let rest = &v[head.len()..];
+    (rest.starts_with('(') || rest.starts_with('[')) && head.split('.').all(ident)
+        || ["self.", "this.", "settings.", "config.", "env."]
+            .iter()
+            .any(|p| v.starts_with(p))
 }

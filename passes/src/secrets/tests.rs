@@ -253,3 +253,46 @@ fn secrets_on_consecutive_lines_are_found_inside_json() {
         assert!(!out.contains(secret), "{secret}: {out}");
     }
 }
+
+/// Inside a request's JSON text, a quoted value's quotes are `\"`: found all the same; a
+/// `#` inside a value is part of it; a password with a `$` or a `(` is still a password.
+#[test]
+fn quoted_values_inside_json_and_awkward_passwords_are_found() {
+    let texts = [
+        "API_TOKEN=\"9f8e7d6c5b4a3f2e1d\"",
+        "{\"client_secret\": \"Xy9Zk2Lm4Np6Qr8St\"}",
+        "password = \"Tr0ub4dor&3x\"",
+        "SECRET_KEY='django-insecure-5c&b#x(9zQ1'",
+    ];
+    let r = redactor();
+    for t in texts {
+        let json = serde_json::json!({"t": t}).to_string();
+        for text in [t.to_owned(), json] {
+            let out = r.redact(&text).into_owned();
+            assert!(out.contains("[redacted:"), "{text} -> {out}");
+        }
+    }
+    for (text, secret) in [
+        ("DB_PASSWORD=abc#12345xyzQ", "abc#12345xyzQ"),
+        ("password: Pa$$w0rd(1)x", "Pa$$w0rd(1"),
+    ] {
+        let out = r.redact(text).into_owned();
+        assert!(!out.contains(secret), "{text} -> {out}");
+    }
+}
+
+/// A worker rewrites a file it was shown redacted: the file's own secrets come back; a
+/// placeholder the file does not hold is refused.
+#[test]
+fn placeholders_are_put_back_from_the_file_they_came_from() {
+    let r = redactor();
+    let file = "api: AKIAIOSFODNN7QWERTYU\nmax = 1\n";
+    let shown = r.redact(file).into_owned();
+    let rewritten = shown.replace("max = 1", "max = 2");
+    assert_eq!(
+        r.restore(&rewritten, file).expect("restored"),
+        "api: AKIAIOSFODNN7QWERTYU\nmax = 2\n"
+    );
+    let other = r.redact("k: AKIAZZZZZZZZZZZZZZZZ").into_owned();
+    assert!(r.restore(&other, file).is_err());
+}

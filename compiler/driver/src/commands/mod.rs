@@ -22,6 +22,7 @@ mod preview;
 mod report;
 mod runners;
 mod sandbox;
+mod secrets;
 mod serve;
 mod show;
 mod state_url;

@@ -248,7 +248,16 @@ impl Setup {
             ))
         })?;
         let key_env = |var: &str| std::env::var(var).ok();
-        let mut client = Client::from_config(llm.clone(), &key_env, args.record.as_deref());
+        // The spec goes to planners screened for secrets (design: secrets.redaction).
+        let text = std::fs::read_to_string(
+            args.config
+                .clone()
+                .unwrap_or_else(|| dir.join("specc.toml")),
+        )
+        .unwrap_or_default();
+        let secrets = super::secrets::redactor(&super::secrets::allow_list(&text));
+        let mut client = Client::from_config(llm.clone(), &key_env, args.record.as_deref())
+            .with_redactor(Arc::new(super::secrets::Secrets(secrets)));
         if args.provider == ProviderChoice::Outline {
             let outline: Arc<dyn specc_llm::Provider> = Arc::new(OutlinePlanner::new("outline"));
             let outline = match &args.record {

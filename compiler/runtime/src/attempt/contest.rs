@@ -59,6 +59,15 @@ impl AgentLoop<'_> {
                 )
             });
         };
+        // A settlement of this text (this call, journaled before a resume, or another
+        // task's) answers as it did, before any other check.
+        if let Some(row) = self.settled.get(id).filter(|r| r.replaced == given.text) {
+            return ToolOutcome::ok(format!(
+                "`{id}` was settled: \"{}\" ({}). This text replaces the one your task gave: follow it, and reference it with `design: {id}` where your code carries it out.",
+                row.text.trim(),
+                row.rationale.trim()
+            ));
+        }
         if given.spec {
             return ToolOutcome::error(format!(
                 "`{id}` is the spec's own decision: it binds everyone and cannot be contested; follow it, or `give_up` saying what it makes impossible"

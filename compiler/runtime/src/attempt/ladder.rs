@@ -111,6 +111,12 @@ impl Ladder {
     /// on, `None` for a conflict the task runs again for.
     async fn attempt(&mut self, s: &Services<'_>) -> Result<TaskEnd, Option<Failure>> {
         self.attempt += 1;
+        // A decision settled since the last attempt (this task's contest or another's): the
+        // next attempt reads the settled text and lands with a fingerprint over it
+        // (design: runtime.contested-decisions).
+        if let Some(o) = s.settled.apply(&self.order) {
+            self.order = o;
+        }
         let (attempt, role) = (self.attempt, self.role(s));
         let mut notes = Notes::default();
         let carried = std::mem::take(&mut self.carried);
@@ -235,7 +241,7 @@ async fn landed(
         followups.extend(settle_contradictions(s, order, &notes.contradictions).await);
     }
     // The decisions this attempt contested and the coordinator settled: their entries.
-    let settled = s.settled.settled_by(&order.task.id, attempt);
+    let settled = s.settled.settled_by(&order.task.id);
     if !settled.is_empty() {
         followups.extend(record_settled(s, order, &settled).await);
     }

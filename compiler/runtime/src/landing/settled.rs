@@ -52,13 +52,13 @@ impl Settled {
         self.rows.lock().ok()?.get(id).cloned()
     }
 
-    /// The settlements `task`'s attempt `attempt` brought.
-    pub(crate) fn settled_by(&self, task: &str, attempt: u32) -> Vec<SettledRow> {
+    /// The settlements `task` brought, in any attempt.
+    pub(crate) fn settled_by(&self, task: &str) -> Vec<SettledRow> {
         let Ok(rows) = self.rows.lock() else {
             return Vec::new();
         };
         rows.values()
-            .filter(|r| r.by_task == task && r.attempt == attempt)
+            .filter(|r| r.by_task == task)
             .cloned()
             .collect()
     }
@@ -70,9 +70,11 @@ impl Settled {
         if rows.is_empty() {
             return None;
         }
+        // A settlement stands for the text it replaced: a plan that decides the id anew (an
+        // edit re-planned it) is the planner's again, and the spec binds over both.
         let changes = |d: &DecisionText| {
             let row = rows.get(&d.id).filter(|_| !d.spec)?;
-            (row.text != d.text).then_some(row)
+            (row.text != d.text && row.replaced == d.text).then_some(row)
         };
         if !order.decisions.iter().any(|d| changes(d).is_some()) {
             return None;
@@ -101,8 +103,11 @@ impl Settled {
         contest: &Contest,
         max_tokens: u32,
     ) -> Result<SettledRow, String> {
+        // Settled already — this contest, journaled before a resume, or another task's of
+        // the same text: the settlement stands, and no second call is made.
         if let Some(row) = self.get(&given.id).filter(|r| {
-            r.by_task == who.task && r.attempt == who.attempt && r.evidence == contest.evidence
+            (r.by_task == who.task && r.attempt == who.attempt && r.evidence == contest.evidence)
+                || r.replaced == given.text
         }) {
             return Ok(row);
         }

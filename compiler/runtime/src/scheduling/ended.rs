@@ -3,6 +3,7 @@
 //! design: runtime.scheduler
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use specc_state::TaskState;
@@ -55,6 +56,11 @@ impl Scheduler<'_> {
         }
         for need in &l.flagged {
             self.split_for(need);
+        }
+        // The ladder's last attempt read the decisions settled by then, and landed with a
+        // fingerprint over them: the order kept here reads them too.
+        if let Some(o) = self.s.settled.apply(&self.order[i]) {
+            self.order[i] = Arc::new(o);
         }
         let hex = l.commit.map(|c| c.hex());
         self.set(i, TaskState::Landed, None, hex.as_deref());

@@ -51,7 +51,11 @@ impl Scheduler<'_> {
         hold: bool,
     ) -> Option<Arc<WorkOrder>> {
         let order = &self.order[i];
-        if order.checks.iter().all(|c| c.section.is_none()) {
+        if order
+            .checks
+            .iter()
+            .all(|c| c.section.is_none() && c.informs.is_none())
+        {
             return Some(order.clone());
         }
         let mut informs: HashMap<&str, String> = HashMap::new();
@@ -85,14 +89,16 @@ impl Scheduler<'_> {
             );
             informs.insert(node, why);
         }
-        if informs.is_empty() {
+        // Every section check as of now: a mark an earlier start left (a follow-up copies
+        // its task's checks, marks and all) is cleared where the section is complete.
+        let marked =
+            |c: &crate::attempt::Check| c.section.as_deref().and_then(|n| informs.get(n)).cloned();
+        if order.checks.iter().all(|c| c.informs == marked(c)) {
             return Some(order.clone());
         }
         let mut started = (**order).clone();
         for c in &mut started.checks {
-            if let Some(why) = c.section.as_deref().and_then(|n| informs.get(n)) {
-                c.informs = Some(why.clone());
-            }
+            c.informs = marked(c);
         }
         Some(Arc::new(started))
     }

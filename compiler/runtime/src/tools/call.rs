@@ -23,6 +23,11 @@ impl Toolbox {
                 "the checkout could not be brought to the base commit: {e}"
             ));
         }
+        let restored = match self.restore_secrets(call).await {
+            Ok(c) => c,
+            Err(e) => return e,
+        };
+        let call = restored.as_ref().unwrap_or(call);
         let outcome = match call.name.as_str() {
             "read" => parse(call).map(|a| view::read(self, a)),
             "list" => parse(call).map(|a| view::list(self, a)),
@@ -64,6 +69,48 @@ impl Toolbox {
             ))),
         };
         outcome.unwrap_or_else(|e| e)
+    }
+
+    /// A `write` or `edit` whose text holds a placeholder of a secret the model was shown
+    /// redacted, with the file's own secrets put back (design: secrets.redaction): `None`
+    /// when it holds none, an error when a placeholder is not the file's.
+    async fn restore_secrets(&self, call: &ToolCall) -> Result<Option<ToolCall>, ToolOutcome> {
+        static REDACTOR: std::sync::LazyLock<specc_passes::secrets::Redactor> =
+            std::sync::LazyLock::new(specc_passes::secrets::Redactor::none);
+        if !matches!(call.name.as_str(), "write" | "edit")
+            || !call.arguments.to_string().contains("[redacted:")
+        {
+            return Ok(None);
+        }
+        if let Err(e) = self.ready().await {
+            return Err(ToolOutcome::error(format!(
+                "the checkout could not be brought to the base commit: {e}"
+            )));
+        }
+        let path = call
+            .arguments
+            .get("path")
+            .and_then(serde_json::Value::as_str);
+        let source = path
+            .and_then(crate::checkouts::normalise)
+            .and_then(|rel| std::fs::read_to_string(self.root.join(rel)).ok())
+            .unwrap_or_default();
+        let mut restored = call.clone();
+        for key in ["content", "old", "new"] {
+            let Some(text) = call.arguments.get(key).and_then(serde_json::Value::as_str) else {
+                continue;
+            };
+            match REDACTOR.restore(text, &source) {
+                Ok(t) => restored.arguments[key] = serde_json::Value::String(t),
+                Err(p) => {
+                    return Err(ToolOutcome::error(format!(
+                        "`{key}` holds {p}, a placeholder for a secret you were not shown, and `{}` holds no secret it stands for: write the lines around it with `edit` instead, and leave the secret's line as it is",
+                        path.unwrap_or("the file")
+                    )));
+                }
+            }
+        }
+        Ok(Some(restored))
     }
 
     /// Whether `call` needs the checkout's directory to hold the base (design:

@@ -94,6 +94,19 @@ impl Journal {
         self
     }
 
+    /// `text` as it is written: screened, when the journal screens.
+    pub(crate) fn screen_text(&self, text: Option<&str>) -> Option<String> {
+        let text = text?;
+        match &self.screen {
+            Some(screen) => {
+                let mut v = serde_json::Value::String(text.to_owned());
+                screen(&mut v);
+                Some(v.as_str().unwrap_or(text).to_owned())
+            }
+            None => Some(text.to_owned()),
+        }
+    }
+
     /// `body` as it is written: screened, when the journal screens.
     pub(crate) fn screen_body<'b>(
         &self,

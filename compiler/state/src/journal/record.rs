@@ -65,7 +65,7 @@ impl Journal {
             t.title.to_owned(),
             t.fingerprint.to_owned(),
         );
-        let (reason, commit) = (reason.map(str::to_owned), commit.map(str::to_owned));
+        let (reason, commit) = (self.screen_text(reason), commit.map(str::to_owned));
         let landed_ms = (state == TaskState::Landed).then(now_ms);
         self.defer(move |c| {
             c.execute(
@@ -249,7 +249,7 @@ impl Journal {
         reason: Option<&str>,
     ) -> Result<(), JournalError> {
         let (run, task, state) = (run.to_owned(), task.to_owned(), state.to_owned());
-        let reason = reason.map(str::to_owned);
+        let reason = self.screen_text(reason);
         self.defer(move |c| {
             c.execute(
                 "UPDATE attempts SET state = ?4, reason = ?5, finished_unix = ?6
@@ -296,8 +296,9 @@ impl Journal {
         order: &impl serde::Serialize,
         why: &str,
     ) -> Result<(), JournalError> {
-        let body =
-            serde_json::to_string(order).map_err(|e| JournalError::Damaged(e.to_string()))?;
+        let value =
+            serde_json::to_value(order).map_err(|e| JournalError::Damaged(e.to_string()))?;
+        let body = self.screen_body(&value).to_string();
         let (run, task, why) = (run.to_owned(), task.to_owned(), why.to_owned());
         self.defer(move |c| {
             c.execute(

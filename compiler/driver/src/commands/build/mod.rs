@@ -16,7 +16,7 @@ mod pins;
 mod planned;
 mod progress;
 mod screen;
-mod secrets;
+
 pub(super) mod session;
 mod signals;
 mod summary;

@@ -121,12 +121,10 @@ impl Session {
         // One writer for the ledger and the journal: one commit takes both.
         // Secrets are screened out of every request and every journaled row (design:
         // secrets.redaction); the allow list was checked when specc.toml was read.
-        let secrets = Arc::new(
-            specc_passes::secrets::Redactor::new(&cfg.secrets_allow).map_err(Refused::setup)?,
-        );
+        let secrets = crate::commands::secrets::redactor(&cfg.secrets_allow);
         let journal = Journal::on(ledger.state_db())
             .map_err(|e| Refused::setup(e.to_string()))?
-            .screened(super::secrets::screen(&secrets));
+            .screened(crate::commands::secrets::screen(&secrets));
         let mut pending = pending;
         let mut adopted_files = None;
         if first_adopted {
@@ -185,7 +183,7 @@ impl Session {
         };
         let client = client(&cfg, args, env)
             .with_ledger(ledger.clone(), &run)
-            .with_redactor(Arc::new(super::secrets::Secrets(secrets.clone())));
+            .with_redactor(Arc::new(crate::commands::secrets::Secrets(secrets.clone())));
         Ok(Session {
             dir,
             state,

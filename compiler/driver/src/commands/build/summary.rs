@@ -107,7 +107,7 @@ impl Summary<'_> {
             s.total.dollars,
             self.elapsed.as_secs_f64()
         )?;
-        if let Some(line) = super::secrets::summary(&self.redacted) {
+        if let Some(line) = crate::commands::secrets::summary(&self.redacted) {
             writeln!(w, "{line}")?;
         }
         if !self.check.text.trim().is_empty() {

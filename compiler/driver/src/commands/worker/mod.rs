@@ -227,12 +227,18 @@ fn open(
     let ledger = Ledger::open(&state.join("state.db"))
         .map(Arc::new)
         .map_err(StartError::Ledger)?;
-    let journal = Journal::on(ledger.state_db()).map_err(StartError::Journal)?;
+    // Secrets are screened out of its requests and its journal as in a build (design:
+    // secrets.redaction).
+    let secrets = crate::commands::secrets::redactor(&cfg.secrets_allow);
+    let journal = Journal::on(ledger.state_db())
+        .map_err(StartError::Journal)?
+        .screened(crate::commands::secrets::screen(&secrets));
     // Its calls are the build's: recorded under its run here, and held against the serve's
     // budget and recorded in its ledger under the claim of their task.
     let client = session::client(&cfg, args, env)
         .with_ledger(ledger, run)
-        .with_gate(upstream.clone());
+        .with_gate(upstream.clone())
+        .with_redactor(Arc::new(crate::commands::secrets::Secrets(secrets)));
     Ok(Worker {
         holder,
         remote,
