@@ -391,6 +391,11 @@ pub(crate) struct BuildArgs {
     /// approve`].
     #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "saved", value_name = "plan")]
     pub(crate) approve: Option<Approve>,
+    /// Append the build's gauges to FILE once a second, as JSON lines: attempts working and
+    /// waiting for a job, model calls waiting and out, the state database's uncommitted
+    /// writes, submissions at the VCS, memory, open files and threads (to choose `jobs`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) gauges: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) messages: MessageArgs,
 }

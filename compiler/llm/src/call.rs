@@ -65,12 +65,15 @@ impl Client {
         let bound = self.bind(role, model, request)?;
         // Queue for the role, then for the provider, so that waiting calls hold no budget
         // (nor a provider slot another role could use).
+        let waiting = crate::client::Counted::new(&self.calls.waiting);
         let _role_permit = self.queue_for_role(role).await?;
         let _permit = bound
             .limit
             .acquire()
             .await
             .map_err(|_| LlmError::Config("provider closed".into()))?;
+        drop(waiting);
+        let _out = crate::client::Counted::new(&self.calls.out);
         // Checked once the call would go out: one queued behind the limits is refused too.
         if let Some(why) = self.halt.reason() {
             return Err(LlmError::Halted(why));

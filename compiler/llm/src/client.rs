@@ -38,6 +38,40 @@ pub struct Client {
     pub(crate) gate: Option<Arc<dyn crate::BudgetGate>>,
     /// Screens every request for secrets before it leaves (design: secrets.redaction).
     pub(crate) redactor: Option<Arc<dyn crate::Redact>>,
+    /// Calls waiting for a permit and calls out, for `specc build --gauges`.
+    pub(crate) calls: Arc<CallGauges>,
+}
+
+/// How many calls wait for their role's or provider's permit, and how many are out (hold
+/// the permit: sent, retrying or being recorded).
+#[derive(Debug, Default)]
+pub struct CallGauges {
+    pub(crate) waiting: std::sync::atomic::AtomicUsize,
+    pub(crate) out: std::sync::atomic::AtomicUsize,
+}
+
+impl CallGauges {
+    /// `(waiting, out)` now.
+    pub fn read(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.waiting.load(Relaxed), self.out.load(Relaxed))
+    }
+}
+
+/// One count held while it lives.
+pub(crate) struct Counted<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Counted<'a> {
+    pub(crate) fn new(n: &'a std::sync::atomic::AtomicUsize) -> Counted<'a> {
+        n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Counted(n)
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl Client {
@@ -83,6 +117,7 @@ impl Client {
             halt: crate::Halt::default(),
             gate: None,
             redactor: None,
+            calls: Arc::default(),
         }
     }
 
@@ -148,6 +183,11 @@ impl Client {
     pub fn with_redactor(mut self, r: Arc<dyn crate::Redact>) -> Client {
         self.redactor = Some(r);
         self
+    }
+
+    /// Calls waiting and calls out, now.
+    pub fn call_gauges(&self) -> &CallGauges {
+        &self.calls
     }
 
     /// The redactor requests go through, for what else leaves the process (the journal).

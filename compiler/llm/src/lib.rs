@@ -32,8 +32,8 @@ pub mod types;
 
 pub use anthropic::Anthropic;
 pub use budget::Reservation;
-pub use client::{AnswerHook, Client};
-pub use config::{LlmConfig, Role};
+pub use client::{AnswerHook, CallGauges, Client};
+pub use config::{LlmConfig, ProviderKind, Role};
 pub use error::LlmError;
 pub use gate::BudgetGate;
 pub use halt::Halt;

@@ -21,5 +21,6 @@ pub use confine::{Probe, Rlimits, SUBCOMMAND, SYSTEM_READABLE, SandboxRunner, to
 pub use process::{ALLOWED_VARS, LOG_CAP, ProcessRunner};
 pub use runner::{
     BoxFuture, Captured, CommandLimits, CommandResult, CommandSpec, Confinement, Exit, Runner,
+    raise_open_files,
 };
 pub use test_blocks::{Runners, RunnersError, parse as parse_runners, script as block_script};

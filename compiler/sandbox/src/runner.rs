@@ -119,3 +119,19 @@ pub trait Runner: Send + Sync {
     fn confinement(&self) -> Confinement;
     fn run(&self, spec: CommandSpec) -> BoxFuture<'_, CommandResult>;
 }
+
+/// Raises this process's soft limit on open files towards its hard limit (at most 65,536,
+/// which children inherit), and returns the soft limit now: a wide build holds a few
+/// descriptors for each attempt in flight (its model connection, its command's pipes, the
+/// sandbox helper's), more than the 1,024 many systems start a process with once `jobs`
+/// passes a few hundred (design: perf.width). Sandboxed commands get the sandbox's own,
+/// lower limit.
+pub fn raise_open_files() -> Option<u64> {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
+    let want = hard.min(65_536);
+    if soft < want && setrlimit(Resource::RLIMIT_NOFILE, want, hard).is_ok() {
+        return Some(want);
+    }
+    Some(soft)
+}

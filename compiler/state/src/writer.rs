@@ -382,6 +382,12 @@ impl StateDb {
         self.shared.commit(&mut conn)
     }
 
+    /// Writes queued and not yet committed (`specc build --gauges`).
+    pub fn backlog(&self) -> u64 {
+        let queued = self.shared.queue().map_or(0, |q| q.queued);
+        queued.saturating_sub(self.shared.mark.borrow().committed)
+    }
+
     /// Asks the committer thread to commit what is queued, without waiting for it (a
     /// writer without a committer commits when [`StateDb::durable`] is awaited): the
     /// caller goes on, and waits with `durable` only where it must (design:

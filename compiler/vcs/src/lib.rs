@@ -218,6 +218,10 @@ struct Inner {
     published: published::Published,
     /// A replica's upstream: submissions and flags go there (design: vcs.replica).
     upstream: Option<std::sync::Arc<dyn replica::Upstream>>,
+    /// Submissions sent and not yet answered (`specc build --gauges`).
+    submissions: std::sync::atomic::AtomicUsize,
+    /// What the checkouts' git views share (design: vcs.checkout-view).
+    views: std::sync::Mutex<view::Shared>,
 }
 
 impl Drop for Inner {
@@ -272,6 +276,8 @@ impl Repo {
                 line_budget: options.line_budget,
                 published,
                 upstream,
+                submissions: Default::default(),
+                views: Default::default(),
             }),
             queue: Default::default(),
         })
@@ -311,16 +317,19 @@ impl Repo {
     /// Submits a change; resolves once its outcome is durable. A conflict is also queued for
     /// [`Repo::resolve_next`].
     pub async fn submit(&self, s: Submission) -> Outcome {
-        let outcome = match &self.inner.upstream {
-            Some(up) => self.submit_upstream(up.as_ref(), &s).await,
-            None => {
-                let (tx, rx) = oneshot::channel();
-                if self.send(Request::Submit(Box::new(s.clone()), tx)).is_err() {
-                    return Outcome::Refused(Refusal::Unavailable);
-                }
-                rx.await.unwrap_or(Outcome::Refused(Refusal::Unavailable))
+        // Counted until answered, or until the caller gives up on it.
+        struct InFlight<'a>(&'a std::sync::atomic::AtomicUsize);
+        impl Drop for InFlight<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
             }
-        };
+        }
+        self.inner
+            .submissions
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let counted = InFlight(&self.inner.submissions);
+        let outcome = self.submit_counted(&s).await;
+        drop(counted);
         if let Outcome::Conflict(c) = &outcome
             && let Ok(mut q) = self.queue.lock()
         {
@@ -332,6 +341,26 @@ impl Repo {
             });
         }
         outcome
+    }
+
+    /// Submissions sent and not answered yet: queued for the integrator or in its batch.
+    pub fn submissions_in_flight(&self) -> usize {
+        self.inner
+            .submissions
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    async fn submit_counted(&self, s: &Submission) -> Outcome {
+        match &self.inner.upstream {
+            Some(up) => self.submit_upstream(up.as_ref(), s).await,
+            None => {
+                let (tx, rx) = oneshot::channel();
+                if self.send(Request::Submit(Box::new(s.clone()), tx)).is_err() {
+                    return Outcome::Refused(Refusal::Unavailable);
+                }
+                rx.await.unwrap_or(Outcome::Refused(Refusal::Unavailable))
+            }
+        }
     }
 
     /// Takes `writer`'s oldest conflict out of the queue: its merge is handled by the
@@ -460,22 +489,26 @@ impl Repo {
 
     /// Makes `git_dir` a git repository whose `main` is this store's history up to `base`
     /// and whose index is `base`'s tree, and `work_tree/.git` a file naming it, so that git
-    /// answers in a checkout of `base` (design: vcs.checkout-view).
+    /// answers in a checkout of `base`; its objects are shared by every view beside it.
+    /// Returns the shared repository, which whoever reads the view must read too (design:
+    /// vcs.checkout-view).
     pub async fn git_view(
         &self,
         git_dir: &Path,
         work_tree: &Path,
         base: ObjectId,
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<std::path::PathBuf> {
         let (git_dir, work_tree, repo) = (git_dir.to_owned(), work_tree.to_owned(), self.clone());
-        let make = move |since, onto| {
-            let (reply, rx) = oneshot::channel();
-            repo.send(Request::Export(since, onto, reply)).ok()?;
-            rx.blocking_recv().ok().flatten()
-        };
-        tokio::task::spawn_blocking(move || view::run(&git_dir, &work_tree, base, make))
-            .await
-            .map_err(std::io::Error::other)?
+        tokio::task::spawn_blocking(move || {
+            let make = |since, onto| {
+                let (reply, rx) = oneshot::channel();
+                repo.send(Request::Export(since, onto, reply)).ok()?;
+                rx.blocking_recv().ok().flatten()
+            };
+            view::run(&git_dir, &work_tree, base, &make, &repo.inner.views)
+        })
+        .await
+        .map_err(std::io::Error::other)?
     }
 
     pub async fn stats(&self) -> Stats {

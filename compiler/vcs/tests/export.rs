@@ -118,7 +118,8 @@ async fn export_is_fsck_clean_equal_to_the_store_and_incremental() {
 /// A checkout's git view (design: vcs.checkout-view), named by relative paths as a spec
 /// given by a relative path names its state: `main` is the store's history up to the base,
 /// the index the base's tree, so `git status` shows only what the checkout changed; a later
-/// base brings the view forward, and an earlier one makes it anew.
+/// base brings the view forward, an earlier one points it back, and a second view borrows
+/// the first one's objects instead of importing the history again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_checkout_git_view_answers_status_and_log_and_follows_its_base() {
     // Under the test's working directory, so that relative paths reach it.
@@ -148,11 +149,31 @@ async fn a_checkout_git_view_answers_status_and_log_and_follows_its_base() {
         git(&work, &["log", "--format=%s"]),
         "task-b: write b.txt\ntask-a: write a.txt\n"
     );
-    // Back to an earlier base: made anew.
+    // Back to an earlier base.
     repo.checkout(first, &work, &[".git"])
         .await
         .expect("checkout");
-    repo.git_view(&view, &work, first).await.expect("back");
+    let shared = repo.git_view(&view, &work, first).await.expect("back");
     assert_eq!(git(&work, &["status", "--short"]), "");
     assert_eq!(git(&work, &["log", "--format=%s"]), "task-a: write a.txt\n");
+    // A second view: the same history, its objects the shared repository's alone.
+    let (work2, view2) = (rel.join("slot-2"), rel.join("slot-2.git"));
+    repo.checkout(second, &work2, &[]).await.expect("checkout");
+    let shared2 = repo.git_view(&view2, &work2, second).await.expect("view");
+    assert_eq!(shared, shared2);
+    assert_eq!(
+        git(&work2, &["log", "--format=%s"]),
+        "task-b: write b.txt\ntask-a: write a.txt\n"
+    );
+    assert_eq!(git(&work2, &["status", "--short"]), "");
+    let own = |v: &std::path::Path| {
+        std::fs::read_dir(v.join("objects"))
+            .expect("objects")
+            .flatten()
+            .filter(|e| !["info", "pack"].contains(&e.file_name().to_str().unwrap_or("")))
+            .count()
+    };
+    assert_eq!(own(&view), 0, "the view holds no objects of its own");
+    assert_eq!(own(&view2), 0, "nor does the second");
+    assert!(own(&shared) > 0, "the shared repository holds them");
 }

@@ -269,7 +269,7 @@ pub(crate) async fn run(tools: &Toolbox, checks: &[Check], round: u32, left: Dur
         tools.tracked.ran_command();
     }
     let git = match checks.is_empty() {
-        true => None,
+        true => Vec::new(),
         false => tools.git_view().await,
     };
     for (i, c) in checks.iter().enumerate() {
@@ -279,7 +279,7 @@ pub(crate) async fn run(tools: &Toolbox, checks: &[Check], round: u32, left: Dur
             .run(CommandSpec {
                 script: c.shell.command(&c.script),
                 dir: tools.root.clone(),
-                read_only: git.iter().cloned().collect(),
+                read_only: git.clone(),
                 timeout: tools
                     .limits
                     .timeout

@@ -77,8 +77,10 @@ pub struct ParentBrief {
     pub id: String,
     pub title: String,
     pub instructions: String,
-    /// The leaf's siblings: what else the parent planned, and where each writes.
-    pub siblings: Vec<SiblingBrief>,
+    /// What the parent planned, and where each writes: the leaf among them (skipped where
+    /// its siblings are meant). One list shared by every leaf of the parent: a plan of `n`
+    /// leaves holds `n` entries, not `n²` (design: perf.width).
+    pub siblings: std::sync::Arc<[SiblingBrief]>,
 }
 
 /// One sibling of a leaf, as its parent's re-plan sees it.

@@ -80,6 +80,8 @@ pub fn work_orders(
             owner.insert(r.id.as_str(), n);
         }
     }
+    let by_id: HashMap<&str, &TaskNode> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
+    let briefs = parent_briefs(tree, tasks);
     let mut orders = Vec::new();
     let mut unrunnable = Vec::new();
     for t in leaves(tasks) {
@@ -129,10 +131,7 @@ pub fn work_orders(
             }
         }
         let spec = reading::sections(tree, &read);
-        let planner = t
-            .parent
-            .as_deref()
-            .and_then(|p| tasks.iter().find(|x| x.id == p));
+        let planner = t.parent.as_deref().and_then(|p| by_id.get(p).copied());
         let named: Vec<&str> = requirements
             .iter()
             .map(|r| r.text.as_str())
@@ -154,7 +153,15 @@ pub fn work_orders(
         }
         let mut order = WorkOrder {
             origin: None,
-            parent: Some(parent_brief(tree, tasks, t)),
+            parent: Some(
+                briefs
+                    .get(t.parent.as_deref().unwrap_or_default())
+                    .cloned()
+                    .unwrap_or_else(|| ParentBrief {
+                        title: tree.root.title.clone(),
+                        ..ParentBrief::default()
+                    }),
+            ),
             spec,
             other_decisions,
             task: t.clone(),
@@ -204,26 +211,34 @@ pub fn with_adopted_checks(
     }
 }
 
-/// The planner task `leaf` was planned by, and its siblings, for the leaf's re-plan by its
-/// parent (design: runtime.disputes). The root's title is the spec's.
-fn parent_brief(tree: &IntentTree, tasks: &[TaskNode], leaf: &TaskNode) -> ParentBrief {
-    let id = leaf.parent.clone().unwrap_or_default();
-    let planner = tasks.iter().find(|p| p.id == id);
-    let siblings = tasks
-        .iter()
-        .filter(|t| t.parent.as_deref() == Some(id.as_str()) && t.id != leaf.id)
-        .map(|t| SiblingBrief {
-            id: t.id.clone(),
-            title: t.title.clone(),
-            write_scope: t.write_scope.clone(),
-        })
-        .collect();
-    ParentBrief {
-        title: planner.map_or_else(|| tree.root.title.clone(), |p| p.title.clone()),
-        instructions: planner.map(|p| p.instructions.clone()).unwrap_or_default(),
-        id,
-        siblings,
+/// Each planner task's brief for its leaves' re-plans (design: runtime.disputes): its
+/// title and instructions (the root's title is the spec's) and what it planned, one shared
+/// list per planner.
+fn parent_briefs(tree: &IntentTree, tasks: &[TaskNode]) -> HashMap<String, ParentBrief> {
+    let mut children: HashMap<&str, Vec<SiblingBrief>> = HashMap::new();
+    for t in tasks {
+        if let Some(p) = t.parent.as_deref() {
+            children.entry(p).or_default().push(SiblingBrief {
+                id: t.id.clone(),
+                title: t.title.clone(),
+                write_scope: t.write_scope.clone(),
+            });
+        }
     }
+    let by_id: HashMap<&str, &TaskNode> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
+    children
+        .into_iter()
+        .map(|(id, siblings)| {
+            let planner = by_id.get(id);
+            let brief = ParentBrief {
+                title: planner.map_or_else(|| tree.root.title.clone(), |p| p.title.clone()),
+                instructions: planner.map(|p| p.instructions.clone()).unwrap_or_default(),
+                id: id.to_owned(),
+                siblings: siblings.into(),
+            };
+            (id.to_owned(), brief)
+        })
+        .collect()
 }
 
 /// The work leaves of `tasks`.

@@ -167,8 +167,9 @@ pub(super) fn sibling_outcomes(journal: &Journal, run: &str) -> HashMap<String, 
 
 /// The leaf's siblings as the planner is shown them: id, title, write scope and outcome.
 fn siblings(order: &WorkOrder, outcomes: &HashMap<String, String>) -> Vec<serde_json::Value> {
-    let siblings = order.parent.iter().flat_map(|p| &p.siblings);
+    let siblings = order.parent.iter().flat_map(|p| p.siblings.iter());
     siblings
+        .filter(|sib| sib.id != order.task.id)
         .map(|sib| {
             let mut v = json!({"id": sib.id, "title": sib.title, "write_scope": sib.write_scope});
             if let Some(o) = outcomes.get(&sib.id) {
@@ -270,7 +271,11 @@ fn problems(a: &Replan, commands: &Commands, order: &WorkOrder) -> Vec<Diagnosti
             .with_help("give at least one command that checks what the task must do, or leave `acceptance` out to keep the old ones"),
         );
     }
-    let siblings = order.parent.iter().flat_map(|p| &p.siblings);
+    let siblings = order
+        .parent
+        .iter()
+        .flat_map(|p| p.siblings.iter())
+        .filter(|sib| sib.id != order.task.id);
     // Only what the re-plan adds: the plan's own overlaps were serialised when it was made.
     let added = a
         .write_scope

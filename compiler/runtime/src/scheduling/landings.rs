@@ -35,6 +35,15 @@ impl Landings {
         self.working.load(Ordering::Relaxed) + self.returning.load(Ordering::Relaxed)
     }
 
+    /// `(working, returning)`: attempts working (holding a job), and attempts back from the
+    /// VCS waiting for a job (`specc build --gauges`).
+    pub fn gauges(&self) -> (usize, usize) {
+        (
+            self.working.load(Ordering::Relaxed),
+            self.returning.load(Ordering::Relaxed),
+        )
+    }
+
     /// `n` leaves start.
     pub(super) fn started(&self, n: usize) {
         self.working.fetch_add(n, Ordering::Relaxed);

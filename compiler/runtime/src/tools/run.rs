@@ -35,7 +35,7 @@ pub(super) async fn run(t: &Toolbox, a: Run, seq: u32, left: Duration) -> ToolOu
         .run(CommandSpec {
             script: a.command,
             dir: t.root.clone(),
-            read_only: git.into_iter().collect(),
+            read_only: git,
             timeout,
             output_cap: t.limits.output_cap,
             env: Vec::new(),

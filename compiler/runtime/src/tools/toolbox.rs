@@ -44,7 +44,7 @@ pub struct Toolbox {
 /// answer in it (design: vcs.checkout-view): made once, before the attempt's first command;
 /// its directory, which commands may read, or `None` if it could not be made.
 #[derive(Default)]
-pub struct GitView(tokio::sync::OnceCell<Option<PathBuf>>);
+pub struct GitView(tokio::sync::OnceCell<Vec<PathBuf>>);
 
 /// The attempt's base commit; its files are read from the VCS only if a full comparison
 /// is needed (a command ran), once.
@@ -193,24 +193,29 @@ impl Toolbox {
         }
     }
 
-    /// The checkout's git view of the base, made before the first command (the directory
-    /// commands may read), or `None` when it could not be made: the command then runs in a
-    /// checkout that is not a repository, as it would without one.
-    pub(crate) async fn git_view(&self) -> Option<PathBuf> {
+    /// The checkout's git view of the base, made before the first command: the directories
+    /// commands may read for it (the view, and the objects every view shares), none when it
+    /// could not be made: the command then runs in a checkout that is not a repository, as
+    /// it would without one.
+    pub(crate) async fn git_view(&self) -> Vec<PathBuf> {
         let make = || async {
-            let name = self.root.file_name()?.to_string_lossy().into_owned();
-            let git_dir = self.root.with_file_name(format!("{name}.git"));
+            let Some(name) = self.root.file_name() else {
+                return Vec::new();
+            };
+            let git_dir = self
+                .root
+                .with_file_name(format!("{}.git", name.to_string_lossy()));
             let made = self
                 .base
                 .repo
                 .git_view(&git_dir, &self.root, self.base.commit)
                 .await;
             match made {
-                Ok(()) => Some(git_dir),
+                Ok(shared) => vec![git_dir, shared],
                 Err(e) => {
                     tracing::warn!(checkout = %self.root.display(), error = %e, "no git view");
                     let _ = std::fs::remove_file(self.root.join(".git"));
-                    None
+                    Vec::new()
                 }
             }
         };

@@ -67,9 +67,16 @@ pub(super) fn execute(
         MessageFormat::Human if env.stderr_is_terminal => progress::Mode::Bar,
         MessageFormat::Human => progress::Mode::Plain,
     };
+    if serving.is_none() {
+        note_narrow_provider(&s.cfg.llm, local_jobs(s, args), sink);
+    }
     let progress = progress::Progress::new(mode, plan.orders.len(), sink);
     let (sender, receiver) = tokio::sync::watch::channel(Landings::default());
-    let watch = LandingWatch { sender, receiver };
+    let watch = LandingWatch {
+        sender,
+        receiver,
+        gauges: args.gauges.clone(),
+    };
     let on_event = |e: Event| {
         if matches!(e, Event::Landed { .. }) {
             watch.sender.send_modify(|p| p.landings += 1);
@@ -120,7 +127,7 @@ pub(super) fn execute(
             offered: args.jobs.unwrap_or(OFFERED),
         },
         None => Workers::Local {
-            jobs: args.jobs.or(s.cfg.jobs).unwrap_or(4),
+            jobs: local_jobs(s, args),
         },
     };
     let report = run_leaves(s, env, &services, plan, workers, &watch, &progress);
@@ -139,10 +146,42 @@ pub(super) fn execute(
     report
 }
 
-/// The landings the evaluations follow, and the build's end.
+/// The attempts a local build runs at once: `--jobs`, `[build] jobs`, or 4.
+fn local_jobs(s: &Session, args: &BuildArgs) -> usize {
+    args.jobs.or(s.cfg.jobs).unwrap_or(4)
+}
+
+/// Says so when the workers' provider (or role) lets fewer calls out at once than `jobs`
+/// attempts would make: the others wait for a permit (design: perf.width).
+fn note_narrow_provider(llm: &specc_llm::LlmConfig, jobs: usize, sink: &mut dyn Write) {
+    let Some(role) = llm.role(Role::Worker) else {
+        return;
+    };
+    // A recording answers at once: only a live model's permits are worth a word.
+    let Some(provider) = llm
+        .providers
+        .get(&role.provider)
+        .filter(|p| p.kind != specc_llm::ProviderKind::Replay)
+    else {
+        return;
+    };
+    let allowed = role
+        .concurrency
+        .map_or(provider.concurrency, |c| c.min(provider.concurrency));
+    if allowed < jobs {
+        let _ = writeln!(
+            sink,
+            "note: {jobs} jobs, but the workers' provider `{}` lets {allowed} calls out at once; the other attempts wait for one (raise `concurrency` in [providers.{}] if it allows more)",
+            role.provider, role.provider
+        );
+    }
+}
+
+/// The landings the evaluations follow, and the build's end; where its gauges go.
 struct LandingWatch {
     sender: tokio::sync::watch::Sender<Landings>,
     receiver: tokio::sync::watch::Receiver<Landings>,
+    gauges: Option<std::path::PathBuf>,
 }
 
 /// The build on the session's runtime, stopped cleanly by SIGTERM or SIGINT when the binary
@@ -157,8 +196,20 @@ fn run_leaves(
     progress: &progress::Progress<'_>,
 ) -> BuildReport {
     let halt = env.signals.then(|| s.client.halt_switch());
+    let db = s.ledger.state_db();
     let build = async {
-        let build = specc_runtime::build(services, plan, workers);
+        let build = async {
+            let build = specc_runtime::build(services, plan, workers);
+            match &watch.gauges {
+                // Sampled while the build runs (design: perf.width).
+                Some(file) => tokio::select! {
+                    biased;
+                    report = build => report,
+                    never = super::gauges::sample(file, services, &db) => match never {},
+                },
+                None => build.await,
+            }
+        };
         // The handlers are installed (on the first poll) before the work begins.
         let report = match halt {
             Some(halt) => tokio::select! {
@@ -174,7 +225,6 @@ fn run_leaves(
     match evals::evaluator(s) {
         Some(ev) => {
             let seen = |p: Seen<'_>| evals::show(progress, p);
-            let db = s.ledger.state_db();
             let receiver = watch.receiver.clone();
             let during = specc_runtime::eval::during_build(&ev, &db, &s.run, receiver, &seen);
             s.rt.block_on(async { tokio::join!(build, during).0 })

@@ -9,6 +9,7 @@ mod adopt_import;
 pub(super) mod config;
 pub(super) mod evals;
 mod execute;
+mod gauges;
 mod import;
 mod out_dir;
 mod outcome;

@@ -117,6 +117,8 @@ impl Session {
             });
         }
         let lock = lock(&state)?;
+        // A few descriptors for each attempt in flight (design: perf.width).
+        specc_sandbox::raise_open_files();
         let ledger = open_state(&cfg, &state)?;
         // One writer for the ledger and the journal: one commit takes both.
         // Secrets are screened out of every request and every journaled row (design:

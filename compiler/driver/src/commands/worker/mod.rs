@@ -94,6 +94,7 @@ pub(crate) fn run(args: &WorkerArgs, env: &Env, _out: &mut dyn Write, err: &mut 
         format: crate::cli::Format::Text,
         force: Vec::new(),
         approve: None,
+        gauges: None,
         messages: MessageArgs {
             message_format: MessageFormat::Human,
             error_limit: None,
