@@ -96,6 +96,7 @@ codes! {
     MERGE_ADDS_LINES = "E0409", Error, "the merge agent's resolution adds lines found in neither side of the conflict";
     PLAN_NOT_APPROVED = "E0410", Error, "specc build --approve found no approved plan, or the plan the spec gives now is not the one approved";
     NOTHING_LANDED = "W0412", Warning, "no work landed: the output repository was left as it was";
+    NARROW_PROVIDER = "W0413", Warning, "more jobs than the workers' provider lets calls out at once: the other attempts wait";
     PLAN_EDIT_AT_STAKE = "W0411", Warning, "a decision edited by hand was re-planned: the spec above it changed, and the planner's new text is used";
     // E05xx: scoring and reporting (`specc eval`, `specc report`).
     EVAL_SETUP = "E0501", Error, "specc eval could not run: no [eval] in specc.toml, nothing built yet, a build holds the state, or an unknown commit";

@@ -221,3 +221,41 @@ fn live_models_are_refused_a_weaker_sandbox_unless_allowed() {
     assert_eq!(err.matches("W0407").count(), 1, "{err}");
     assert_eq!(code, 1, "{err}");
 }
+
+/// W0413 says when more attempts run at once than the workers' provider (or role) lets
+/// calls out, and names the table to raise (design: perf.width).
+#[test]
+fn more_jobs_than_the_workers_provider_allows_is_warned_once() {
+    let live = LIVE.replace(
+        "base_url = \"http://127.0.0.1:9/v1\"",
+        "base_url = \"http://127.0.0.1:9/v1\"\nconcurrency = 2",
+    );
+    let weaker = "\n[sandbox]\nallow_weaker = true\n";
+    // The diagnostic's words, without the renderer's line breaks and margins.
+    let words = |err: &str| {
+        err.split_whitespace()
+            .filter(|w| *w != "|")
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let (_, err) = build_live(&format!("{live}{weaker}\n[build]\njobs = 8\n"));
+    let err = words(&err);
+    assert_eq!(err.matches("warning: 8 jobs").count(), 1, "{err}");
+    assert!(
+        err.contains("8 jobs, but the workers' provider lets 2 model calls out at once")
+            && err.contains("`concurrency` in [providers.local]"),
+        "{err}"
+    );
+    // The role is the narrower limit: the warning names it.
+    let role = live.replace("model = \"worker\"", "model = \"worker\"\nconcurrency = 1");
+    let (_, err) = build_live(&format!("{role}{weaker}\n[build]\njobs = 8\n"));
+    let err = words(&err);
+    assert!(
+        err.contains("the worker role lets 1 model call out at once")
+            && err.contains("[roles.worker]"),
+        "{err}"
+    );
+    // As many jobs as calls: nothing to say.
+    let (_, err) = build_live(&format!("{live}{weaker}\n[build]\njobs = 2\n"));
+    assert!(!err.contains("W0413"), "{err}");
+}

@@ -121,7 +121,19 @@ pub(crate) fn stream(
 }
 
 pub(crate) fn git(dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
-    Command::new("git").args(args).current_dir(dir).output()
+    clean_env(Command::new("git").args(args).current_dir(dir)).output()
+}
+
+/// A git command that reads no system or user configuration and no repository or object
+/// directory from the environment: specc's git does what its arguments say, whoever runs it.
+pub(crate) fn clean_env(c: &mut Command) -> &mut Command {
+    c.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
+        .env_remove("GIT_OBJECT_DIRECTORY")
 }
 
 /// Runs the export into the repository at `dir` (created if needed). Returns how many
@@ -226,7 +238,7 @@ pub(crate) fn fast_import_with(
     stream: &[u8],
     pid_file: Option<&Path>,
 ) -> std::io::Result<()> {
-    let mut child = Command::new("git")
+    let mut child = clean_env(&mut Command::new("git"))
         .args(args)
         .args(["fast-import", "--quiet"])
         .current_dir(dir)

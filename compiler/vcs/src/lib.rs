@@ -221,7 +221,7 @@ struct Inner {
     /// Submissions sent and not yet answered (`specc build --gauges`).
     submissions: std::sync::atomic::AtomicUsize,
     /// What the checkouts' git views share (design: vcs.checkout-view).
-    views: std::sync::Mutex<view::Shared>,
+    views: view::Shared,
 }
 
 impl Drop for Inner {

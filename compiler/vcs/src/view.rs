@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::export::{self, Onto};
 use crate::object::ObjectId;
@@ -25,36 +25,65 @@ use crate::object::ObjectId;
 /// The shared repository's name, beside the views.
 pub(crate) const SHARED: &str = "views.git";
 
+/// The shared repository's configuration: no hooks, no background maintenance.
+const SHARED_CONFIG: &str = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n\
+    \thooksPath = /dev/null\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n";
+
 /// The view's configuration, written by specc each time: no hooks, no file-system monitor,
 /// no background maintenance.
 const CONFIG: &str = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\
     \thooksPath = /dev/null\n\tfsmonitor = false\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n";
 
-/// What this process knows of each shared repository (by its path): which git commit each
-/// store commit became, and its `main`'s tip.
+/// What this process knows of each shared repository (by its path). Looking up a base
+/// already imported takes a lock only as long as a map's lookup: an import holds its
+/// repository's own import lock, never the map of what is known.
 #[derive(Default)]
-pub(crate) struct Shared(HashMap<PathBuf, Known>);
+pub(crate) struct Shared(Mutex<HashMap<PathBuf, Arc<Known>>>);
 
 #[derive(Default)]
 struct Known {
+    /// Which git commit each store commit became.
+    shas: Mutex<HashMap<ObjectId, String>>,
+    /// Held while the repository is brought forward.
+    import: Mutex<Import>,
+}
+
+#[derive(Default)]
+struct Import {
+    /// Whether what the repository held when this process first used it has been read.
+    loaded: bool,
     /// `main`'s tip: its git commit and store commit.
     tip: Option<(String, ObjectId)>,
-    shas: HashMap<ObjectId, String>,
+    /// Why the repository could not be made anew: every later view fails at once with it
+    /// instead of exporting the whole history again.
+    broken: Option<String>,
+}
+
+/// Why the shared repository could not give a base's commit.
+enum Fault {
+    /// It holds another history, or something specc did not make: it is made anew.
+    Foreign(&'static str),
+    /// Git or the disk failed: this view fails, the repository stays as it is.
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for Fault {
+    fn from(e: std::io::Error) -> Self {
+        Fault::Io(e)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Every guarded value is replaced whole, never left half-updated: a panic elsewhere
+    // leaves it usable.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// `git --git-dir=GIT_DIR ARGS`, reading no system or user configuration.
 fn git(git_dir: &Path, args: &[&str]) -> std::io::Result<std::process::Output> {
-    Command::new("git")
-        .arg(format!("--git-dir={}", git_dir.display()))
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
-        .env_remove("GIT_OBJECT_DIRECTORY")
-        .output()
+    let mut c = Command::new("git");
+    c.arg(format!("--git-dir={}", git_dir.display())).args(args);
+    export::clean_env(&mut c).output()
 }
 
 fn ok(o: std::io::Result<std::process::Output>, what: &str) -> std::io::Result<Vec<u8>> {
@@ -75,35 +104,23 @@ pub(crate) type Make<'a> =
 
 /// Makes `git_dir` the view of `base` for the checkout `work_tree`, its objects in the
 /// shared repository beside it, which `make` brings forward. Returns the shared
-/// repository's directory, which commands must be able to read too. A view or a shared
-/// repository that cannot be brought forward (damaged, or made for another history) is
-/// made anew once.
+/// repository's directory, which commands must be able to read too. A shared repository
+/// made for another history is made anew beside it and swapped in, never emptied in place
+/// while other views borrow from it; a failure of git or the disk fails this view only.
+/// A view that cannot be pointed is made anew once.
 pub(crate) fn run(
     git_dir: &Path,
     work_tree: &Path,
     base: ObjectId,
     make: &Make<'_>,
-    shared: &Mutex<Shared>,
+    shared: &Shared,
 ) -> std::io::Result<PathBuf> {
     // Absolute: git runs with other working directories (a spec named by a relative path
     // has its state, and with it the view, under a relative path).
     let git_dir = &std::path::absolute(git_dir)?;
     let common = git_dir.with_file_name(SHARED);
-    let sha = {
-        let mut s = shared
-            .lock()
-            .map_err(|_| std::io::Error::other("the views' lock is poisoned"))?;
-        match s.sha(&common, base, make) {
-            Ok(sha) => sha,
-            Err(_) => {
-                s.0.remove(&common);
-                if common.exists() {
-                    std::fs::remove_dir_all(&common)?;
-                }
-                s.sha(&common, base, make)?
-            }
-        }
-    };
+    let known = lock(&shared.0).entry(common.clone()).or_default().clone();
+    let sha = known.sha(&common, base, make)?;
     if point(git_dir, &common, sha.as_deref()).is_err() {
         if git_dir.exists() {
             std::fs::remove_dir_all(git_dir)?;
@@ -122,30 +139,66 @@ pub(crate) fn run(
     Ok(common)
 }
 
-impl Shared {
+impl Known {
     /// The git commit of `base` in the shared repository `common`, imported if it is not
     /// there yet; `None` for the empty root (never exported).
     fn sha(
-        &mut self,
+        &self,
         common: &Path,
         base: ObjectId,
         make: &Make<'_>,
     ) -> std::io::Result<Option<String>> {
-        let known = self.0.entry(common.to_owned()).or_default();
+        if let Some(sha) = lock(&self.shas).get(&base) {
+            return Ok(Some(sha.clone()));
+        }
+        let mut import = lock(&self.import);
+        if let Some(why) = &import.broken {
+            return Err(std::io::Error::other(why.clone()));
+        }
+        // Imported while this one waited for the lock.
+        if let Some(sha) = lock(&self.shas).get(&base) {
+            return Ok(Some(sha.clone()));
+        }
+        match self.forward(&mut import, common, base, make) {
+            Ok(sha) => Ok(sha),
+            Err(Fault::Io(e)) => Err(e),
+            Err(Fault::Foreign(_)) => {
+                let made = self.remake(&mut import, common, base, make);
+                if let Err(e) = &made {
+                    import.broken = Some(format!("the checkouts' shared git repository: {e}"));
+                }
+                made
+            }
+        }
+    }
+
+    /// Brings `common` forward to `base`, creating it if it does not exist.
+    fn forward(
+        &self,
+        import: &mut Import,
+        common: &Path,
+        base: ObjectId,
+        make: &Make<'_>,
+    ) -> Result<Option<String>, Fault> {
         if !common.join("HEAD").exists() {
             std::fs::create_dir_all(common)?;
             ok(git(common, &["init", "-q", "--bare", "-b", "main"]), "init")?;
-            *known = Known::default();
-        } else if known.tip.is_none() {
+            std::fs::write(common.join("config"), SHARED_CONFIG)?;
+            *import = Import {
+                loaded: true,
+                ..Import::default()
+            };
+        } else if !import.loaded {
             // Made by an earlier build: what it holds.
-            known.load(common, None)?;
+            self.load(import, common, None)?;
+            import.loaded = true;
         }
-        if let Some(sha) = known.shas.get(&base) {
+        if let Some(sha) = lock(&self.shas).get(&base) {
             return Ok(Some(sha.clone()));
         }
         let mut onto = Onto::main();
         onto.until = Some(base);
-        let since = known.tip.as_ref().map(|(sha, id)| {
+        let since = import.tip.as_ref().map(|(sha, id)| {
             onto.from = sha.clone();
             *id
         });
@@ -158,10 +211,11 @@ impl Shared {
                 all
             }) {
                 Some((_, 0, _)) => return Ok(None),
-                _ => {
-                    return Err(std::io::Error::other(
-                        "the views' history is not the store's",
-                    ));
+                Some(_) => return Err(Fault::Foreign("the views' history is not the store's")),
+                None => {
+                    return Err(Fault::Io(std::io::Error::other(
+                        "the store could not export its history",
+                    )));
                 }
             },
         };
@@ -170,19 +224,53 @@ impl Shared {
         }
         let dir_arg = format!("--git-dir={}", common.display());
         let parent = common.parent().unwrap_or(Path::new("."));
+        // No pid file: one a killed build left behind reads the end of its input and
+        // stops; if it still holds `main`'s lock, this import fails this view only.
         export::fast_import_with(parent, &[&dir_arg], &stream, None)?;
-        let from = known.tip.as_ref().map(|(sha, _)| sha.clone());
-        known.load(common, from.as_deref())?;
-        match known.shas.get(&base) {
+        let from = import.tip.as_ref().map(|(sha, _)| sha.clone());
+        self.load(import, common, from.as_deref())?;
+        match lock(&self.shas).get(&base) {
             Some(sha) => Ok(Some(sha.clone())),
-            None => Err(std::io::Error::other("the import did not reach the base")),
+            None => Err(Fault::Foreign("the import did not reach the base")),
         }
     }
-}
 
-impl Known {
+    /// Makes the shared repository anew beside the old one, then swaps it in: views that
+    /// borrow the old one's objects keep reading them until the rename.
+    fn remake(
+        &self,
+        import: &mut Import,
+        common: &Path,
+        base: ObjectId,
+        make: &Make<'_>,
+    ) -> std::io::Result<Option<String>> {
+        let fresh = common.with_extension("git.specc-new");
+        let old = common.with_extension("git.specc-old");
+        for dir in [&fresh, &old] {
+            if dir.exists() {
+                std::fs::remove_dir_all(dir)?;
+            }
+        }
+        *import = Import::default();
+        lock(&self.shas).clear();
+        let sha = match self.forward(import, &fresh, base, make) {
+            Ok(sha) => sha,
+            Err(Fault::Io(e)) => return Err(e),
+            Err(Fault::Foreign(why)) => return Err(std::io::Error::other(why)),
+        };
+        if common.exists() {
+            std::fs::rename(common, &old)?;
+        }
+        std::fs::rename(&fresh, common)?;
+        if old.exists() {
+            std::fs::remove_dir_all(&old)?;
+        }
+        Ok(sha)
+    }
+
     /// Reads `main`'s commits after `from` (all without it): each one's store commit.
-    fn load(&mut self, common: &Path, from: Option<&str>) -> std::io::Result<()> {
+    fn load(&self, import: &mut Import, common: &Path, from: Option<&str>) -> Result<(), Fault> {
+        const NOT_OURS: Fault = Fault::Foreign("the views' main was not made by specc");
         let range = match from {
             Some(from) => format!("{from}..refs/heads/main"),
             None => "refs/heads/main".to_owned(),
@@ -201,39 +289,32 @@ impl Known {
             return if from.is_none() {
                 Ok(())
             } else {
-                Err(std::io::Error::other("the views' main is gone"))
+                Err(Fault::Foreign("the views' main is gone"))
             };
         }
         let text = String::from_utf8_lossy(&out.stdout);
         let mut sha: Option<&str> = None;
-        let mut newest = true;
+        let mut found = Vec::new();
         for word in text.split_whitespace() {
             match ObjectId::from_hex(word) {
                 Some(id) => {
                     let Some(sha) = sha.take() else {
-                        return Err(std::io::Error::other(
-                            "the views' main was not made by specc",
-                        ));
+                        return Err(NOT_OURS);
                     };
-                    if newest {
-                        self.tip = Some((sha.to_owned(), id));
-                        newest = false;
-                    }
-                    self.shas.insert(id, sha.to_owned());
+                    found.push((id, sha.to_owned()));
                 }
                 None if sha.is_none() => sha = Some(word),
-                None => {
-                    return Err(std::io::Error::other(
-                        "the views' main was not made by specc",
-                    ));
-                }
+                None => return Err(NOT_OURS),
             }
         }
         if sha.is_some() {
-            return Err(std::io::Error::other(
-                "the views' main was not made by specc",
-            ));
+            return Err(NOT_OURS);
         }
+        // Newest first.
+        if let Some((id, sha)) = found.first() {
+            import.tip = Some((sha.clone(), *id));
+        }
+        lock(&self.shas).extend(found);
         Ok(())
     }
 }

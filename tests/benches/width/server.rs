@@ -18,6 +18,9 @@ pub(crate) struct Served {
     setup: Setup,
     plan: String,
     pub(crate) calls: AtomicUsize,
+    /// Worker calls whose leaf could not be read from the request: their latency would not
+    /// be the ideal's, so the run is void.
+    pub(crate) unmatched: AtomicUsize,
     /// The first worker call's arrival and the last worker answer's departure.
     window: Mutex<(Option<Instant>, Option<Instant>)>,
 }
@@ -28,12 +31,14 @@ impl Served {
             setup,
             plan: plan.to_string(),
             calls: AtomicUsize::new(0),
+            unmatched: AtomicUsize::new(0),
             window: Mutex::new((None, None)),
         }
     }
 
     pub(crate) fn reset(&self) {
         self.calls.store(0, Ordering::Relaxed);
+        self.unmatched.store(0, Ordering::Relaxed);
         *self.window.lock().expect("window") = (None, None);
     }
 
@@ -69,7 +74,10 @@ impl Served {
                 let at = from + text[from..].find("/t-")?;
                 text.get(at + 3..at + 8)?.parse::<usize>().ok()
             })
-            .unwrap_or(0);
+            .unwrap_or_else(|| {
+                self.unmatched.fetch_add(1, Ordering::Relaxed);
+                0
+            });
         tokio::time::sleep(self.setup.latency(leaf, step.min(1))).await;
         let answer = if step == 0 {
             completion(

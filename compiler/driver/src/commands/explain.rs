@@ -76,6 +76,7 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0410", include_str!("../explain/E0410.md")),
     ("W0411", include_str!("../explain/W0411.md")),
     ("W0412", include_str!("../explain/W0412.md")),
+    ("W0413", include_str!("../explain/W0413.md")),
     ("E0501", include_str!("../explain/E0501.md")),
     ("E0502", include_str!("../explain/E0502.md")),
 ];

@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::time::Duration;
 
+use specc_ir::{Diagnostic, codes};
 use specc_llm::Role;
 use specc_runtime::eval::{Progress as Landings, Seen};
 use specc_runtime::{
@@ -67,9 +68,6 @@ pub(super) fn execute(
         MessageFormat::Human if env.stderr_is_terminal => progress::Mode::Bar,
         MessageFormat::Human => progress::Mode::Plain,
     };
-    if serving.is_none() {
-        note_narrow_provider(&s.cfg.llm, local_jobs(s, args), sink);
-    }
     let progress = progress::Progress::new(mode, plan.orders.len(), sink);
     let (sender, receiver) = tokio::sync::watch::channel(Landings::default());
     let watch = LandingWatch {
@@ -147,34 +145,45 @@ pub(super) fn execute(
 }
 
 /// The attempts a local build runs at once: `--jobs`, `[build] jobs`, or 4.
-fn local_jobs(s: &Session, args: &BuildArgs) -> usize {
+pub(super) fn local_jobs(s: &Session, args: &BuildArgs) -> usize {
     args.jobs.or(s.cfg.jobs).unwrap_or(4)
 }
 
-/// Says so when the workers' provider (or role) lets fewer calls out at once than `jobs`
+/// W0413 when the workers' provider (or role) lets fewer calls out at once than `jobs`
 /// attempts would make: the others wait for a permit (design: perf.width).
-fn note_narrow_provider(llm: &specc_llm::LlmConfig, jobs: usize, sink: &mut dyn Write) {
-    let Some(role) = llm.role(Role::Worker) else {
-        return;
-    };
+pub(super) fn narrow_provider(llm: &specc_llm::LlmConfig, jobs: usize) -> Option<Diagnostic> {
+    let role = llm.role(Role::Worker)?;
     // A recording answers at once: only a live model's permits are worth a word.
-    let Some(provider) = llm
+    let provider = llm
         .providers
         .get(&role.provider)
-        .filter(|p| p.kind != specc_llm::ProviderKind::Replay)
-    else {
-        return;
-    };
+        .filter(|p| p.kind != specc_llm::ProviderKind::Replay)?;
     let allowed = role
         .concurrency
         .map_or(provider.concurrency, |c| c.min(provider.concurrency));
-    if allowed < jobs {
-        let _ = writeln!(
-            sink,
-            "note: {jobs} jobs, but the workers' provider `{}` lets {allowed} calls out at once; the other attempts wait for one (raise `concurrency` in [providers.{}] if it allows more)",
-            role.provider, role.provider
-        );
+    if allowed >= jobs {
+        return None;
     }
+    let (limit, table) = if role.concurrency.is_some_and(|c| c < provider.concurrency) {
+        ("the worker role", "[roles.worker]".to_owned())
+    } else {
+        (
+            "the workers' provider",
+            format!("[providers.{}]", role.provider),
+        )
+    };
+    Some(
+        Diagnostic::new(
+            codes::NARROW_PROVIDER,
+            format!(
+                "{jobs} jobs, but {limit} lets {allowed} model call{} out at once: the other attempts wait for one",
+                if allowed == 1 { "" } else { "s" }
+            ),
+        )
+        .with_help(format!(
+            "raise `concurrency` in {table} if the provider allows more, or lower `jobs`; see `specc explain W0413`"
+        )),
+    )
 }
 
 /// The landings the evaluations follow, and the build's end; where its gauges go.

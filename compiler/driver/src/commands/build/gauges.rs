@@ -49,7 +49,8 @@ pub(super) async fn sample(
             "open_files": me.fds,
             "threads": me.threads,
         });
-        if writeln!(out, "{line}").is_err() {
+        // One write a line: a reader following the file never sees half of one.
+        if out.write_all(format!("{line}\n").as_bytes()).is_err() {
             return std::future::pending().await;
         }
     }

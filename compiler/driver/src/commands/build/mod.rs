@@ -139,8 +139,16 @@ pub(in crate::commands) fn run_with(
     let mut reporter =
         Reporter::new(args.messages.message_format, env).with_limit(args.messages.error_limit());
     let mut files = Files::default();
-    let opened = open(args, env, &mut files, &mut reporter, err)
-        .and_then(|(tree, s)| planned(args, &s, &tree, &files, &mut reporter, err).map(|p| (s, p)));
+    let opened = open(args, env, &mut files, &mut reporter, err).and_then(|(tree, s)| {
+        // Said before planning, which may take a while: remote workers bring their own
+        // providers, so only a local build's are judged.
+        if serving.is_none()
+            && let Some(d) = execute::narrow_provider(&s.cfg.llm, execute::local_jobs(&s, args))
+        {
+            reporter.report(&files, &d, err);
+        }
+        planned(args, &s, &tree, &files, &mut reporter, err).map(|p| (s, p))
+    });
     let (s, planned) = match opened {
         Ok(opened) => opened,
         Err(status) => {
