@@ -177,3 +177,65 @@ async fn a_checkout_git_view_answers_status_and_log_and_follows_its_base() {
     assert_eq!(own(&view2), 0, "nor does the second");
     assert!(own(&shared) > 0, "the shared repository holds them");
 }
+
+/// The shared repository an earlier build left is read back and brought forward with only
+/// the new commits; one made for another store's history is made anew beside it and
+/// swapped in (design: vcs.checkout-view).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_left_by_an_earlier_build_are_reused_and_another_history_is_remade() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (work, slots) = (dir.path().join("work"), dir.path().join("slots"));
+    let store = dir.path().join("a.log");
+    let repo = Repo::open(&store, Options::default()).expect("open");
+    let first = commit(&repo, "a.txt", Some("one\n"), "task-a").await;
+    repo.checkout(first, &work.join("1"), &[])
+        .await
+        .expect("checkout");
+    let shared = repo
+        .git_view(&slots.join("slot-1.git"), &work.join("1"), first)
+        .await
+        .expect("view");
+    drop(repo);
+    let main = |d: &Path| git(d, &["rev-list", "refs/heads/main"]);
+    let before = main(&shared);
+
+    // A later build on the same store: the shared repository is read back, and only the
+    // new commit is imported (the old one keeps its git commit).
+    let repo = Repo::open(&store, Options::default()).expect("reopen");
+    let second = commit(&repo, "b.txt", Some("two\n"), "task-b").await;
+    repo.checkout(second, &work.join("2"), &[])
+        .await
+        .expect("checkout");
+    repo.git_view(&slots.join("slot-2.git"), &work.join("2"), second)
+        .await
+        .expect("view");
+    let after = main(&shared);
+    assert!(after.ends_with(&before), "{before} then {after}");
+    assert_eq!(after.lines().count(), 2);
+    drop(repo);
+
+    // Another store's history in the same place: made anew, nothing left beside it.
+    let other = Repo::open(&dir.path().join("b.log"), Options::default()).expect("open");
+    let own = commit(&other, "c.txt", Some("three\n"), "task-c").await;
+    other
+        .checkout(own, &work.join("3"), &[])
+        .await
+        .expect("checkout");
+    other
+        .git_view(&slots.join("slot-3.git"), &work.join("3"), own)
+        .await
+        .expect("remade");
+    assert_eq!(
+        git(&work.join("3"), &["log", "--format=%s"]),
+        "task-c: write c.txt\n"
+    );
+    assert_eq!(git(&work.join("3"), &["status", "--short"]), "");
+    assert_eq!(main(&shared).lines().count(), 1);
+    let left: Vec<_> = std::fs::read_dir(&slots)
+        .expect("slots")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("specc-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
