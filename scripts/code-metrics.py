@@ -2,7 +2,7 @@
 """Code metrics for the redesign notes: per crate, lines and `pub` items; the longest
 production functions; `Result<_, String>` in production code.
 
-    python3 scripts/code-metrics.py [--longest N]
+    python3 scripts/code-metrics.py [--longest N]   (default 10)
 
 Production code is every `src/` file of a workspace crate, less `#[cfg(test)]` modules and
 `tests.rs` files. A function's length counts the lines from its `fn` line to its closing
@@ -129,7 +129,7 @@ def result_strings(line):
 
 
 def main():
-    longest_n = 5
+    longest_n = 10
     if "--longest" in sys.argv:
         longest_n = int(sys.argv[sys.argv.index("--longest") + 1])
     fns = []
@@ -165,6 +165,13 @@ def main():
         total["restricted"] += restricted_n
         total["result_string"] += rs_n
     print(f"{'total':22} {'':5} {total['lines']:7} {total['pub']:5} {total['restricted']:7} {total['result_string']:16}")
+    over = [f for f in fns if f[0] > 80]
+    by_crate = {}
+    for _, where, _ in over:
+        crate = next((c for c in crates() if where.startswith(c + "/")), "?")
+        by_crate[crate] = by_crate.get(crate, 0) + 1
+    print(f"\nproduction functions over 80 lines: {len(over)} "
+          + "(" + ", ".join(f"{c} {n}" for c, n in sorted(by_crate.items())) + ")")
     print(f"\nlongest production functions:")
     for n, where, name in sorted(fns, reverse=True)[:longest_n]:
         print(f"  {n:4} lines  {name}  ({where})")

@@ -27,7 +27,7 @@ pub mod ratchet;
 pub mod references;
 pub mod requirements;
 pub mod secrets;
-mod spelling;
+pub mod spelling;
 pub mod surface;
 #[cfg(test)]
 mod test_support;

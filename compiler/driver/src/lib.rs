@@ -7,15 +7,13 @@
 
 pub mod check;
 mod cli;
+mod command_error;
 mod commands;
-mod config_check;
-mod config_error;
 mod json_streams;
 pub use commands::explanation;
 pub mod db;
 mod render;
 mod source;
-mod spelling;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -46,13 +44,15 @@ pub struct Env {
     pub signals: bool,
 }
 
-/// See [`Env::models`].
-#[derive(Clone)]
-pub struct Models(pub std::sync::Arc<dyn specc_llm::Provider>);
+pub use specc_project::Models;
 
-impl std::fmt::Debug for Models {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Models({})", self.0.name())
+impl Env {
+    /// What the project library takes from the caller instead of finding it itself.
+    pub(crate) fn overrides(&self) -> specc_project::Overrides {
+        specc_project::Overrides {
+            models: self.models.clone(),
+            sandbox_helper: self.sandbox_helper.clone(),
+        }
     }
 }
 

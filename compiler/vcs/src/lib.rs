@@ -13,6 +13,7 @@
 mod cache;
 mod checkout;
 mod export;
+pub mod git;
 mod integrator;
 pub use export::{FAST_IMPORT_PID, IMPORTED, imported, init as init_git, record_import};
 mod log;

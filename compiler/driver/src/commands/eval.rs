@@ -15,10 +15,11 @@ use specc_sandbox::Confinement;
 use specc_vcs::object::ObjectId;
 
 use super::Reporter;
-use super::build::{config, evals, session};
+use super::build::evals;
 use crate::cli::{EvalArgs, Format, MessageFormat};
 use crate::source::Files;
 use crate::{Env, exit};
+use specc_project::{config, session};
 
 pub(crate) fn run(args: &EvalArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let mut reporter = Reporter::new(MessageFormat::Human, env);
@@ -56,8 +57,8 @@ impl From<String> for Failure {
     }
 }
 
-impl From<crate::config_error::ConfigError> for Failure {
-    fn from(e: crate::config_error::ConfigError) -> Failure {
+impl From<specc_project::config::ConfigError> for Failure {
+    fn from(e: specc_project::config::ConfigError) -> Failure {
         Failure::from(e.to_string())
     }
 }
@@ -111,12 +112,12 @@ fn evaluate(
             help: "run `specc build` first: the eval scores what a build committed",
         });
     }
-    let _lock = session::lock(&state).map_err(|r| r.diagnostic.message.clone())?;
+    let _lock = session::lock(&state).map_err(|e| e.to_string())?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("no async runtime: {e}"))?;
-    let (runner, missing) = session::runner(&cfg, env, &rt);
+    let (runner, missing) = session::runner(&cfg, env.sandbox_helper.as_deref(), &rt);
     if runner.confinement() == Confinement::Weaker {
         let d = Diagnostic::new(
             codes::WEAKER_SANDBOX_ALLOWED,

@@ -21,9 +21,9 @@ use specc_plan::{Limits, OutlinePlanner, field_guide};
 use super::plan_edits::Edits;
 use super::{Reporter, planning};
 use crate::cli::{Format, PlanArgs, ProviderChoice};
-use crate::config_error::{ConfigError, TableError};
 use crate::exit;
 use crate::source::Files;
+use specc_project::config::{ConfigError, TableError};
 
 /// What planning reports through: the environment (scripted models for tests), the spec's
 /// files and the reporter.
@@ -255,9 +255,9 @@ impl Setup {
                 .unwrap_or_else(|| dir.join("specc.toml")),
         )
         .unwrap_or_default();
-        let secrets = super::secrets::redactor(&super::secrets::allow_list(&text));
+        let secrets = specc_project::secrets::redactor(&specc_project::secrets::allow_list(&text));
         let mut client = Client::from_config(llm.clone(), &key_env, args.record.as_deref())
-            .with_redactor(Arc::new(super::secrets::Secrets(secrets)));
+            .with_redactor(Arc::new(specc_project::secrets::Secrets(secrets)));
         if args.provider == ProviderChoice::Outline {
             let outline: Arc<dyn specc_llm::Provider> = Arc::new(OutlinePlanner::new("outline"));
             let outline = match &args.record {
@@ -307,7 +307,7 @@ fn load_config(
         .clone()
         .unwrap_or_else(|| dir.join("specc.toml"));
     let (mut config, limits) = if path.is_file() {
-        let text = crate::config_check::read(&path)?;
+        let text = specc_project::config::read(&path)?;
         let at = |error: TableError| ConfigError::Invalid {
             path: path.clone(),
             error,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use specc_state::{JournalError, StateDb, StateError};
 
-use crate::config_error::StateUrlError;
+use specc_project::config::StateUrlError;
 
 /// Why a command could not read a build's state.
 #[derive(Debug)]
@@ -80,7 +80,7 @@ pub(in crate::commands) fn of(state: &Path) -> Option<&str> {
 /// A reader of the PostgreSQL state database at `url` (`PGPASSWORD` for a URL without a
 /// password).
 pub(in crate::commands) fn reader(url: &str) -> Result<StateDb, ReadError> {
-    let password = super::build::config::pg_password();
+    let password = specc_project::config::pg_password();
     StateDb::read_postgres(url, password.as_deref(), Duration::from_secs(5))
         .map_err(ReadError::Postgres)
 }

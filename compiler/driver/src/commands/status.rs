@@ -162,7 +162,7 @@ pub(super) fn source_of(dir: &Path, db: &Path) -> Result<Source, ReadError> {
         .ok()
         .and_then(|t| t.parse::<toml::Table>().ok())
         .and_then(|t| Some(t.get("state")?.get("url")?.as_str()?.to_owned()));
-    match super::build::config::state_url(from_file).map_err(ReadError::Url)? {
+    match specc_project::config::state_url(from_file).map_err(ReadError::Url)? {
         Some(url) => Ok(Source::Postgres(url)),
         None if db.is_file() => Ok(Source::Sqlite(db.to_owned())),
         None => Err(ReadError::NoBuildState(db.to_owned())),
@@ -221,7 +221,7 @@ fn leases_of(source: &Source, run: &str) -> Result<Vec<LeaseRow>, ReadError> {
         .build()
         .map_err(ReadError::Runtime)?;
     rt.block_on(async {
-        let password = super::build::config::pg_password();
+        let password = specc_project::config::pg_password();
         // Read only: nothing is migrated, and an unreachable server fails in seconds.
         let pg = PgState::reader(url, password.as_deref(), Duration::from_secs(5))
             .map_err(ReadError::Leases)?;

@@ -134,7 +134,7 @@ fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
 /// in the repository's own `info/exclude`, never in a tracked file. Returns what the user
 /// must know about the repository, if anything.
 fn exclude_state(dir: &Path) -> Option<String> {
-    let git = |args: &[&str]| super::git::read(dir, args).map(|s| s.trim().to_owned());
+    let git = |args: &[&str]| specc_vcs::git::read(dir, args).map(|s| s.trim().to_owned());
     let Some(top) = git(&["rev-parse", "--show-toplevel"]) else {
         return Some(
             "it is not a git repository: `git init -b main`, commit the code, then build"

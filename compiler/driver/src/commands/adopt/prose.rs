@@ -56,9 +56,9 @@ pub(super) fn ask(
     let key_env = |var: &str| std::env::var(var).ok();
     // The code it describes goes to the model screened for secrets (design:
     // secrets.redaction).
-    let secrets = crate::commands::secrets::redactor(&crate::commands::secrets::allow_list(config));
+    let secrets = specc_project::secrets::redactor(&specc_project::secrets::allow_list(config));
     let mut client = Client::from_config(llm.clone(), &key_env, None).with_redactor(
-        std::sync::Arc::new(crate::commands::secrets::Secrets(secrets)),
+        std::sync::Arc::new(specc_project::secrets::Secrets(secrets)),
     );
     if let Some(models) = &env.models {
         for name in llm.providers.keys() {

@@ -5,7 +5,7 @@
 use specc_runtime::eval::{Evaluation, Evaluator, Seen};
 
 use super::progress::Progress;
-use super::session::Session;
+use specc_project::session::Session;
 
 /// Bytes of each stream of an eval command kept in memory (the log keeps the rest).
 pub(in crate::commands) const OUTPUT_CAP: usize = 64 << 10;

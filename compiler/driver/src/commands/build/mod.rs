@@ -5,20 +5,15 @@
 //! workers' checkouts (`work/`).
 //! design: driver.build
 
-mod adopt_import;
-pub(super) mod config;
 pub(super) mod evals;
 mod execute;
 mod gauges;
-mod import;
-mod out_dir;
 mod outcome;
 mod pins;
 mod planned;
 mod progress;
 mod screen;
 
-pub(super) mod session;
 mod signals;
 mod summary;
 
@@ -33,13 +28,14 @@ pub(in crate::commands) use self::execute::policy;
 use self::outcome::{check_out_dir, outcome_diagnostics};
 pub(in crate::commands) use self::pins::DriverPins;
 use self::planned::{Planned, plan};
-use self::session::Session;
 pub(in crate::commands) use self::signals::stop_on_signals;
 use super::Reporter;
 use super::serve::Serving;
 use crate::cli::{Approve, BuildArgs, BuildProvider, MessageFormat};
 use crate::source::Files;
 use crate::{Env, exit};
+use specc_project::config;
+use specc_project::session::Session;
 
 pub(crate) fn run(args: &BuildArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.dry_run {
@@ -214,9 +210,10 @@ fn open(
     // there runs it (design: driver.adopt).
     let kept = specc_passes::adopted::kept_checks(&tree);
     let tree = super::planning::planned_part(tree, |d| reporter.report(files, d, err));
-    let mut s = Session::open(args, env).map_err(|refused| {
-        reporter.report(files, &refused.diagnostic, err);
-        refused.status
+    let mut s = Session::open(&opening(args), &env.overrides()).map_err(|e| {
+        let (d, status) = crate::command_error::build(&e);
+        reporter.report(files, &d, err);
+        status
     })?;
     s.adopted_checks = kept;
     if s.resumed {
@@ -326,4 +323,23 @@ fn planned(
     }
     planned.plan.force = args.force.clone();
     Ok(planned)
+}
+
+/// What `specc build`'s arguments say to open.
+fn opening(args: &BuildArgs) -> specc_project::session::Open {
+    specc_project::session::Open {
+        spec: args.spec.clone(),
+        source: source(args),
+        out: args.out.clone(),
+        record: args.record.clone(),
+    }
+}
+
+/// Where `specc build`'s (or a worker's) configuration comes from.
+pub(in crate::commands) fn source(args: &BuildArgs) -> specc_project::config::Source {
+    specc_project::config::Source {
+        config: args.config.clone(),
+        replay: args.provider == BuildProvider::Replay,
+        recording: args.recording.clone(),
+    }
 }

@@ -8,10 +8,11 @@ use specc_ir::{Diagnostic, codes};
 use specc_runtime::BuildReport;
 use specc_state::TaskState;
 
-use super::session::Session;
-use super::{out_dir, summary};
+use super::summary;
 use crate::cli::BuildArgs;
 use crate::{Env, exit};
+use specc_project::session::Session;
+use specc_vcs::git as out_dir;
 
 /// The build's errors: an export that failed, failed tasks, an early stop. The export comes
 /// first, whatever else happened: landed work is never held back.

@@ -11,10 +11,10 @@ use specc_passes::plan::{Commands, design_docs};
 use specc_plan::field_guide;
 use specc_runtime::Plan;
 
-use super::session::Session;
 use crate::commands::plan_edits::{Applied, Edits};
 use crate::commands::{approval, planning};
 use crate::exit;
+use specc_project::session::Session;
 
 /// A planned spec, ready to run, and what planning had to say.
 pub(super) struct Planned {

@@ -107,7 +107,7 @@ impl Summary<'_> {
             s.total.dollars,
             self.elapsed.as_secs_f64()
         )?;
-        if let Some(line) = crate::commands::secrets::summary(&self.redacted) {
+        if let Some(line) = redacted(&self.redacted) {
             writeln!(w, "{line}")?;
         }
         if !self.check.text.trim().is_empty() {
@@ -141,4 +141,19 @@ impl Summary<'_> {
         });
         writeln!(w, "{v}")
     }
+}
+
+/// The summary line of what was redacted: `redacted: 3 secrets … (aws-access-key 1, …)`,
+/// or `None` when nothing was.
+fn redacted(counts: &std::collections::BTreeMap<String, usize>) -> Option<String> {
+    let total: usize = counts.values().sum();
+    if total == 0 {
+        return None;
+    }
+    let kinds: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    Some(format!(
+        "redacted: {total} secret{} kept from the models and the journal ({})",
+        if total == 1 { "" } else { "s" },
+        kinds.join(", ")
+    ))
 }

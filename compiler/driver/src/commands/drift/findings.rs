@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use specc_passes::references::{self, Method, RefKind, Reference};
 use specc_passes::requirements::is_test_site;
 
-use crate::commands::git::read as git;
+use specc_vcs::git::read as git;
 
 /// What kind of drift.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

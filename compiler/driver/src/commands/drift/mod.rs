@@ -40,7 +40,7 @@ pub(crate) fn run(args: &DriftArgs, env: &Env, out: &mut dyn Write, err: &mut dy
     let tree = args
         .tree
         .clone()
-        .unwrap_or_else(|| super::build::config::configured_out(args.config.as_deref(), &dir));
+        .unwrap_or_else(|| specc_project::config::configured_out(args.config.as_deref(), &dir));
     let usage = |d: Diagnostic, reporter: &mut Reporter, err: &mut dyn Write| {
         reporter.report(&files, &d, err);
         exit::USAGE

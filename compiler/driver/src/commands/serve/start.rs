@@ -11,7 +11,7 @@ use specc_state::{LeaseStore, PgState};
 
 use super::http;
 use super::shared::Shared;
-use crate::commands::build::session::Session;
+use specc_project::session::Session;
 
 /// Leaves offered at once unless `--jobs` says otherwise: the workers' `--jobs` are the
 /// real limit.
@@ -55,7 +55,7 @@ pub(in crate::commands) fn start(
 ) -> Result<(Arc<Dispatch>, Arc<Shared>), ServeError> {
     let store = match &s.cfg.state_url {
         Some(url) => {
-            let password = crate::commands::build::config::pg_password();
+            let password = specc_project::config::pg_password();
             let pg = PgState::connect_as(url, password.as_deref()).map_err(ServeError::Postgres)?;
             s.rt.block_on(LeaseStore::postgres(pg))
                 .map_err(ServeError::Postgres)?

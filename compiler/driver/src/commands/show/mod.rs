@@ -141,7 +141,7 @@ fn costs(rows: &[CallRow]) -> BTreeMap<String, RoleCost> {
 /// The diff of the commit whose `Specc-Id` trailer is `id` in the exported repository
 /// `out`, if it is there (git, read only).
 fn landed_diff(out: &Path, id: &str) -> Option<String> {
-    let git = |args: &[&str]| super::git::read(out, args);
+    let git = |args: &[&str]| specc_vcs::git::read(out, args);
     let log = git(&[
         "log",
         "--all",

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use specc_passes::references::{self, Method, RefKind};
 
-use crate::commands::git::read as git;
+use specc_vcs::git::read as git;
 
 /// Whether a test passed, and why specc says so.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -77,7 +77,7 @@ impl Evidence {
         } else {
             HashSet::new()
         };
-        let cfg = super::super::build::config::load_file(config, dir).ok();
+        let cfg = specc_project::config::load_file(config, dir).ok();
         let (eval_sites, eval) = match cfg.as_ref().and_then(|c| c.eval.as_ref()) {
             Some(e) => (eval_references(&e.tests), last_eval(&db)),
             None => (BTreeMap::new(), None),

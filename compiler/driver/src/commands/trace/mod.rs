@@ -136,7 +136,7 @@ pub(crate) fn run(args: &TraceArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         reporter.report(&files, &d, err);
         return exit::USAGE;
     }
-    let in_postgres = super::build::config::load_file(args.config.as_deref(), &dir)
+    let in_postgres = specc_project::config::load_file(args.config.as_deref(), &dir)
         .ok()
         .and_then(|c| c.state_url)
         .is_some();
@@ -187,7 +187,7 @@ pub(crate) fn run(args: &TraceArgs, env: &Env, out: &mut dyn Write, err: &mut dy
 /// Where the code is when `--tree` is not given: the build's output if it exists, else the
 /// spec's directory (a project adopted in place).
 fn default_tree(args: &TraceArgs, dir: &Path) -> PathBuf {
-    let out = super::build::config::configured_out(args.config.as_deref(), dir);
+    let out = specc_project::config::configured_out(args.config.as_deref(), dir);
     if out.is_dir() { out } else { dir.to_owned() }
 }
 

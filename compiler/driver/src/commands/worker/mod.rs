@@ -39,10 +39,10 @@ use tracing::Instrument as _;
 
 use self::remote::{Answered, HttpUpstream, Remote, RemoteError};
 use super::Reporter;
-use super::build::{config, session};
 use crate::cli::{BuildArgs, MessageArgs, MessageFormat, WorkerArgs};
 use crate::source::Files;
 use crate::{Env, exit};
+use specc_project::{config, session};
 
 /// How long the serve may be unreachable before the worker gives up.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -152,7 +152,7 @@ pub(crate) fn run(args: &WorkerArgs, env: &Env, _out: &mut dyn Write, err: &mut 
 /// Why a worker could not start.
 #[derive(Debug)]
 enum StartError {
-    Config(crate::config_error::ConfigError),
+    Config(specc_project::config::ConfigError),
     /// Its state directory could not be made.
     State {
         dir: std::path::PathBuf,
@@ -198,7 +198,7 @@ fn open(
     holder: String,
 ) -> Result<Worker, StartError> {
     let dir = super::spec_dir(Some(&args.spec));
-    let cfg = config::load(args, &dir, state).map_err(StartError::Config)?;
+    let cfg = config::load(&super::build::source(args), &dir, state).map_err(StartError::Config)?;
     std::fs::create_dir_all(state.join("vcs")).map_err(|error| StartError::State {
         dir: state.to_path_buf(),
         error,
@@ -207,10 +207,10 @@ fn open(
         .enable_all()
         .build()
         .map_err(StartError::Runtime)?;
-    let (runner, missing) = session::runner(&cfg, env, &rt);
+    let (runner, missing) = session::runner(&cfg, env.sandbox_helper.as_deref(), &rt);
     drop(rt);
     if runner.confinement() == specc_sandbox::Confinement::Weaker
-        && session::live(&cfg, env)
+        && session::live(&cfg, &env.overrides())
         && !cfg.allow_weaker
     {
         return Err(StartError::Weaker(missing));
@@ -230,16 +230,17 @@ fn open(
         .map_err(StartError::Ledger)?;
     // Secrets are screened out of its requests and its journal as in a build (design:
     // secrets.redaction).
-    let secrets = crate::commands::secrets::redactor(&cfg.secrets_allow);
+    let secrets = specc_project::secrets::redactor(&cfg.secrets_allow);
     let journal = Journal::on(ledger.state_db())
         .map_err(StartError::Journal)?
-        .screened(crate::commands::secrets::screen(&secrets));
+        .screened(specc_project::secrets::screen(&secrets));
     // Its calls are the build's: recorded under its run here, and held against the serve's
     // budget and recorded in its ledger under the claim of their task.
-    let client = session::client(&cfg, args, env)
-        .with_ledger(ledger, run)
-        .with_gate(upstream.clone())
-        .with_redactor(Arc::new(crate::commands::secrets::Secrets(secrets)));
+    let client =
+        specc_project::client::build(&cfg.llm, args.record.as_deref(), env.models.as_ref())
+            .with_ledger(ledger, run)
+            .with_gate(upstream.clone())
+            .with_redactor(Arc::new(specc_project::secrets::Secrets(secrets)));
     Ok(Worker {
         holder,
         remote,

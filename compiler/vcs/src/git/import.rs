@@ -8,16 +8,15 @@
 //! design: vcs.import
 
 use std::path::Path;
-use std::process::Command;
 
-use specc_vcs::object::{Kind, ObjectId};
-use specc_vcs::{Change, Outcome, Repo, Submission};
+use crate::object::{Kind, ObjectId};
+use crate::{Change, Outcome, Repo, Submission};
 
 use super::out_dir::PersonCommit;
 
 /// Why the import stopped: a commit that cannot be imported, or the record of one that was.
 #[derive(Debug)]
-pub(super) enum ImportError {
+pub enum ImportError {
     Unsafe {
         out: std::path::PathBuf,
         sha: String,
@@ -45,7 +44,7 @@ impl std::fmt::Display for ImportError {
 
 /// Why a person's commit cannot be imported (the unsafe cases of E0403).
 #[derive(Debug)]
-pub(super) enum Unsafe {
+pub enum Unsafe {
     /// A commit with no parent: a history that does not grow from specc's.
     Orphan,
     Mode {
@@ -55,7 +54,7 @@ pub(super) enum Unsafe {
     Conflict {
         path: String,
     },
-    Refused(specc_vcs::Refusal),
+    Refused(crate::Refusal),
     Unreadable,
     /// The store holds work landed after its last export, which `main` lacks: exported to
     /// branch `specc` beside it.
@@ -77,7 +76,7 @@ impl std::fmt::Display for Unsafe {
                 f,
                 "`{path}` conflicts with work specc landed after its last export"
             ),
-            Unsafe::Refused(specc_vcs::Refusal::Megafile {
+            Unsafe::Refused(crate::Refusal::Megafile {
                 path,
                 lines,
                 budget,
@@ -101,7 +100,7 @@ impl std::fmt::Display for Unsafe {
 /// starts, so a build killed part way imports the rest next time, and never twice. A
 /// conflict part way leaves the commits before it imported: they are on `main`, as the
 /// person made them.
-pub(super) async fn import(
+pub async fn import(
     out: &Path,
     repo: &Repo,
     mut base: ObjectId,
@@ -167,8 +166,8 @@ pub(super) async fn import(
         };
         match repo.submit(submission).await {
             Outcome::Committed { id, .. } => {
-                specc_vcs::record_import(out, &c.sha, id).map_err(|error| ImportError::Record {
-                    path: out.join(specc_vcs::IMPORTED),
+                crate::record_import(out, &c.sha, id).map_err(|error| ImportError::Record {
+                    path: out.join(crate::IMPORTED),
                     error,
                 })?;
                 base = id;
@@ -236,11 +235,8 @@ fn changes(out: &Path, parent: &str, sha: &str) -> Result<Vec<Change>, Unsafe> {
 }
 
 fn blob(out: &Path, sha: &str) -> Result<Vec<u8>, Unsafe> {
-    let o = Command::new("git")
-        .args(["cat-file", "blob", sha])
-        .current_dir(out)
-        .output()
-        .map_err(|_| Unsafe::Unreadable)?;
+    let o =
+        super::command::output(out, &["cat-file", "blob", sha]).map_err(|_| Unsafe::Unreadable)?;
     if o.status.success() {
         Ok(o.stdout)
     } else {
@@ -249,5 +245,5 @@ fn blob(out: &Path, sha: &str) -> Result<Vec<u8>, Unsafe> {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    crate::commands::git::read(dir, args)
+    super::command::read(dir, args)
 }

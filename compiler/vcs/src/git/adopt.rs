@@ -8,11 +8,11 @@
 
 use std::path::Path;
 
-use specc_vcs::{Change, Options, Outcome, Repo, Submission};
+use crate::{Change, Options, Outcome, Repo, Submission};
 
 /// Why the snapshot could not be taken.
 #[derive(Debug)]
-pub(super) enum AdoptError {
+pub enum AdoptError {
     NoMain(std::path::PathBuf),
     StoreNotEmpty,
     Git(&'static str),
@@ -40,12 +40,12 @@ impl std::fmt::Display for AdoptError {
 
 /// Imports `main`'s tree into the store at `log` as its first commit. Returns how many
 /// files it holds and how many git entries (symlinks, submodules) it left out.
-pub(super) fn snapshot(
+pub fn snapshot(
     out: &Path,
     log: &Path,
     rt: &tokio::runtime::Runtime,
 ) -> Result<(usize, usize), AdoptError> {
-    let git = |args: &[&str]| crate::commands::git::read(out, args);
+    let git = |args: &[&str]| super::command::read(out, args);
     let sha = git(&["rev-parse", "--verify", "-q", "refs/heads/main"])
         .map(|s| s.trim().to_owned())
         .ok_or_else(|| AdoptError::NoMain(out.to_path_buf()))?;
@@ -71,10 +71,7 @@ pub(super) fn snapshot(
             left_out += 1;
             continue;
         }
-        let bytes = std::process::Command::new("git")
-            .args(["cat-file", "blob", blob])
-            .current_dir(out)
-            .output()
+        let bytes = super::command::output(out, &["cat-file", "blob", blob])
             .ok()
             .filter(|o| o.status.success())
             .ok_or(AdoptError::Git("read a file of main"))?
@@ -123,6 +120,6 @@ pub(super) fn snapshot(
         }
     })?;
     drop(repo); // closed (its lock released) before the build opens it
-    specc_vcs::record_import(out, &sha, id).map_err(|e| AdoptError::Store(e.to_string()))?;
+    crate::record_import(out, &sha, id).map_err(|e| AdoptError::Store(e.to_string()))?;
     Ok((files, left_out))
 }

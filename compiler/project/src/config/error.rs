@@ -1,18 +1,16 @@
 //! Why specc.toml could not be used: the file missing or unreadable, or one table's
 //! complaint (each table's parser has its own error type), shown with the file's path and a
 //! did-you-mean for a misspelt name. A command that cannot start without its configuration
-//! reports it as E0406 (`specc explain E0406`).
+//! reports it as E0406 (`specc explain E0406`, the driver's `command_error.rs`).
 //! design: driver.config-check
 
 use std::path::PathBuf;
 
-use specc_ir::{Diagnostic, codes};
-
-use crate::spelling::did_you_mean;
+use specc_passes::spelling::did_you_mean;
 
 /// A table's complaint about specc.toml.
 #[derive(Debug)]
-pub(crate) enum TableError {
+pub enum TableError {
     /// Not TOML, or a key specc does not read in `[build]`, `[sandbox]` or `[state]` (the
     /// parser's message).
     Toml(String),
@@ -42,7 +40,7 @@ pub(crate) enum TableError {
 
 /// What is wrong with the state database's URL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum StateUrlError {
+pub enum StateUrlError {
     /// specc.toml's `[state] url` holds a password.
     Password,
     /// Not a `postgres://` URL.
@@ -51,7 +49,7 @@ pub(crate) enum StateUrlError {
 
 /// Why specc.toml could not be used.
 #[derive(Debug)]
-pub(crate) enum ConfigError {
+pub enum ConfigError {
     /// There is none at `path`, and a command needs one (`needed`: what for).
     Missing { path: PathBuf, needed: &'static str },
     Unreadable {
@@ -84,7 +82,7 @@ impl std::fmt::Display for TableError {
                     None => write!(
                         f,
                         "{what}; specc.toml's tables are {}",
-                        crate::spelling::list(tables)
+                        specc_passes::spelling::list(tables)
                     ),
                 }
             }
@@ -139,10 +137,3 @@ impl std::fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
-
-impl ConfigError {
-    /// The error as a command that cannot start reports it.
-    pub(crate) fn diagnostic(&self) -> Diagnostic {
-        Diagnostic::new(codes::BUILD_SETUP, self.to_string()).with_help("see `specc explain E0406`")
-    }
-}

@@ -6,20 +6,19 @@
 //! design: driver.build, vcs.import
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use specc_vcs::object::ObjectId;
+use crate::object::ObjectId;
 
 /// A commit of a person's on `main`, after the last one specc exported or imported.
 #[derive(Clone, Debug)]
-pub(super) struct PersonCommit {
-    pub(super) sha: String,
-    pub(super) parents: Vec<String>,
+pub struct PersonCommit {
+    pub sha: String,
+    pub parents: Vec<String>,
 }
 
 /// Why `out/` may not be written, or the export into it failed (E0403).
 #[derive(Debug)]
-pub(super) enum OutDirError {
+pub enum OutDirError {
     /// A file or directory of `out/` could not be read or written.
     Io {
         path: PathBuf,
@@ -87,15 +86,15 @@ const EXPORT_MARK: &str = ".git/specc-export";
 /// What `out/` holds besides specc's last export: the commits people made on `main` since,
 /// oldest first, to import (design: vcs.import), on top of the store commit `base`.
 #[derive(Debug, Default)]
-pub(super) struct Pending {
-    pub(super) base: Option<ObjectId>,
+pub struct Pending {
+    pub base: Option<ObjectId>,
     /// The git commit `base` is in `out/`.
-    pub(super) base_sha: String,
-    pub(super) commits: Vec<PersonCommit>,
+    pub base_sha: String,
+    pub commits: Vec<PersonCommit>,
 }
 
 /// Whether `out/` may be written: the people's commits to import first, or why not.
-pub(super) fn check_clean(out: &Path) -> Result<Pending, OutDirError> {
+pub fn check_clean(out: &Path) -> Result<Pending, OutDirError> {
     if !out.exists() {
         return Ok(Pending::default());
     }
@@ -151,7 +150,7 @@ fn person_commits(out: &Path) -> Result<Pending, OutDirError> {
         what: "cannot read `main` in",
         out: out.to_path_buf(),
     })?;
-    let imported = specc_vcs::imported(out);
+    let imported = crate::imported(out);
     let mut commits = Vec::new();
     for entry in log.split('\0').filter(|e| !e.trim().is_empty()) {
         let mut parts = entry.splitn(3, '\x01');
@@ -186,7 +185,7 @@ fn person_commits(out: &Path) -> Result<Pending, OutDirError> {
 ///
 /// `Ok(false)` when there is nothing to check out: the VCS holds no commit and `out/` never
 /// had a `main` (nothing landed, W0412).
-pub(super) fn export(
+pub fn export(
     out: &Path,
     export: impl FnOnce() -> std::io::Result<usize>,
 ) -> Result<bool, OutDirError> {
@@ -203,10 +202,10 @@ pub(super) fn export(
 
 /// Marks the export as begun, for the case the process dies between fast-import and
 /// checkout (the mark must exist before fast-import touches `main`).
-pub(super) fn begin_export(out: &Path) -> Result<(), OutDirError> {
+pub fn begin_export(out: &Path) -> Result<(), OutDirError> {
     if !out.join(".git").is_dir() {
         std::fs::create_dir_all(out).map_err(io(out))?;
-        specc_vcs::init_git(out).map_err(io(out))?;
+        crate::init_git(out).map_err(io(out))?;
     }
     let mark = out.join(EXPORT_MARK);
     std::fs::write(&mark, b"").map_err(io(&mark))
@@ -246,7 +245,7 @@ fn finish_interrupted(out: &Path) -> Result<(), OutDirError> {
 /// Kills the `git fast-import` a killed build left running, if it still runs, and waits for
 /// it to be gone.
 fn stop_orphaned_fast_import(out: &Path) {
-    let pid_file = out.join(specc_vcs::FAST_IMPORT_PID);
+    let pid_file = out.join(crate::FAST_IMPORT_PID);
     let Some(pid) = std::fs::read_to_string(&pid_file)
         .ok()
         .and_then(|p| p.trim().parse::<i32>().ok())
@@ -284,11 +283,7 @@ fn check_out(out: &Path) -> Result<(), OutDirError> {
 
 /// Runs git in `dir`: its stdout when it succeeds, `None` when it fails.
 fn git(dir: &Path, args: &[&str]) -> Result<Option<String>, OutDirError> {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .map_err(OutDirError::Git)?;
+    let o = super::command::output(dir, args).map_err(OutDirError::Git)?;
     Ok(o.status
         .success()
         .then(|| String::from_utf8_lossy(&o.stdout).into_owned()))

@@ -1,4 +1,4 @@
-//! specc.toml as `specc build` reads it: the model part (`specc_llm::config`), `[limits]`
+//! specc.toml as every command reads it: the model part (`specc_llm::config`), `[limits]`
 //! (`specc_plan::Limits`), `[review]` (`specc_runtime::ReviewConfig`), and its own tables, `[build]` (`out`, `jobs`, `approve`, `adopted`) and `[sandbox]`
 //! (`allow_weaker`, `read`, `memory_mb`, `file_mb`, `open_files`, `pids`), and `[eval]`
 //! (`specc_runtime::eval::EvalConfig`). Unknown keys in its tables are refused. With `--provider replay` every
@@ -13,37 +13,50 @@ use specc_llm::LlmConfig;
 use specc_llm::config::{ProviderConfig, ProviderKind};
 use specc_plan::Limits;
 
-use crate::cli::{BuildArgs, BuildProvider};
-use crate::config_error::{ConfigError, StateUrlError, TableError};
+mod error;
+mod tables;
 
-pub(in crate::commands) struct BuildConfig {
-    pub(in crate::commands) llm: LlmConfig,
-    pub(in crate::commands) limits: Limits,
+pub use error::{ConfigError, StateUrlError, TableError};
+pub use tables::{known_tables, read};
+
+/// Where a command's configuration comes from: specc.toml beside the spec (or `config`),
+/// and whether one recording answers every role (`--provider replay`: `recording`, else
+/// `.specc/recordings/build.jsonl`).
+#[derive(Clone, Debug, Default)]
+pub struct Source {
+    pub config: Option<PathBuf>,
+    pub replay: bool,
+    pub recording: Option<PathBuf>,
+}
+
+pub struct BuildConfig {
+    pub llm: LlmConfig,
+    pub limits: Limits,
     /// `[review]`: how landed tasks are reviewed.
-    pub(in crate::commands) review: specc_runtime::ReviewConfig,
-    pub(in crate::commands) out: Option<PathBuf>,
-    pub(in crate::commands) jobs: Option<usize>,
+    pub review: specc_runtime::ReviewConfig,
+    pub out: Option<PathBuf>,
+    pub jobs: Option<usize>,
     /// `[build] approve = "plan"`: every build stops after planning for approval.
-    pub(in crate::commands) approve_plan: bool,
+    pub approve_plan: bool,
     /// `[build] adopted = true`: the output is an existing repository `specc adopt` took
     /// in; its `main` before specc's first commit is imported as one snapshot.
-    pub(in crate::commands) adopted: bool,
-    pub(in crate::commands) allow_weaker: bool,
+    pub adopted: bool,
+    pub allow_weaker: bool,
     /// `[sandbox] read`: more directories a command may read (toolchains).
-    pub(in crate::commands) sandbox_read: Vec<PathBuf>,
+    pub sandbox_read: Vec<PathBuf>,
     /// `[sandbox]` limits over the defaults.
-    pub(in crate::commands) sandbox_limits: specc_sandbox::Rlimits,
+    pub sandbox_limits: specc_sandbox::Rlimits,
     /// The environment variables that hold keys: never given to a command.
-    pub(in crate::commands) key_vars: Vec<String>,
+    pub key_vars: Vec<String>,
     /// `[runners]`: more languages for the spec's test blocks.
-    pub(in crate::commands) runners: specc_sandbox::Runners,
+    pub runners: specc_sandbox::Runners,
     /// `[eval]`: the hidden test suite, if any.
-    pub(in crate::commands) eval: Option<specc_runtime::eval::EvalConfig>,
+    pub eval: Option<specc_runtime::eval::EvalConfig>,
     /// `SPECC_STATE_URL`, else `[state] url`: the PostgreSQL database of `specc serve`'s
     /// task leases (design: state.backends). Never printed: it may hold a password.
-    pub(in crate::commands) state_url: Option<String>,
+    pub state_url: Option<String>,
     /// `[secrets] allow`: what looks like a secret and is not.
-    pub(in crate::commands) secrets_allow: Vec<String>,
+    pub secrets_allow: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -97,14 +110,10 @@ struct SandboxTable {
     pids: Option<u64>,
 }
 
-pub(in crate::commands) fn load(
-    args: &BuildArgs,
-    dir: &Path,
-    state: &Path,
-) -> Result<BuildConfig, ConfigError> {
-    let mut cfg = load_file(args.config.as_deref(), dir)?;
-    if args.provider == BuildProvider::Replay {
-        let recording = args
+pub fn load(source: &Source, dir: &Path, state: &Path) -> Result<BuildConfig, ConfigError> {
+    let mut cfg = load_file(source.config.as_deref(), dir)?;
+    if source.replay {
+        let recording = source
             .recording
             .clone()
             .unwrap_or_else(|| state.join("recordings").join("build.jsonl"));
@@ -131,7 +140,7 @@ pub(in crate::commands) fn load(
 
 /// Where a build of the spec in `dir` writes its code: `[build] out` of the configuration
 /// (`config`, or specc.toml in `dir`), else `out/` beside the spec.
-pub(in crate::commands) fn configured_out(config: Option<&Path>, dir: &Path) -> PathBuf {
+pub fn configured_out(config: Option<&Path>, dir: &Path) -> PathBuf {
     load_file(config, dir)
         .ok()
         .and_then(|c| c.out)
@@ -139,10 +148,7 @@ pub(in crate::commands) fn configured_out(config: Option<&Path>, dir: &Path) -> 
 }
 
 /// specc.toml at `config` (or beside the spec, in `dir`), as written.
-pub(in crate::commands) fn load_file(
-    config: Option<&Path>,
-    dir: &Path,
-) -> Result<BuildConfig, ConfigError> {
+pub fn load_file(config: Option<&Path>, dir: &Path) -> Result<BuildConfig, ConfigError> {
     let path = config.map_or_else(|| dir.join("specc.toml"), Path::to_path_buf);
     if !path.is_file() {
         return Err(ConfigError::Missing {
@@ -150,7 +156,7 @@ pub(in crate::commands) fn load_file(
             needed: "to say which models plan and work",
         });
     }
-    let text = crate::config_check::read(&path)?;
+    let text = tables::read(&path)?;
     let at = |error: TableError| ConfigError::Invalid {
         path: path.clone(),
         error,
@@ -242,9 +248,7 @@ pub(in crate::commands) fn load_file(
 
 /// The state database's URL: `SPECC_STATE_URL`, else specc.toml's `[state] url` (`from_file`),
 /// which may not hold a password; `None`: the embedded SQLite store (design: state.backends).
-pub(in crate::commands) fn state_url(
-    from_file: Option<String>,
-) -> Result<Option<String>, StateUrlError> {
+pub fn state_url(from_file: Option<String>) -> Result<Option<String>, StateUrlError> {
     let url = match std::env::var("SPECC_STATE_URL")
         .ok()
         .filter(|u| !u.is_empty())
@@ -266,7 +270,7 @@ pub(in crate::commands) fn state_url(
 }
 
 /// The password for a state URL that has none: `PGPASSWORD`, as libpq reads it.
-pub(in crate::commands) fn pg_password() -> Option<String> {
+pub fn pg_password() -> Option<String> {
     std::env::var("PGPASSWORD").ok().filter(|p| !p.is_empty())
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use specc_passes::secrets::Redactor;
 
 /// The redactor as the model client's screen.
-pub(in crate::commands) struct Secrets(pub(in crate::commands) Arc<Redactor>);
+pub struct Secrets(pub Arc<Redactor>);
 
 impl specc_llm::Redact for Secrets {
     fn redact(&self, text: &str) -> Option<String> {
@@ -21,7 +21,7 @@ impl specc_llm::Redact for Secrets {
 
 /// A redactor letting `allow` through (specc.toml's `[secrets] allow`, checked when it was
 /// read; an expression that does not parse is left out).
-pub(in crate::commands) fn redactor(allow: &[String]) -> Arc<Redactor> {
+pub fn redactor(allow: &[String]) -> Arc<Redactor> {
     let usable: Vec<String> = allow
         .iter()
         .filter(|a| Redactor::new(std::slice::from_ref(a)).is_ok())
@@ -31,7 +31,7 @@ pub(in crate::commands) fn redactor(allow: &[String]) -> Arc<Redactor> {
 }
 
 /// `[secrets] allow` of a specc.toml's text (empty when it has none).
-pub(in crate::commands) fn allow_list(text: &str) -> Vec<String> {
+pub fn allow_list(text: &str) -> Vec<String> {
     let Ok(v) = text.parse::<toml::Table>() else {
         return Vec::new();
     };
@@ -51,7 +51,7 @@ pub(in crate::commands) fn allow_list(text: &str) -> Vec<String> {
 /// (`checks`, the commands it runs once resumed) are kept as they are: they are the
 /// repository's content and commands, like the VCS's store, and a placeholder there would
 /// be written into the code or run on resume.
-pub(in crate::commands) fn screen(r: &Arc<Redactor>) -> specc_state::Screen {
+pub fn screen(r: &Arc<Redactor>) -> specc_state::Screen {
     let r = r.clone();
     Arc::new(move |v: &mut serde_json::Value| screen_value(&r, v))
 }
@@ -74,21 +74,4 @@ fn screen_value(r: &Redactor, v: &mut serde_json::Value) {
         }
         _ => {}
     }
-}
-
-/// The summary line of what was redacted: `redacted: 3 secrets … (aws-access-key 1, …)`,
-/// or `None` when nothing was.
-pub(in crate::commands) fn summary(
-    counts: &std::collections::BTreeMap<String, usize>,
-) -> Option<String> {
-    let total: usize = counts.values().sum();
-    if total == 0 {
-        return None;
-    }
-    let kinds: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    Some(format!(
-        "redacted: {total} secret{} kept from the models and the journal ({})",
-        if total == 1 { "" } else { "s" },
-        kinds.join(", ")
-    ))
 }

@@ -4,8 +4,8 @@
 //! otherwise drop the spending cap without a word — and the did-you-mean.
 //! design: driver.config-check
 
-use crate::config_error::{ConfigError, TableError};
-use crate::spelling::{did_you_mean, nearest};
+use super::error::{ConfigError, TableError};
+use specc_passes::spelling::{did_you_mean, nearest};
 
 /// The tables of specc.toml, with what reads them.
 const TABLES: &[&str] = &[
@@ -18,14 +18,14 @@ const TABLES: &[&str] = &[
     "review",    // specc_runtime::ReviewConfig
     "eval",      // specc_runtime::eval::EvalConfig
     "runners",   // specc_sandbox::parse_runners
-    "build",     // commands/build/config.rs
-    "sandbox",   // commands/build/config.rs
-    "state",     // commands/build/config.rs
-    "secrets",   // commands/build/config.rs
+    "build",     // config/mod.rs
+    "sandbox",   // config/mod.rs
+    "state",     // config/mod.rs
+    "secrets",   // config/mod.rs
 ];
 
 /// specc.toml at `path`, read whole, with every table one specc reads.
-pub(crate) fn read(path: &std::path::Path) -> Result<String, ConfigError> {
+pub fn read(path: &std::path::Path) -> Result<String, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Unreadable {
         path: path.to_path_buf(),
         error,
@@ -38,7 +38,7 @@ pub(crate) fn read(path: &std::path::Path) -> Result<String, ConfigError> {
 }
 
 /// Refuses a top-level table or key of `text` that specc does not read.
-pub(crate) fn known_tables(text: &str) -> Result<(), TableError> {
+pub fn known_tables(text: &str) -> Result<(), TableError> {
     let table: toml::Table =
         toml::from_str(text).map_err(|e| TableError::Toml(did_you_mean(&e.to_string())))?;
     for (key, value) in &table {
