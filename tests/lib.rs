@@ -2,7 +2,9 @@
 //! answer book (`answers`), a scripted provider for `specc build`.
 
 pub mod answers;
+pub mod plans;
 pub mod recorded_run;
+pub mod settings;
 
 /// The specc binary, built on first use by the cargo that runs the tests (`CARGO`): the
 /// sandbox helper for builds the tests run in-process, so every command a scripted model

@@ -21,7 +21,7 @@
 //!
 //! `cargo bench -p specc-tests --bench scale_out [-- N [JOBS]]` (default 400 leaves, 2 jobs
 //! per worker process). PostgreSQL: a database of its own per run in `SPECC_TEST_PG_URL`'s
-//! cluster, or in a throwaway cluster this process starts (`compiler/state/tests/pg/mod.rs`).
+//! cluster, or in a throwaway cluster this process starts (specc-test-support's `pg`).
 //! design: state.deployment
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -34,8 +34,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use specc_tests::answers::AnswerBook;
 
-#[path = "../../compiler/state/tests/pg/mod.rs"]
-mod pg;
+use specc_test_support::pg;
 
 const TOKEN: &str = "scale-out-bench-token-0123456789";
 
@@ -130,12 +129,9 @@ fn project(root: &Path, n: usize, helper: &Path) -> tempfile::TempDir {
     let d = dir.path();
     std::fs::write(d.join("spec.md"), spec(n)).expect("spec");
     std::fs::write(d.join("specc.toml"), format!("{CONFIG}{n}\n")).expect("config");
-    let env = specc::Env {
-        no_color: true,
-        models: Some(specc::Models(Arc::new(AnswerBook::new(book(n))))),
-        sandbox_helper: Some(helper.to_path_buf()),
-        ..specc::Env::default()
-    };
+    let env = specc::Env::plain()
+        .with_models(Arc::new(AnswerBook::new(book(n))))
+        .with_sandbox_helper(helper.to_path_buf());
     let recording = d.join("recording.new.jsonl");
     let args = [
         "specc".to_owned(),

@@ -37,10 +37,7 @@ use specc_sandbox::ProcessRunner;
 use specc_state::{Journal, TaskState};
 use specc_vcs::{Change, Outcome, Repo, Submission};
 
-#[path = "common/settings.rs"]
-mod common;
-#[path = "common/plans.rs"]
-mod plans;
+use specc_tests::{plans, settings as common};
 
 const JOBS: usize = 8;
 

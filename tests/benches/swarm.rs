@@ -26,8 +26,7 @@ use specc_state::Journal;
 use specc_vcs::object::{Kind, ObjectId};
 use specc_vcs::{Change, Options, Outcome, Refusal, Repo, Submission};
 
-#[path = "common/settings.rs"]
-mod common;
+use specc_tests::settings as common;
 
 const WRITERS: usize = 64;
 const CHANGES: usize = 8;

@@ -44,12 +44,9 @@ fn record(dir: &Path) -> Result<(), String> {
         }
     }
     let recording = tmp.path().join("recording.new.jsonl");
-    let env = specc::Env {
-        no_color: true,
-        models: Some(specc::Models(Arc::new(AnswerBook::new(book)))),
-        sandbox_helper: Some(specc_tests::specc_binary()),
-        ..specc::Env::default()
-    };
+    let env = specc::Env::plain()
+        .with_models(Arc::new(AnswerBook::new(book)))
+        .with_sandbox_helper(specc_tests::specc_binary());
     let spec = tmp.path().join("spec.md");
     let args = [
         "specc".to_owned(),

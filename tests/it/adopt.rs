@@ -228,12 +228,7 @@ fn prose_is_asked_of_the_planner_once_and_its_capitals_are_sent_back() {
         {"sections": [{"id": "", "prose": "A tiny arithmetic crate."},
                       {"id": "tiny/src/lib.rs", "prose": "The crate's entry: addition."}]},
     ]}})));
-    let env = specc::Env {
-        no_color: true,
-        width: Some(100),
-        models: Some(specc::Models(book.clone())),
-        ..specc::Env::default()
-    };
+    let env = specc::Env::plain().with_models(book.clone());
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = specc::run(
         ["specc", "adopt", root.as_str(), "--prose"],

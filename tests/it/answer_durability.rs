@@ -20,10 +20,7 @@ use specc_sandbox::ProcessRunner;
 use specc_state::{Journal, TaskState};
 use specc_vcs::Repo;
 
-#[path = "../benches/common/plans.rs"]
-mod plans;
-#[path = "../benches/common/settings.rs"]
-mod settings;
+use specc_tests::{plans, settings};
 
 const LEAVES: usize = 24;
 

@@ -104,10 +104,7 @@ pub(crate) fn build_with(toml: &str, planner: Value, workers: Value) -> Built {
 
 /// A directory with the spec and `toml` as specc.toml.
 pub(crate) fn project(toml: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tmp");
-    std::fs::write(dir.path().join("spec.md"), SPEC).expect("spec");
-    std::fs::write(dir.path().join("specc.toml"), toml).expect("toml");
-    dir
+    crate::support::project_with(SPEC, toml)
 }
 
 /// `specc build` in `dir` with the answer book of `planner` and `workers`.
@@ -143,13 +140,9 @@ pub(crate) fn rebuild(dir: &Path, book: &Arc<AnswerBook>, extra: &[&str]) -> Run
 
 /// `specc COMMAND SPEC` (with `extra` arguments) for the spec in `dir`, as [`rebuild`] runs it.
 pub(crate) fn command(dir: &Path, book: &Arc<AnswerBook>, command: &str, extra: &[&str]) -> Run {
-    let env = specc::Env {
-        no_color: true,
-        width: Some(100),
-        models: Some(specc::Models(book.clone())),
-        sandbox_helper: Some(specc_tests::specc_binary()),
-        ..specc::Env::default()
-    };
+    let env = specc::Env::plain()
+        .with_models(book.clone())
+        .with_sandbox_helper(specc_tests::specc_binary());
     let spec = dir.join("spec.md").display().to_string();
     let mut args = vec!["specc", command, spec.as_str()];
     args.extend_from_slice(extra);

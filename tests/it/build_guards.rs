@@ -194,13 +194,8 @@ model = "worker"
 
 fn build_live(toml: &str) -> (i32, String) {
     let dir = project(toml);
-    let env = specc::Env {
-        no_color: true,
-        width: Some(100),
-        // No helper binary: only the interim runner, weaker than the sandbox.
-        sandbox_helper: None,
-        ..specc::Env::default()
-    };
+    // No helper binary: only the interim runner, weaker than the sandbox.
+    let env = specc::Env::plain();
     let spec = dir.path().join("spec.md").display().to_string();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = specc::run(["specc", "build", spec.as_str()], &env, &mut out, &mut err);

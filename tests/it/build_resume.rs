@@ -119,7 +119,7 @@ fn a_build_killed_at_any_moment_resumes_to_the_same_tree_on_postgres() {
         .expect("runtime");
     let mut dbs = Vec::new();
     killed_and_resumed(PG_ITERATIONS, || {
-        let db = rt.block_on(crate::pg::database());
+        let db = rt.block_on(specc_test_support::pg::database());
         let url = db.url.clone();
         dbs.push(db);
         Some(url)

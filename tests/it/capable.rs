@@ -27,12 +27,7 @@ fn replayed(name: &str) -> (i32, String, String) {
         &crate::support::root().join("fixtures/capable").join(name),
         dir.path(),
     );
-    let env = specc::Env {
-        no_color: true,
-        width: Some(100),
-        sandbox_helper: Some(specc_tests::specc_binary()),
-        ..specc::Env::default()
-    };
+    let env = specc::Env::plain().with_sandbox_helper(specc_tests::specc_binary());
     let spec = dir.path().join("spec.md").display().to_string();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = specc::run(["specc", "build", spec.as_str()], &env, &mut out, &mut err);

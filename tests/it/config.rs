@@ -4,10 +4,7 @@
 use crate::support::specc;
 
 fn project(toml: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tmp");
-    std::fs::write(dir.path().join("spec.md"), "# t\n\n- [R-1] It MUST work.\n").expect("spec");
-    std::fs::write(dir.path().join("specc.toml"), toml).expect("toml");
-    dir
+    crate::support::project_with("# t\n\n- [R-1] It MUST work.\n", toml)
 }
 
 #[test]

@@ -84,12 +84,7 @@ pub(crate) fn points(dir: &Path) -> Vec<Row> {
 }
 
 pub(crate) fn specc(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let env = specc::Env {
-        no_color: true,
-        width: Some(100),
-        sandbox_helper: Some(specc_tests::specc_binary()),
-        ..specc::Env::default()
-    };
+    let env = specc::Env::plain().with_sandbox_helper(specc_tests::specc_binary());
     let mut all = vec!["specc"];
     all.extend_from_slice(args);
     let spec = dir.join("spec.md").display().to_string();

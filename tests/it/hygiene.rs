@@ -51,3 +51,38 @@ fn no_source_file_is_over_600_lines_and_no_test_is_ignored() {
     assert!(over.is_empty(), "split these by responsibility: {over:?}");
     assert!(ignored.is_empty(), "ignored tests: {ignored:?}");
 }
+
+/// Fakes stay out of the production graph: no crate turns on a `testing` feature in its
+/// `[dependencies]` (a dev-dependency may), so `cargo build --workspace` compiles no fake
+/// into `specc`.
+#[test]
+fn no_crate_depends_on_a_testing_feature_outside_its_dev_dependencies() {
+    let root = crate::support::root();
+    let mut offenders = Vec::new();
+    let mut manifests = vec![
+        root.join("tests/Cargo.toml"),
+        root.join("tests/support/Cargo.toml"),
+    ];
+    for dir in ["ir", "passes"] {
+        manifests.push(root.join(dir).join("Cargo.toml"));
+    }
+    for e in std::fs::read_dir(root.join("compiler"))
+        .expect("compiler/")
+        .flatten()
+    {
+        manifests.push(e.path().join("Cargo.toml"));
+    }
+    for m in manifests.iter().filter(|m| m.is_file()) {
+        let text = std::fs::read_to_string(m).expect("manifest");
+        let mut section = String::new();
+        for line in text.lines() {
+            let t = line.trim();
+            if t.starts_with('[') {
+                section = t.to_owned();
+            } else if section == "[dependencies]" && t.contains("\"testing\"") {
+                offenders.push(format!("{}: {t}", m.display()));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}

@@ -205,6 +205,9 @@ fn graph(src: &Path) -> BTreeMap<Module, BTreeSet<Module>> {
     let inline_re =
         regex::Regex::new(r"(^|[^A-Za-z_:])((crate|super|self)(::[A-Za-z_][A-Za-z0-9_]*)+)")
             .expect("the path pattern");
+    let visibility_re = regex::Regex::new(r"pub\(in [^)]*\)").expect("the visibility pattern");
+    let bare_re = regex::Regex::new(r"(^|[^A-Za-z0-9_:])([a-z_][a-z0-9_]*)::[A-Za-z_]")
+        .expect("the bare path pattern");
     let mut uses: HashMap<Module, Vec<(bool, Vec<String>)>> = HashMap::new();
     for (m, path) in &files {
         let text = code(&std::fs::read_to_string(path).unwrap_or_default());
@@ -215,8 +218,18 @@ fn graph(src: &Path) -> BTreeMap<Module, BTreeSet<Module>> {
             }
         }
         let outside_uses = use_re.replace_all(&text, "");
+        // `pub(in crate::x)` names where an item is visible, not what it uses.
+        let outside_uses = visibility_re.replace_all(&outside_uses, "pub");
         for c in inline_re.captures_iter(&outside_uses) {
             found.push((false, c[2].split("::").map(str::to_owned).collect()));
+        }
+        // A child module named bare in its parent's code (`build::run(…)` in a `mod.rs`).
+        for c in bare_re.captures_iter(&outside_uses) {
+            let mut child = m.clone();
+            child.push(c[2].to_owned());
+            if files.contains_key(&child) {
+                found.push((false, c[2].split("::").map(str::to_owned).collect()));
+            }
         }
         uses.insert(m.clone(), found);
     }
@@ -360,7 +373,7 @@ fn the_rule_sees_a_child_importing_its_parent_but_not_a_facade() {
     let src = dir.path();
     std::fs::create_dir_all(src.join("a")).expect("a/");
     std::fs::create_dir_all(src.join("b")).expect("b/");
-    std::fs::write(src.join("lib.rs"), "mod a;\nmod b;\n").expect("lib");
+    std::fs::write(src.join("lib.rs"), "mod a;\nmod b;\nmod c;\n").expect("lib");
     // a: the parent defines an item its child imports, and imports the child: a cycle.
     std::fs::write(
         src.join("a/mod.rs"),
@@ -372,6 +385,24 @@ fn the_rule_sees_a_child_importing_its_parent_but_not_a_facade() {
         "use super::Shared; // the parent's own item\npub fn helper() {}\n",
     )
     .expect("a/child");
+    // c: the parent calls its child by a bare path, and the child imports the parent's
+    // own item: a cycle too.
+    std::fs::create_dir_all(src.join("c")).expect("c/");
+    std::fs::write(
+        src.join("c/mod.rs"),
+        "mod child;
+pub struct Shared;
+pub fn run() { child::helper() }
+",
+    )
+    .expect("c");
+    std::fs::write(
+        src.join("c/child.rs"),
+        "use super::Shared;
+pub fn helper() {}
+",
+    )
+    .expect("c/child");
     // b: a facade re-exports its children, which import each other through it: no cycle.
     std::fs::write(
         src.join("b/mod.rs"),
@@ -386,7 +417,13 @@ fn the_rule_sees_a_child_importing_its_parent_but_not_a_facade() {
     .expect("b/two");
     let g = graph(src);
     let found = cycles(&g);
-    let a = vec!["a".to_owned()];
-    let child = vec!["a".to_owned(), "child".to_owned()];
-    assert_eq!(found, vec![vec![a, child]], "{g:?}");
+    let m = |p: &[&str]| p.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    assert_eq!(
+        found,
+        vec![
+            vec![m(&["a"]), m(&["a", "child"])],
+            vec![m(&["c"]), m(&["c", "child"])]
+        ],
+        "{g:?}"
+    );
 }

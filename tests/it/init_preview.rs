@@ -94,11 +94,7 @@ fn a_dry_run_asks_the_planner_and_no_worker() {
     let book = Arc::new(AnswerBook::new(
         json!({"planner": two_leaves(&[]), "workers": {}}),
     ));
-    let env = specc::Env {
-        no_color: true,
-        models: Some(specc::Models(book.clone())),
-        ..specc::Env::default()
-    };
+    let env = specc::Env::plain().with_models(book.clone());
     let spec = dir.path().join("spec.md").display().to_string();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = specc::run(

@@ -36,8 +36,6 @@ mod hygiene_imports;
 mod incremental;
 mod init_preview;
 mod own_design_docs;
-#[path = "../../compiler/state/tests/pg/mod.rs"]
-mod pg;
 mod plan_cases;
 mod plan_tasks;
 mod ratchet;

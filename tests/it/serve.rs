@@ -8,7 +8,7 @@
 //! the single-machine build's, and a disturbed one's are at most one full set per claim.
 //! Once with serve's leases in its SQLite state database, once in PostgreSQL (a database of
 //! its own in `SPECC_TEST_PG_URL`'s cluster, or in a throwaway cluster; see
-//! `compiler/state/tests/pg/mod.rs`).
+//! specc-test-support's `pg`).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader};
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::root;
 
-use crate::pg;
+use specc_test_support::pg;
 
 const TOKEN: &str = "serve-test-token-0123456789";
 const LEASE_SECONDS: &str = "1.5";

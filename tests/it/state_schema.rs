@@ -48,7 +48,7 @@ fn sqlite_columns(path: &std::path::Path) -> Vec<(String, String, &'static str)>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_backends_have_the_same_schema() {
-    let db = crate::pg::database().await;
+    let db = specc_test_support::pg::database().await;
     let state = PgState::connect(&db.url).expect("connect");
     state.migrate(&OWNERS).await.expect("migrate");
     let mut on_pg: Vec<(String, String, &'static str)> = state

@@ -1,13 +1,13 @@
 //! Helpers: run specc in-process, find fixtures.
 
-use std::path::{Path, PathBuf};
+pub(crate) use specc_tests::root;
 
-/// The workspace root.
-pub(crate) fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent")
-        .to_path_buf()
+/// A project in a temporary directory: its `spec.md` and `specc.toml`.
+pub(crate) fn project_with(spec: &str, toml: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(dir.path().join("spec.md"), spec).expect("spec");
+    std::fs::write(dir.path().join("specc.toml"), toml).expect("toml");
+    dir
 }
 
 pub(crate) struct Output {
@@ -19,11 +19,7 @@ pub(crate) struct Output {
 /// Runs `specc ARGS` in-process with plain, fixed-width output. Absolute paths under the
 /// workspace root are printed relative to it, so snapshots do not depend on the checkout.
 pub(crate) fn specc(args: &[&str]) -> Output {
-    let env = specc::Env {
-        no_color: true,
-        width: Some(100),
-        ..specc::Env::default()
-    };
+    let env = specc::Env::plain();
     let mut out = Vec::new();
     let mut err = Vec::new();
     let argv = std::iter::once("specc").chain(args.iter().copied());

@@ -35,12 +35,7 @@ fn built_example() -> (tempfile::TempDir, std::path::PathBuf, String) {
     for d in ["hidden", "field-guide"] {
         copy_dir(&example.join(d), &project.join(d));
     }
-    let env = specc::Env {
-        no_color: true,
-        width: Some(100),
-        sandbox_helper: Some(specc_tests::specc_binary()),
-        ..specc::Env::default()
-    };
+    let env = specc::Env::plain().with_sandbox_helper(specc_tests::specc_binary());
     let spec = project.join("spec.md").display().to_string();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = specc::run(["specc", "build", spec.as_str()], &env, &mut out, &mut err);

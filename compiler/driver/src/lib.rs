@@ -13,6 +13,7 @@ mod json_streams;
 pub use commands::explanation;
 pub mod db;
 mod render;
+mod reporter;
 mod source;
 
 use std::ffi::OsString;
@@ -47,6 +48,27 @@ pub struct Env {
 pub use specc_project::Models;
 
 impl Env {
+    /// No colour, diagnostics at a fixed width of 100: what snapshots and scripts read.
+    pub fn plain() -> Env {
+        Env {
+            no_color: true,
+            width: Some(100),
+            ..Env::default()
+        }
+    }
+
+    /// Every role answered by `provider` instead of specc.toml's providers.
+    pub fn with_models(mut self, provider: std::sync::Arc<dyn specc_llm::Provider>) -> Env {
+        self.models = Some(Models(provider));
+        self
+    }
+
+    /// Commands confined by the sandbox through `helper` (the specc binary).
+    pub fn with_sandbox_helper(mut self, helper: impl Into<std::path::PathBuf>) -> Env {
+        self.sandbox_helper = Some(helper.into());
+        self
+    }
+
     /// What the project library takes from the caller instead of finding it itself.
     pub(crate) fn overrides(&self) -> specc_project::Overrides {
         specc_project::Overrides {

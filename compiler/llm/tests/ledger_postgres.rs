@@ -1,8 +1,7 @@
 //! The ledger on PostgreSQL (design: llm.budget-lease, state.backends): budget leases hold
 //! one cap across workers there as they do on SQLite (budget_lease.rs).
 
-#[path = "../../state/tests/pg/mod.rs"]
-mod pg;
+use specc_test_support::pg;
 
 #[path = "common/row.rs"]
 mod rows;

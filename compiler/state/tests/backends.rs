@@ -1,9 +1,9 @@
 //! The state database on PostgreSQL (design: state.backends): owners that migrate their
 //! tables together migrate them once, one build holds a database at a time, and every
 //! connection reads committed whatever the server's default. Each test makes a database of
-//! its own in a throwaway cluster (`pg/mod.rs`) or in `SPECC_TEST_PG_URL`'s.
+//! its own in a throwaway cluster (specc-test-support's `pg`) or in `SPECC_TEST_PG_URL`'s.
 
-mod pg;
+use specc_test_support::pg;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Task leases and fencing (design: state.leases), each test on both backends: SQLite and
-//! a PostgreSQL database of its own (see `pg/mod.rs`).
+//! a PostgreSQL database of its own (specc-test-support's `pg`).
 
-mod pg;
+use specc_test_support::pg;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,8 +1,8 @@
 //! Field lines of a decision: `Decision:`, `Rationale:`, `Status:`, `Supersedes:`.
 
-use specc_ir::{DecisionStatus, Diagnostic, FileId, Span};
+use specc_ir::{Diagnostic, FileId, Span};
 
-use super::Open;
+use super::open::Open;
 use crate::front_end::text::normalize_ws;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -92,7 +92,7 @@ fn store(
         Field::Supersedes => false,
     };
     if taken {
-        diagnostics.push(super::repeated_field(&text[line_start..start], span));
+        diagnostics.push(super::open::repeated_field(&text[line_start..start], span));
         return;
     }
     match field {
@@ -107,22 +107,5 @@ fn store(
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned),
         ),
-    }
-}
-
-/// A `Status:` value: `accepted`, `proposed`, `deprecated` or `superseded by <id>`.
-pub(super) fn status(text: &str) -> Option<DecisionStatus> {
-    let t = text.trim().trim_end_matches('.');
-    let lower = t.to_ascii_lowercase();
-    match lower.as_str() {
-        "accepted" => Some(DecisionStatus::Accepted),
-        "proposed" => Some(DecisionStatus::Proposed),
-        "deprecated" => Some(DecisionStatus::Deprecated),
-        _ => {
-            let rest = lower.strip_prefix("superseded by ")?;
-            let id = t[t.len() - rest.len()..].trim().trim_matches('`');
-            (!id.is_empty() && !id.contains(char::is_whitespace))
-                .then(|| DecisionStatus::SupersededBy(id.to_owned()))
-        }
     }
 }

@@ -10,6 +10,7 @@
 
 mod checks;
 mod fields;
+mod open;
 
 pub use checks::{
     Resolution, check_against_spec, check_references, index, reference_diagnostic, resolve,
@@ -20,6 +21,9 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use specc_ir::{DecisionStatus, DesignDecision, Diagnostic, FileId, IntentTree, Span, codes};
 
 use crate::front_end::text::normalize_ws;
+
+use self::open::Open;
+pub use self::open::pin;
 
 /// The decisions of one design document, in order, with the diagnostics of that file alone.
 pub fn parse_design_doc(file: FileId, text: &str) -> (Vec<DesignDecision>, Vec<Diagnostic>) {
@@ -96,88 +100,6 @@ pub fn check_decision_set(decisions: &[DesignDecision]) -> Vec<Diagnostic> {
         }
     }
     diagnostics
-}
-
-/// The pin of a decision text: the first 8 hex digits of blake3 over it, normalised.
-pub fn pin(decision: &str) -> String {
-    let hash = blake3::hash(normalize_ws(decision).as_bytes());
-    hash.to_hex()[..8].to_owned()
-}
-
-/// A decision whose section has not ended yet.
-struct Open {
-    id: String,
-    title: String,
-    heading: Span,
-    pub(super) decision: Option<(String, Span)>,
-    pub(super) rationale: Option<String>,
-    pub(super) status: Option<(String, Span)>,
-    pub(super) supersedes: Vec<String>,
-}
-
-impl Open {
-    fn new(id: String, title: String, heading: Span) -> Open {
-        Open {
-            id,
-            title,
-            heading,
-            decision: None,
-            rationale: None,
-            status: None,
-            supersedes: Vec::new(),
-        }
-    }
-
-    fn finish(self, file: FileId, end: usize, diagnostics: &mut Vec<Diagnostic>) -> DesignDecision {
-        if self.decision.is_none() {
-            diagnostics.push(malformed(&self.id, self.heading));
-        }
-        let status = match &self.status {
-            None => DecisionStatus::Accepted,
-            Some((text, span)) => fields::status(text).unwrap_or_else(|| {
-                diagnostics.push(unknown_status(text, *span));
-                DecisionStatus::Accepted
-            }),
-        };
-        let (decision, decision_span) = match self.decision {
-            Some((text, span)) => (text, Some(span)),
-            None => (String::new(), None),
-        };
-        DesignDecision {
-            pin: pin(&decision),
-            id: self.id,
-            title: self.title,
-            decision,
-            rationale: self.rationale,
-            status,
-            supersedes: self.supersedes,
-            span: Span::new(file, self.heading.start as usize..end),
-            heading: self.heading,
-            decision_span,
-        }
-    }
-}
-
-#[cold]
-fn malformed(id: &str, heading: Span) -> Diagnostic {
-    Diagnostic::new(codes::MALFORMED_DECISION, format!("decision `{id}` has no `Decision:` line"))
-        .with_primary(heading, "this heading's {#id} makes it a decision")
-        .with_help("write what was decided on a line starting `Decision:`, or drop the {#id} if this heading is not a decision")
-}
-
-#[cold]
-fn repeated_field(field: &str, span: Span) -> Diagnostic {
-    let field = field.trim().trim_matches(['*', '_']).trim();
-    Diagnostic::new(codes::REPEATED_FIELD, format!("`{field}` appears twice in one decision"))
-        .with_primary(span, "the first one counts; this one is ignored")
-        .with_help("one decision has one Decision, Rationale and Status; record another decision under its own heading with its own {#id}")
-}
-
-#[cold]
-fn unknown_status(text: &str, span: Span) -> Diagnostic {
-    Diagnostic::new(codes::UNKNOWN_STATUS, format!("unknown status `{text}`"))
-        .with_primary(span, "this status")
-        .with_help("a status is `accepted`, `proposed`, `deprecated` or `superseded by <id>`")
 }
 
 #[cold]

@@ -9,9 +9,9 @@ use specc_ir::{Diagnostic, codes};
 use specc_llm::Ledger;
 use specc_llm::cost::{Line, Summary, summarize};
 
-use super::Reporter;
 use super::state_url::ReadError;
 use crate::cli::{CostArgs, Format, MessageFormat};
+use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
 

@@ -14,9 +14,9 @@ use specc_runtime::eval::{EvalError, Evaluation, Evaluator};
 use specc_sandbox::Confinement;
 use specc_vcs::object::ObjectId;
 
-use super::Reporter;
 use super::build::evals;
 use crate::cli::{EvalArgs, Format, MessageFormat};
+use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
 use specc_project::{config, session};
@@ -96,7 +96,7 @@ fn evaluate(
     reporter: &mut Reporter,
     err: &mut dyn Write,
 ) -> Result<Evaluation, Failure> {
-    let dir = super::spec_dir(args.spec.as_deref());
+    let dir = specc_project::spec_dir(args.spec.as_deref());
     let state = dir.join(".specc");
     let cfg = config::load_file(args.config.as_deref(), &dir)?;
     let Some(eval) = cfg.eval.clone() else {

@@ -15,9 +15,9 @@ use specc_ir::{DesignDecision, Diagnostic, FileId, codes};
 use specc_passes::design_docs::{self, Resolution};
 use specc_passes::references::{self, Method};
 
-use super::Reporter;
 use crate::check::walk;
 use crate::cli::PinArgs;
+use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
 

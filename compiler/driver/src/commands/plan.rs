@@ -6,9 +6,9 @@ use std::sync::Arc;
 use specc_ir::{IntentNode, IntentTree, Level};
 use specc_passes::db::{NodeKey, SpecFile, node_summary, parse_spec};
 
-use super::Reporter;
 use crate::cli::{Emit, Format, PlanArgs};
 use crate::db::Database;
+use crate::reporter::Reporter;
 use crate::source::{Files, read_source};
 use crate::{Env, exit};
 

@@ -19,9 +19,10 @@ use specc_passes::plan::uncovered;
 use specc_plan::{Limits, OutlinePlanner, field_guide};
 
 use super::plan_edits::Edits;
-use super::{Reporter, planning};
+use super::planning;
 use crate::cli::{Format, PlanArgs, ProviderChoice};
 use crate::exit;
+use crate::reporter::Reporter;
 use crate::source::Files;
 use specc_project::config::{ConfigError, TableError};
 
@@ -45,7 +46,7 @@ pub(crate) fn run(
         files,
         reporter,
     } = cx;
-    let dir = super::spec_dir(Some(&args.spec));
+    let dir = specc_project::spec_dir(Some(&args.spec));
     let state = dir.join(".specc");
     // Configuration and I/O: exit 2, as every command.
     let setup = match Setup::open(args, env, &dir, &state) {
@@ -141,7 +142,10 @@ fn plan(
     let (planned, notes) = setup
         .runtime
         .block_on(planning::plan(tree, inputs, &mut edits));
-    for d in notes.iter().chain(&super::recording_warning(&setup.client)) {
+    for d in notes
+        .iter()
+        .chain(&crate::reporter::recording_warning(&setup.client))
+    {
         report(d, err);
     }
     let planned = planned.map_err(|e| {

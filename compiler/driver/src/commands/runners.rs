@@ -10,7 +10,7 @@ use specc_sandbox::Runners;
 /// The `[runners]` of specc.toml beside the spec (or `config`), if it has them. A file that
 /// cannot be read or parsed gives none: the commands that use the configuration report it.
 pub(crate) fn beside(spec: &Path, config: Option<&Path>) -> Runners {
-    let dir = super::spec_dir(Some(spec));
+    let dir = specc_project::spec_dir(Some(spec));
     let path = config.map_or_else(|| dir.join("specc.toml"), Path::to_path_buf);
     std::fs::read_to_string(path)
         .ok()

@@ -8,8 +8,8 @@ use std::time::Duration;
 use specc_ir::{Diagnostic, codes};
 use specc_sandbox::{CommandSpec, Exit, Probe, ProcessRunner, Rlimits, Runner, SandboxRunner};
 
-use super::Reporter;
 use crate::cli::{MessageFormat, SandboxArgs};
+use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
 

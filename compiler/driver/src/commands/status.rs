@@ -19,14 +19,14 @@ use specc_state::PgState;
 use specc_state::Status;
 use specc_state::{LeaseRow, LeaseStore};
 
-use super::Reporter;
 use crate::cli::{MessageFormat, StatusArgs, StatusFormat};
+use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
 
 pub(crate) fn run(args: &StatusArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let mut reporter = Reporter::new(MessageFormat::Human, env);
-    let dir = super::spec_dir(args.spec.as_deref());
+    let dir = specc_project::spec_dir(args.spec.as_deref());
     let db = dir.join(".specc/state.db");
     let fail = |reporter: &mut Reporter, err: &mut dyn Write, message: String| {
         let d = Diagnostic::new(codes::IO_ERROR, message)

@@ -19,8 +19,8 @@ use std::path::Path;
 
 use specc_ir::{Diagnostic, codes};
 
-use super::Reporter;
 use crate::cli::{AdoptArgs, MessageFormat};
+use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
 

@@ -29,9 +29,9 @@ use self::outcome::{check_out_dir, outcome_diagnostics};
 pub(in crate::commands) use self::pins::DriverPins;
 use self::planned::{Planned, plan};
 pub(in crate::commands) use self::signals::stop_on_signals;
-use super::Reporter;
 use super::serve::Serving;
 use crate::cli::{Approve, BuildArgs, BuildProvider, MessageFormat};
+use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
 use specc_project::config;
@@ -64,7 +64,7 @@ pub(in crate::commands) fn stops_for_approval(args: &BuildArgs) -> bool {
         Some(Approve::Plan) => true,
         Some(Approve::Saved) => false,
         None => {
-            let dir = super::spec_dir(Some(&args.spec));
+            let dir = specc_project::spec_dir(Some(&args.spec));
             // A specc.toml that cannot be read is reported by the build that follows.
             config::load_file(args.config.as_deref(), &dir).is_ok_and(|c| c.approve_plan)
         }
@@ -159,7 +159,7 @@ pub(in crate::commands) fn run_with(
     };
     for d in outcome_diagnostics(&s, &report)
         .into_iter()
-        .chain(super::recording_warning(&s.client))
+        .chain(crate::reporter::recording_warning(&s.client))
     {
         reporter.report(&files, &d, err);
     }

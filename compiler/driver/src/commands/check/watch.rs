@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 use notify::{EventKind, RecursiveMode, Watcher};
 use specc_ir::{Diagnostic, codes};
 
-use super::{Reporter, print};
+use super::print::print;
 use crate::check::{Changes, Session};
 use crate::cli::CheckArgs;
 use crate::exit;
+use crate::reporter::Reporter;
 use crate::source::Files;
 
 /// Events closer together than this are one change (an editor's save is several writes).

@@ -16,10 +16,10 @@ use specc_ir::{Diagnostic, IntentTree, codes};
 
 use self::baseline::Baseline;
 use self::findings::{Finding, NoBase};
-use super::Reporter;
 use crate::check::{CheckOptions, Session};
 use crate::cli::{DriftArgs, DriftFormat, MessageFormat};
 use crate::db::Database;
+use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
 
@@ -36,7 +36,7 @@ pub(crate) fn run(args: &DriftArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         Ok(parsed) => parsed,
         Err(status) => return status,
     };
-    let dir = super::spec_dir(Some(&spec));
+    let dir = specc_project::spec_dir(Some(&spec));
     let tree = args
         .tree
         .clone()

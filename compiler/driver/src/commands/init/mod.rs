@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use specc_ir::{Diagnostic, codes};
 
-use super::Reporter;
 use crate::cli::{InitArgs, MessageFormat};
+use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
 

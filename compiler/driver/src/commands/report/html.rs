@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::charts::Chart;
-use super::{Run, Unit};
+use super::runs::{Run, Unit};
 
 const STYLE: &str = "body{font-family:sans-serif;margin:24px auto;max-width:1520px;color:#222}\
 h1{font-size:22px;margin:0 0 4px}p.sub{color:#555;margin:0 0 16px}\

@@ -7,6 +7,7 @@
 
 mod charts;
 mod html;
+mod runs;
 mod summary;
 
 use std::io::Write;
@@ -16,18 +17,12 @@ use specc_ir::{Diagnostic, codes};
 use specc_runtime::eval::series::{self, Point};
 
 use self::charts::{Chart, Line, PALETTE, Spec};
-use super::Reporter;
+use self::runs::{Run, Unit};
 use crate::cli::{MessageFormat, ReportArgs};
 use crate::commands::state_url::ReadError;
+use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
-
-/// One run's series, named for the legend.
-pub(super) struct Run {
-    pub(super) label: String,
-    pub(super) db: PathBuf,
-    pub(super) points: Vec<Point>,
-}
 
 pub(crate) fn run(args: &ReportArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let mut reporter = Reporter::new(MessageFormat::Human, env);
@@ -80,7 +75,7 @@ pub(crate) fn run(args: &ReportArgs, env: &Env, out: &mut dyn Write, err: &mut d
 fn load(args: &ReportArgs) -> Result<Vec<Run>, ReadError> {
     let dbs: Vec<PathBuf> = if args.state.is_empty() {
         vec![
-            super::spec_dir(args.spec.as_deref())
+            specc_project::spec_dir(args.spec.as_deref())
                 .join(".specc")
                 .join("state.db"),
         ]
@@ -154,13 +149,6 @@ fn place(db: &Path) -> String {
             || db.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         )
-}
-
-/// The time axis' unit: seconds for builds under two minutes, minutes otherwise.
-#[derive(Clone, Copy)]
-pub(super) enum Unit {
-    Seconds,
-    Minutes,
 }
 
 impl Unit {

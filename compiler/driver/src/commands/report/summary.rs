@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use super::Run;
+use super::runs::Run;
 
 pub(super) fn write(runs: &[Run], out: &mut dyn Write) -> std::io::Result<()> {
     for r in runs {

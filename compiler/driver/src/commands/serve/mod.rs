@@ -18,8 +18,9 @@ use std::time::Duration;
 use specc_ir::{Diagnostic, codes};
 
 pub(in crate::commands) use self::start::{OFFERED, Serving, drain, start};
-use super::{Reporter, build};
+use super::build;
 use crate::cli::ServeArgs;
+use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
 

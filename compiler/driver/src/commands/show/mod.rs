@@ -6,6 +6,7 @@
 //! reviews and merges, and what the task cost by role.
 //! design: driver.show
 
+mod cost;
 mod render;
 
 use std::collections::BTreeMap;
@@ -17,25 +18,17 @@ use specc_ir::{Diagnostic, codes};
 use specc_llm::{CallRow, Ledger};
 use specc_state::Story;
 
-use super::Reporter;
+use self::cost::RoleCost;
 use super::state_url::ReadError;
 use super::status::{Source, source_of};
 use crate::cli::{Format, MessageFormat, ShowArgs};
+use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
 
-/// What one role spent on the task.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub(super) struct RoleCost {
-    pub(super) calls: u64,
-    pub(super) input: u64,
-    pub(super) output: u64,
-    pub(super) dollars: f64,
-}
-
 pub(crate) fn run(args: &ShowArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let mut reporter = Reporter::new(MessageFormat::Human, env);
-    let dir = super::spec_dir(args.spec.as_deref());
+    let dir = specc_project::spec_dir(args.spec.as_deref());
     let fail = |reporter: &mut Reporter, err: &mut dyn Write, d: Diagnostic| {
         reporter.report(&Files::default(), &d, err);
         exit::USAGE

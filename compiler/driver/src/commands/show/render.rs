@@ -9,7 +9,7 @@ use std::io::Write;
 use serde_json::Value;
 use specc_state::{AttemptStory, Story, StoryStep};
 
-use super::RoleCost;
+use super::cost::RoleCost;
 
 /// Lines of one text shown before the rest is left out (without `--full`).
 const LINES: usize = 24;

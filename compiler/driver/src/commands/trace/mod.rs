@@ -11,78 +11,26 @@
 
 mod gather;
 mod render;
+mod rows;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
 use specc_ir::{IntentTree, Level};
 
 use self::gather::{Evidence, TestStatus};
-use super::Reporter;
+pub(crate) use self::rows::{Place, Row, Summary, TaskRef, Test};
 use crate::check::{CheckOptions, Session};
 use crate::cli::{MessageFormat, TraceArgs, TraceFormat};
 use crate::db::Database;
+use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
-
-/// One requirement, followed.
-#[derive(Debug, Serialize)]
-pub(crate) struct Row {
-    pub(crate) id: String,
-    pub(crate) level: String,
-    /// Whether it binds (MUST, MUST NOT, SHALL, SHALL NOT): what the summary counts.
-    pub(crate) binding: bool,
-    pub(crate) text: String,
-    /// `spec.md:LINE`.
-    pub(crate) place: String,
-    pub(crate) tasks: Vec<TaskRef>,
-    pub(crate) code: Vec<Place>,
-    pub(crate) tests: Vec<Test>,
-    /// Why it needs no code, when a planner waived it (`no_code`): counted apart from the
-    /// binding requirements (design: spec.no-code).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) waived: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-pub(crate) struct TaskRef {
-    pub(crate) id: String,
-    pub(crate) landed: bool,
-}
-
-#[derive(Debug, Serialize)]
-pub(crate) struct Place {
-    pub(crate) path: String,
-    pub(crate) line: u32,
-}
-
-/// A test of a requirement: a test file's `req:` reference, or a spec test block of its
-/// section (`path` is then the spec, `spec_check` true).
-#[derive(Debug, Serialize)]
-pub(crate) struct Test {
-    pub(crate) path: String,
-    pub(crate) line: u32,
-    pub(crate) spec_check: bool,
-    pub(crate) status: TestStatus,
-}
 
 impl Row {
     fn tested(&self) -> bool {
         self.tests.iter().any(|t| t.status.passed())
     }
-}
-
-/// The binding requirements' coverage.
-#[derive(Debug, Default, Serialize)]
-pub(crate) struct Summary {
-    /// Binding requirements, the waived ones left out.
-    pub(crate) binding: usize,
-    /// Binding requirements a planner waived as needing no code.
-    pub(crate) waived: usize,
-    pub(crate) by_task: usize,
-    pub(crate) by_code: usize,
-    pub(crate) by_passing_test: usize,
 }
 
 impl Summary {
@@ -126,7 +74,7 @@ pub(crate) fn run(args: &TraceArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         Ok(parsed) => parsed,
         Err(status) => return status,
     };
-    let dir = super::spec_dir(Some(&spec));
+    let dir = specc_project::spec_dir(Some(&spec));
     if let Some(tree) = args.tree.as_ref().filter(|t| !t.is_dir()) {
         let d = specc_ir::Diagnostic::new(
             specc_ir::codes::NOT_A_FILE,

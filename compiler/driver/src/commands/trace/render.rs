@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::gather::TestStatus;
-use super::{Row, Summary};
+use super::rows::{Row, Summary};
 
 /// A text cut to `n` characters.
 fn cut(s: &str, n: usize) -> String {

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use specc_runtime::wire::{JournalRequest, Token};
 use specc_state::StepRecord;
 
-use super::Worker;
+use super::held::Worker;
 use super::remote::{Answered, RemoteError};
 
 /// The last step of one claim serve acknowledged, as (attempt, step): steps are journaled

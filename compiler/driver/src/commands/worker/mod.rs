@@ -18,6 +18,7 @@
 //! design: state.deployment
 
 mod forward;
+mod held;
 mod remote;
 
 use std::io::Write;
@@ -28,18 +29,18 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use specc_ir::{Diagnostic, codes};
-use specc_llm::{Client, Ledger};
+use specc_llm::Ledger;
 use specc_runtime::WorkOrder;
 use specc_runtime::wire::{ClaimAnswer, End, FinishRequest, Token};
-use specc_runtime::{AttemptPolicy, Services, run_task};
-use specc_sandbox::Runner;
+use specc_runtime::{Services, run_task};
 use specc_state::Journal;
 use specc_vcs::Repo;
 use tracing::Instrument as _;
 
+use self::held::Worker;
 use self::remote::{Answered, HttpUpstream, Remote, RemoteError};
-use super::Reporter;
 use crate::cli::{BuildArgs, MessageArgs, MessageFormat, WorkerArgs};
+use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
 use specc_project::{config, session};
@@ -53,20 +54,6 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// How long the serve may hold a claim waiting for a leaf to be offered.
 const CLAIM_WAIT: Duration = Duration::from_secs(1);
-
-struct Worker {
-    holder: String,
-    remote: Arc<Remote>,
-    upstream: Arc<HttpUpstream>,
-    replica: Repo,
-    journal: Journal,
-    client: Client,
-    runner: Arc<dyn Runner>,
-    work: PathBuf,
-    slots: specc_runtime::Slots,
-    intents: specc_runtime::Intents,
-    policy: AttemptPolicy,
-}
 
 pub(crate) fn run(args: &WorkerArgs, env: &Env, _out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let refuse = |err: &mut dyn Write, message: String| {
@@ -197,7 +184,7 @@ fn open(
     run: &str,
     holder: String,
 ) -> Result<Worker, StartError> {
-    let dir = super::spec_dir(Some(&args.spec));
+    let dir = specc_project::spec_dir(Some(&args.spec));
     let cfg = config::load(&super::build::source(args), &dir, state).map_err(StartError::Config)?;
     std::fs::create_dir_all(state.join("vcs")).map_err(|error| StartError::State {
         dir: state.to_path_buf(),

@@ -21,7 +21,7 @@ static NEXT: AtomicUsize = AtomicUsize::new(0);
 static OPEN: AtomicUsize = AtomicUsize::new(0);
 
 /// A database of its own for one test: its URL; dropped, the cluster stops with the last.
-pub(crate) struct TestDb {
+pub struct TestDb {
     pub url: String,
 }
 
@@ -48,7 +48,7 @@ impl Drop for TestDb {
 }
 
 /// A fresh database.
-pub(crate) async fn database() -> TestDb {
+pub async fn database() -> TestDb {
     let admin = {
         let mut c = CLUSTER
             .get_or_init(|| Mutex::new(None))

@@ -5,7 +5,7 @@ use specc_ir::plan::{ChildKind, TaskNode};
 use specc_runtime::WorkOrder;
 
 /// The plan task `t` every synthetic leaf hangs under.
-pub(crate) fn root() -> TaskNode {
+pub fn root() -> TaskNode {
     TaskNode {
         id: "t".into(),
         parent: Some(String::new()),
@@ -27,7 +27,7 @@ pub(crate) fn root() -> TaskNode {
 }
 
 /// A leaf's work order: no decisions, requirements or checks; fingerprinted.
-pub(crate) fn order(task: &TaskNode) -> WorkOrder {
+pub fn order(task: &TaskNode) -> WorkOrder {
     let mut o = WorkOrder {
         parent: None,
         spec: Vec::new(),

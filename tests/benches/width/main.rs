@@ -30,9 +30,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-#[path = "width/probe.rs"]
 mod probe;
-#[path = "width/server.rs"]
 mod server;
 
 /// What the bench runs.

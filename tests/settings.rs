@@ -6,7 +6,7 @@ use specc_runtime::{AttemptLimits, AttemptPolicy, Escalation, OnConflict};
 use specc_sandbox::CommandLimits;
 
 /// Settings for scripted attempts: limits no bench reaches, no escalation, no review.
-pub(crate) fn settings(merger: bool, worker_max_tokens: u32) -> AttemptPolicy {
+pub fn settings(merger: bool, worker_max_tokens: u32) -> AttemptPolicy {
     AttemptPolicy {
         attempt: AttemptLimits {
             max_steps: 10,
