@@ -4,6 +4,7 @@
 //! design: project.library
 
 use specc_ir::{Diagnostic, codes};
+use specc_plan::PlanError;
 use specc_project::BuildError;
 
 use crate::exit;
@@ -41,4 +42,85 @@ fn out_dir(message: String) -> Diagnostic {
 /// A command could not start (E0406).
 fn setup(message: String) -> Diagnostic {
     Diagnostic::new(codes::BUILD_SETUP, message).with_help("see `specc explain E0406`")
+}
+
+/// What to do about a planner call that failed for good, by its kind.
+fn model_help(e: &specc_llm::LlmError) -> &'static str {
+    use specc_llm::LlmError as E;
+    match e {
+        E::Auth { .. } | E::Config(_) => {
+            "check the provider's key: specc.toml names the environment variable that holds it"
+        }
+        E::Quota(_) => "the provider's account is out of quota or over a spend limit",
+        E::ContextLength(_) => {
+            "use a planner model with a larger context, or split the section into smaller ones"
+        }
+        E::Budget { .. } => {
+            "raise `[budget] dollars` in specc.toml and plan again: answers already paid for are cached"
+        }
+        E::ReplayMiss { .. } => {
+            "the recording has no answer for this request: record the run with --record FILE against a live provider"
+        }
+        _ => {
+            "the provider could not be reached or kept failing after every retry; see `specc explain E0316`"
+        }
+    }
+}
+
+/// The exit status of a failed plan: 2 when the configuration is at fault (a refused key),
+/// 1 otherwise.
+pub(crate) fn plan_status(e: &PlanError) -> i32 {
+    match e {
+        PlanError::Model(specc_llm::LlmError::Auth { .. } | specc_llm::LlmError::Config(_)) => {
+            crate::exit::USAGE
+        }
+        _ => crate::exit::ERRORS,
+    }
+}
+
+/// What the user reads when planning failed: the problems of an answer that stayed invalid,
+/// each under its own code, then E0309.
+pub(crate) fn plan_failure(e: PlanError) -> Vec<Diagnostic> {
+    let e0309 = |message: String, help: &str| {
+        Diagnostic::new(codes::PLANNING_FAILED, message).with_help(help)
+    };
+    match e {
+        PlanError::Model(e) => vec![
+            Diagnostic::new(
+                codes::PLANNER_CALL_FAILED,
+                format!("a planner call failed: {e}"),
+            )
+            .with_help(model_help(&e)),
+        ],
+        PlanError::Invalid { task, mut problems } => {
+            let summary = e0309(
+                format!(
+                    "the planner's answer for {} stayed invalid after two repairs ({} above)",
+                    specc_passes::plan::task_name(&task),
+                    if problems.len() == 1 {
+                        "the problem".to_owned()
+                    } else {
+                        format!("{} problems", problems.len())
+                    }
+                ),
+                "a stronger planner model usually helps; `specc cost` shows the calls made",
+            );
+            problems.push(summary);
+            problems
+        }
+        PlanError::Unsettled(ids) => vec![e0309(
+            format!(
+                "the planners kept deciding questions differently: {} coordinator merges ({}) did not settle the plan",
+                ids.len(),
+                ids.join(", ")
+            ),
+            "settle the contested questions in the spec with `Decision:` lines that carry their ids",
+        )],
+        PlanError::CallLimit(n) => vec![e0309(
+            format!(
+                "planning stopped before its next call: it would pass the limit of {n} planner calls"
+            ),
+            "raise `[limits] planner_calls` in specc.toml if the spec is that large; answers so far are cached",
+        )],
+    }
 }

@@ -7,9 +7,11 @@
 //! [`BuildError`] that the driver turns into a diagnostic at its edge.
 //! design: project.library
 
+pub mod atomic;
 pub mod client;
 pub mod config;
 mod error;
+pub mod planning;
 pub mod secrets;
 pub mod session;
 

@@ -23,15 +23,15 @@ mod task_end;
 mod tools;
 
 pub use attempt::{
-    Check, DecisionText, MAX_CONFLICT_RERUNS, ParentBrief, RequirementText, Retry, Shell,
-    SiblingBrief, SpecIndex, SpecSection, Unrunnable, WorkOrder, fingerprint, leaves,
-    opening_chars, run_task, with_adopted_checks, work_orders,
+    Check, DecisionText, ParentBrief, RequirementText, Retry, Shell, SiblingBrief, SpecIndex,
+    SpecSection, Unrunnable, WorkOrder, fingerprint, opening_chars, run_task, with_adopted_checks,
+    work_orders,
 };
 pub use checkouts::{Scope, Slots, apply as apply_changes};
 pub use events::Event;
 pub use landing::{
-    Intents, Lens, MERGE_TOOL, Merged, PinError, Pins, REVIEW_TOOL, ReviewConfig,
-    ReviewConfigError, Settled, Severity, StaleRef, added_lines, reconcile,
+    Intents, Lens, MERGE_TOOL, Merged, PinError, Pins, ReviewConfig, ReviewConfigError, Settled,
+    Severity, StaleRef, reconcile,
 };
 pub use scheduling::dispatch::{Claimed, Counters, wire};
 pub use scheduling::{BuildReport, Dispatch, Landings, Plan, TaskReport, Workers, build};

@@ -36,7 +36,7 @@ pub use journal::{
 pub use leases::{
     Claim, LEASES, LeaseError, LeaseRow, LeaseStore, StepRecord, read as read_leases,
 };
-pub use postgres::{PgConn, PgState, config_of};
+pub use postgres::PgState;
 pub use schema::{Migration, Tables};
 pub use sql::{Arg, Row, Sql, Value, dollar_placeholders};
 pub use writer::{StateDb, Write};

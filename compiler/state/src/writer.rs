@@ -232,7 +232,7 @@ impl StateDb {
 
     /// The writer of a PostgreSQL state database. Nothing is migrated here: each owner of
     /// tables migrates its own as it opens (design: state.owners).
-    pub fn postgres(conn: PgConn) -> StateDb {
+    pub(crate) fn postgres(conn: PgConn) -> StateDb {
         StateDb::with_backend(Backend::Postgres(conn), None)
     }
 

@@ -1,8 +1,6 @@
 //! One module per command; `dispatch` picks one.
 
 mod adopt;
-mod approval;
-mod atomic;
 mod build;
 mod check;
 mod cost;
@@ -14,9 +12,7 @@ mod metrics;
 pub use explain::explanation;
 mod pin;
 mod plan;
-mod plan_edits;
 mod plan_tasks;
-mod planning;
 mod preview;
 mod report;
 mod runners;

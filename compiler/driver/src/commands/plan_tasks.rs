@@ -18,13 +18,13 @@ use specc_llm::{Client, Ledger, LlmConfig};
 use specc_passes::plan::uncovered;
 use specc_plan::{Limits, OutlinePlanner, field_guide};
 
-use super::plan_edits::Edits;
-use super::planning;
 use crate::cli::{Format, PlanArgs, ProviderChoice};
 use crate::exit;
 use crate::reporter::Reporter;
 use crate::source::Files;
 use specc_project::config::{ConfigError, TableError};
+use specc_project::planning;
+use specc_project::planning::edits::Edits;
 
 /// What planning reports through: the environment (scripted models for tests), the spec's
 /// files and the reporter.
@@ -60,7 +60,8 @@ pub(crate) fn run(
     if let Some(w) = &guide.warning {
         reporter.report(files, w, err);
     }
-    let part = super::planning::planned_part(tree.clone(), |d| reporter.report(files, d, err));
+    let part =
+        specc_project::planning::planned_part(tree.clone(), |d| reporter.report(files, d, err));
     let tree = &part;
     let mut report = |d: &Diagnostic, err: &mut dyn Write| reporter.report(files, d, err);
     let (planned, mut edits) = match plan(&setup, tree, &dir, &guide.text, &mut report, err) {
@@ -102,7 +103,7 @@ pub(crate) fn run(
         let _ = write!(
             err,
             "{}",
-            super::approval::saved_message(&args.spec, planned.edited.len())
+            specc_project::planning::approval::saved_message(&args.spec, planned.edited.len())
         );
     }
     reporter.finish(err)
@@ -149,8 +150,8 @@ fn plan(
         report(d, err);
     }
     let planned = planned.map_err(|e| {
-        let status = planning::failure_status(&e);
-        for d in planning::failure(e) {
+        let status = crate::command_error::plan_status(&e);
+        for d in crate::command_error::plan_failure(e) {
             report(&d, err);
         }
         status
@@ -187,7 +188,7 @@ fn keep(
         );
     }
     if args.approve
-        && let Err(d) = super::approval::save(state, &planned.as_planned)
+        && let Err(d) = specc_project::planning::approval::save(state, &planned.as_planned)
     {
         report(&d, err);
         return Err(exit::USAGE);

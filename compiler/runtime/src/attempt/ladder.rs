@@ -24,7 +24,7 @@ use crate::services::{Escalation, Services};
 use crate::task_end::{Landed, TaskEnd};
 
 /// Conflicts one task may meet before it fails.
-pub const MAX_CONFLICT_RERUNS: u32 = 3;
+pub(crate) const MAX_CONFLICT_RERUNS: u32 = 3;
 
 /// Disputes one task may bring before the planner; a further one is a failure.
 const MAX_DISPUTES: u32 = 2;

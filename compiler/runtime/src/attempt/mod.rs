@@ -4,7 +4,7 @@
 //! if configured → the task fails. A submission that conflicts with work landed meanwhile
 //! goes to the merge agent if a `merger` role is configured; otherwise, or if the merge
 //! agent sends it back, the task re-runs on the new head with the conflict shown (at most
-//! [`MAX_CONFLICT_RERUNS`] times).
+//! `ladder::MAX_CONFLICT_RERUNS` times).
 //!
 //! Read top-down: `ladder.rs` (the rungs, from a resumed attempt in `resume.rs`) →
 //! `one.rs` (one attempt) → `agent.rs` (the model/tool loop, its limits and `stuck.rs`)
@@ -39,7 +39,7 @@ pub use context::{
     DecisionText, ParentBrief, RequirementText, Retry, SiblingBrief, SpecSection, WorkOrder,
     opening_chars,
 };
-pub use ladder::{MAX_CONFLICT_RERUNS, run_task};
-pub use orders::{Unrunnable, fingerprint, leaves, with_adopted_checks, work_orders};
+pub use ladder::run_task;
+pub use orders::{Unrunnable, fingerprint, with_adopted_checks, work_orders};
 pub use reading::SpecIndex;
 pub(crate) use replan::apply_journaled;

@@ -242,6 +242,6 @@ fn parent_briefs(tree: &IntentTree, tasks: &[TaskNode]) -> HashMap<String, Paren
 }
 
 /// The work leaves of `tasks`.
-pub fn leaves(tasks: &[TaskNode]) -> impl Iterator<Item = &TaskNode> {
+fn leaves(tasks: &[TaskNode]) -> impl Iterator<Item = &TaskNode> {
     tasks.iter().filter(|t| t.kind == ChildKind::Work)
 }

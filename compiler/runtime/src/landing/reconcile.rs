@@ -257,7 +257,7 @@ struct Sides<'a> {
 }
 
 /// Lines of `resolution` found in neither side nor their base (blank lines aside).
-pub fn added_lines(resolution: &str, sides: [&str; 3]) -> Vec<String> {
+fn added_lines(resolution: &str, sides: [&str; 3]) -> Vec<String> {
     let known: BTreeSet<&str> = sides
         .iter()
         .flat_map(|t| t.lines())

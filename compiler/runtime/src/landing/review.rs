@@ -24,7 +24,7 @@ use crate::services::Services;
 use super::review_config::{Lens, ReviewConfig, Severity};
 
 /// The tool a reviewer must call.
-pub const TOOL: &str = "submit_review";
+pub(crate) const TOOL: &str = "submit_review";
 
 /// Characters of one file's text a reviewer is shown (head and tail kept).
 const FILE_CHARS: usize = 12_000;

@@ -5,7 +5,7 @@ use crate::error::StateError;
 
 /// The connection settings of `url` (a libpq URL or key=value string), with `password`
 /// when the URL has none, and a connect timeout if given.
-pub fn config_of(
+pub(crate) fn config_of(
     url: &str,
     password: Option<&str>,
     timeout: Option<std::time::Duration>,

@@ -41,14 +41,14 @@ enum Answer {
 }
 
 /// A synchronous connection to a PostgreSQL state database.
-pub struct PgConn {
+pub(crate) struct PgConn {
     jobs: tokio::sync::mpsc::UnboundedSender<Job>,
 }
 
 impl PgConn {
     /// Connects with `config` (its password is never logged). Nothing is created or
     /// migrated: the state database's writer migrates (each owner's `crate::schema::migrate`).
-    pub fn connect(config: tokio_postgres::Config) -> Result<PgConn, StateError> {
+    pub(crate) fn connect(config: tokio_postgres::Config) -> Result<PgConn, StateError> {
         let (jobs, inbox) = tokio::sync::mpsc::unbounded_channel::<Job>();
         let (ready, connected) = mpsc::sync_channel::<Result<(), StateError>>(1);
         std::thread::Builder::new()

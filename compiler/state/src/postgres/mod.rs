@@ -7,6 +7,6 @@ mod config;
 mod conn;
 mod pool;
 
-pub use config::config_of;
-pub use conn::PgConn;
+pub(crate) use config::config_of;
+pub(crate) use conn::PgConn;
 pub use pool::PgState;

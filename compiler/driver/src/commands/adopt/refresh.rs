@@ -76,6 +76,6 @@ pub(super) fn refresh(path: &Path) -> Result<usize, Box<Diagnostic>> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    crate::commands::atomic::write(dir, path, out.as_bytes()).map_err(io)?;
+    specc_project::atomic::write(dir, path, out.as_bytes()).map_err(io)?;
     Ok(lines.len())
 }

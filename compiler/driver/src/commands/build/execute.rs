@@ -18,9 +18,9 @@ use specc_sandbox::CommandLimits;
 use super::{evals, pins, progress, signals};
 use crate::Env;
 use crate::cli::{BuildArgs, MessageFormat};
-use crate::commands::planning;
 use crate::commands::serve::{OFFERED, Serving, drain as drain_workers, start as start_serving};
 use specc_project::config;
+use specc_project::planning;
 use specc_project::session::Session;
 
 /// The limits and the ladder of a build's attempts, from specc.toml.

@@ -209,7 +209,7 @@ fn open(
     // An adopted package's test command, kept with its package: every task that writes
     // there runs it (design: driver.adopt).
     let kept = specc_passes::adopted::kept_checks(&tree);
-    let tree = super::planning::planned_part(tree, |d| reporter.report(files, d, err));
+    let tree = specc_project::planning::planned_part(tree, |d| reporter.report(files, d, err));
     let mut s = Session::open(&opening(args), &env.overrides()).map_err(|e| {
         let (d, status) = crate::command_error::build(&e);
         reporter.report(files, &d, err);

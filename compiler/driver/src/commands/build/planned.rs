@@ -11,9 +11,9 @@ use specc_passes::plan::{Commands, design_docs};
 use specc_plan::field_guide;
 use specc_runtime::Plan;
 
-use crate::commands::plan_edits::{Applied, Edits};
-use crate::commands::{approval, planning};
 use crate::exit;
+use specc_project::planning::edits::{Applied, Edits};
+use specc_project::planning::{self, approval};
 use specc_project::session::Session;
 
 /// A planned spec, ready to run, and what planning had to say.
@@ -69,8 +69,8 @@ pub(super) async fn plan(
             return Err(refused(notes, approval::would_ask(spec)));
         }
         Err(e) => {
-            let status = planning::failure_status(&e);
-            notes.extend(planning::failure(e));
+            let status = crate::command_error::plan_status(&e);
+            notes.extend(crate::command_error::plan_failure(e));
             return Err((notes, status));
         }
     };

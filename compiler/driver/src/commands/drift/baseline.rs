@@ -70,7 +70,7 @@ impl Baseline {
     pub(crate) fn save(&self, dir: &Path, path: &Path) -> std::io::Result<()> {
         let mut text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         text.push('\n');
-        crate::commands::atomic::write(dir, path, text.as_bytes())
+        specc_project::atomic::write(dir, path, text.as_bytes())
     }
 }
 

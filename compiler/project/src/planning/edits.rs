@@ -15,7 +15,7 @@ use specc_ir::plan::{PlannedDecision, PlannerAnswer};
 use specc_ir::{Diagnostic, FileId, codes};
 use specc_passes::plan::{decision_key, design_docs};
 
-use super::atomic;
+use crate::atomic;
 
 /// The record's file in `.specc/`.
 const RECORD: &str = "planned-docs.json";
@@ -66,14 +66,14 @@ struct Edit {
 }
 
 /// A decision taken from a person's edit in this plan.
-pub(crate) struct Applied {
-    pub(crate) id: String,
+pub struct Applied {
+    pub id: String,
     /// The planned document it is in (`design-docs/planned-<area>.md`).
-    pub(crate) file: String,
+    pub file: String,
 }
 
 /// The hand edits of one spec's planned documents.
-pub(crate) struct Edits {
+pub struct Edits {
     record: Record,
     /// `design-docs/` beside the spec.
     docs: PathBuf,
@@ -88,7 +88,7 @@ pub(crate) struct Edits {
 impl Edits {
     /// The record in `state`, with the edits made in `dir`'s `design-docs/planned-*.md` since
     /// specc wrote them taken in. A record that cannot be read counts as none (W0007).
-    pub(crate) fn gather(dir: &Path, state: &Path) -> (Edits, Vec<Diagnostic>) {
+    pub fn gather(dir: &Path, state: &Path) -> (Edits, Vec<Diagnostic>) {
         let mut notes = Vec::new();
         let path = state.join(RECORD);
         let (record, known) = match std::fs::read(&path) {
@@ -118,7 +118,7 @@ impl Edits {
 
     /// No edits, for a plan that is not the planner's (`--provider outline`): it neither
     /// takes in nor applies the person's edits, and is never written over them.
-    pub(crate) fn none(dir: &Path, state: &Path) -> Edits {
+    pub fn none(dir: &Path, state: &Path) -> Edits {
         Edits {
             record: Record::default(),
             docs: dir.join("design-docs"),
@@ -181,7 +181,7 @@ impl Edits {
     /// Applies the edits in force to `answers`, the planner's answers by task. An edit whose
     /// decision the planner still gives the text it had when the person edited it replaces
     /// every copy of that decision; any other is at stake: dropped, with W0411.
-    pub(crate) fn apply(
+    pub fn apply(
         &mut self,
         answers: &mut BTreeMap<String, PlannerAnswer>,
     ) -> (Vec<Applied>, Vec<Diagnostic>) {
@@ -218,13 +218,13 @@ impl Edits {
 
     /// Whether specc wrote the planned documents beside the spec before: a build keeps them
     /// current only then (`specc plan` and previews write them).
-    pub(crate) fn known(&self) -> bool {
+    pub fn known(&self) -> bool {
         self.known
     }
 
     /// Writes `decisions` (as planned, edits applied) to the planned documents beside the
     /// spec and records what was written, with the planner's own text of each.
-    pub(crate) fn write(&mut self, decisions: &[PlannedDecision]) -> Result<(), Box<Diagnostic>> {
+    pub fn write(&mut self, decisions: &[PlannedDecision]) -> Result<(), Box<Diagnostic>> {
         let mut written = BTreeMap::new();
         for (file, text) in design_docs(decisions) {
             let path = self.docs.join(format!("planned-{file}"));

@@ -13,7 +13,7 @@ use specc_ir::{Diagnostic, codes};
 const FILE: &str = "approved-plan.json";
 
 /// Saves `answers` as the approved plan.
-pub(crate) fn save(
+pub fn save(
     state: &Path,
     answers: &BTreeMap<String, PlannerAnswer>,
 ) -> Result<(), Box<Diagnostic>> {
@@ -22,7 +22,7 @@ pub(crate) fn save(
         .map_err(std::io::Error::other)
         .and_then(|bytes| {
             std::fs::create_dir_all(state)?;
-            super::atomic::write(state, &path, &bytes)
+            crate::atomic::write(state, &path, &bytes)
         })
         .map_err(|e| {
             Box::new(
@@ -40,7 +40,7 @@ pub(crate) fn save(
 
 /// Whether `answers` are the approved plan: E0410 if none was approved or they differ,
 /// naming the tasks whose answers differ.
-pub(crate) fn check(
+pub fn check(
     state: &Path,
     spec: &Path,
     answers: &BTreeMap<String, PlannerAnswer>,
@@ -87,7 +87,7 @@ pub(crate) fn check(
 }
 
 /// E0410 for a planner call that `--approve` would have had to make.
-pub(crate) fn would_ask(spec: &Path) -> Box<Diagnostic> {
+pub fn would_ask(spec: &Path) -> Box<Diagnostic> {
     not_approved(
         spec,
         "planning would ask the planner again: the spec, the field guide, specc.toml's planner or limits, the commands the sandbox offers, or the plan cache in .specc/ changed since the plan was approved".to_owned(),
@@ -95,7 +95,7 @@ pub(crate) fn would_ask(spec: &Path) -> Box<Diagnostic> {
 }
 
 /// What `--approve plan` prints after the preview (on stderr).
-pub(crate) fn saved_message(spec: &Path, edited: usize) -> String {
+pub fn saved_message(spec: &Path, edited: usize) -> String {
     let spec = spec.display();
     let edits = if edited == 0 {
         String::new()

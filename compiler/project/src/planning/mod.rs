@@ -4,6 +4,9 @@
 //! design: driver.plan-tasks
 //! design: driver.plan-cache
 
+pub mod approval;
+pub mod edits;
+
 use std::path::Path;
 
 use specc_ir::plan::{PlannedDecision, TaskNode};
@@ -12,26 +15,26 @@ use specc_llm::{Client, LlmConfig, Role};
 use specc_passes::plan::{Commands, LowerOptions, lower};
 use specc_plan::{Cache, Limits, PlanError, PlannedTree, plan_tree};
 
-use super::plan_edits::{Applied, Edits};
+use self::edits::{Applied, Edits};
 
 /// A planned and lowered spec.
-pub(crate) struct Planned {
-    pub(crate) tree: PlannedTree,
-    pub(crate) tasks: Vec<TaskNode>,
+pub struct Planned {
+    pub tree: PlannedTree,
+    pub tasks: Vec<TaskNode>,
     /// Every decision the planners made (an owned id repeated below its owner included),
     /// hand edits applied.
-    pub(crate) decisions: Vec<PlannedDecision>,
+    pub decisions: Vec<PlannedDecision>,
     /// The planners' answers by task as they gave them, before hand edits: what an
     /// approval saves (design: driver.approval).
-    pub(crate) as_planned: std::collections::BTreeMap<String, specc_ir::plan::PlannerAnswer>,
+    pub as_planned: std::collections::BTreeMap<String, specc_ir::plan::PlannerAnswer>,
     /// The decisions taken from a person's edit.
-    pub(crate) edited: Vec<Applied>,
+    pub edited: Vec<Applied>,
 }
 
 impl Planned {
     /// The requirement ids the planners' answers waive (`no_code`, with a reason): they
     /// need no work leaf (design: spec.no-code).
-    pub(crate) fn waived(&self) -> Vec<String> {
+    pub fn waived(&self) -> Vec<String> {
         self.tree
             .answers
             .values()
@@ -45,19 +48,19 @@ impl Planned {
 /// What planning takes besides the spec: the planner's client and configuration, the
 /// limits, the field guide, the commands an acceptance entry may start with, the state
 /// directory (`.specc/`, where the cache is) and the hand edits to apply.
-pub(crate) struct Inputs<'a> {
-    pub(crate) client: &'a Client,
-    pub(crate) config: &'a LlmConfig,
-    pub(crate) limits: Limits,
-    pub(crate) guide: &'a str,
-    pub(crate) commands: &'a Commands,
-    pub(crate) state: &'a Path,
+pub struct Inputs<'a> {
+    pub client: &'a Client,
+    pub config: &'a LlmConfig,
+    pub limits: Limits,
+    pub guide: &'a str,
+    pub commands: &'a Commands,
+    pub state: &'a Path,
 }
 
 /// Plans `tree` with the planner of `config`, using and extending the cache in `state`,
 /// and applies the hand edits in `edits`. Besides the plan, what befell the cache (W0007):
 /// a damaged one set aside, a save that failed.
-pub(crate) async fn plan(
+pub async fn plan(
     tree: &IntentTree,
     inputs: Inputs<'_>,
     edits: &mut Edits,
@@ -132,7 +135,7 @@ fn load_cache(path: &Path, notes: &mut Vec<Diagnostic>) -> Cache {
 fn save_cache(cache: &Cache, state: &Path, path: &Path) -> std::io::Result<()> {
     let bytes = serde_json::to_vec(cache).map_err(std::io::Error::other)?;
     std::fs::create_dir_all(state)?;
-    super::atomic::write(state, path, &bytes)
+    crate::atomic::write(state, path, &bytes)
 }
 
 async fn plan_cached(
@@ -199,7 +202,7 @@ fn adopts_everything(tree: &IntentTree) -> bool {
 
 /// The part of `tree` a build plans: without the sections adopted as existing code and
 /// unchanged since (design: driver.adopt). Its warnings go to `report`.
-pub(crate) fn planned_part(tree: IntentTree, mut report: impl FnMut(&Diagnostic)) -> IntentTree {
+pub fn planned_part(tree: IntentTree, mut report: impl FnMut(&Diagnostic)) -> IntentTree {
     match specc_passes::adopted::planned_part(&tree) {
         Some((part, _, diagnostics)) => {
             diagnostics.iter().for_each(&mut report);
@@ -210,89 +213,8 @@ pub(crate) fn planned_part(tree: IntentTree, mut report: impl FnMut(&Diagnostic)
 }
 
 /// The most output tokens one worker call may use: the worker role's `max_tokens`.
-pub(crate) fn worker_max_tokens(config: &LlmConfig) -> u32 {
+pub fn worker_max_tokens(config: &LlmConfig) -> u32 {
     config
         .role(Role::Worker)
         .map_or(specc_llm::config::DEFAULT_MAX_TOKENS, |r| r.max_tokens)
-}
-
-/// What to do about a planner call that failed for good, by its kind.
-fn model_help(e: &specc_llm::LlmError) -> &'static str {
-    use specc_llm::LlmError as E;
-    match e {
-        E::Auth { .. } | E::Config(_) => {
-            "check the provider's key: specc.toml names the environment variable that holds it"
-        }
-        E::Quota(_) => "the provider's account is out of quota or over a spend limit",
-        E::ContextLength(_) => {
-            "use a planner model with a larger context, or split the section into smaller ones"
-        }
-        E::Budget { .. } => {
-            "raise `[budget] dollars` in specc.toml and plan again: answers already paid for are cached"
-        }
-        E::ReplayMiss { .. } => {
-            "the recording has no answer for this request: record the run with --record FILE against a live provider"
-        }
-        _ => {
-            "the provider could not be reached or kept failing after every retry; see `specc explain E0316`"
-        }
-    }
-}
-
-/// The exit status of a failed plan: 2 when the configuration is at fault (a refused key),
-/// 1 otherwise.
-pub(crate) fn failure_status(e: &PlanError) -> i32 {
-    match e {
-        PlanError::Model(specc_llm::LlmError::Auth { .. } | specc_llm::LlmError::Config(_)) => {
-            crate::exit::USAGE
-        }
-        _ => crate::exit::ERRORS,
-    }
-}
-
-/// What the user reads when planning failed: the problems of an answer that stayed invalid,
-/// each under its own code, then E0309.
-pub(crate) fn failure(e: PlanError) -> Vec<Diagnostic> {
-    let e0309 = |message: String, help: &str| {
-        Diagnostic::new(codes::PLANNING_FAILED, message).with_help(help)
-    };
-    match e {
-        PlanError::Model(e) => vec![
-            Diagnostic::new(
-                codes::PLANNER_CALL_FAILED,
-                format!("a planner call failed: {e}"),
-            )
-            .with_help(model_help(&e)),
-        ],
-        PlanError::Invalid { task, mut problems } => {
-            let summary = e0309(
-                format!(
-                    "the planner's answer for {} stayed invalid after two repairs ({} above)",
-                    specc_passes::plan::task_name(&task),
-                    if problems.len() == 1 {
-                        "the problem".to_owned()
-                    } else {
-                        format!("{} problems", problems.len())
-                    }
-                ),
-                "a stronger planner model usually helps; `specc cost` shows the calls made",
-            );
-            problems.push(summary);
-            problems
-        }
-        PlanError::Unsettled(ids) => vec![e0309(
-            format!(
-                "the planners kept deciding questions differently: {} coordinator merges ({}) did not settle the plan",
-                ids.len(),
-                ids.join(", ")
-            ),
-            "settle the contested questions in the spec with `Decision:` lines that carry their ids",
-        )],
-        PlanError::CallLimit(n) => vec![e0309(
-            format!(
-                "planning stopped before its next call: it would pass the limit of {n} planner calls"
-            ),
-            "raise `[limits] planner_calls` in specc.toml if the spec is that large; answers so far are cached",
-        )],
-    }
 }

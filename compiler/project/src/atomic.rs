@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 /// Replaces `path` (in directory `dir`) with `bytes`.
-pub(crate) fn write(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut name = path.file_name().unwrap_or_default().to_owned();
     name.push(".tmp");
     let tmp = path.with_file_name(name);
