@@ -510,3 +510,14 @@ pub(crate) enum MessageFormat {
     Human,
     Json,
 }
+
+impl BuildArgs {
+    /// Where this build's (or a worker's) configuration comes from.
+    pub(crate) fn source(&self) -> specc_project::config::Source {
+        specc_project::config::Source {
+            config: self.config.clone(),
+            replay: self.provider == BuildProvider::Replay,
+            recording: self.recording.clone(),
+        }
+    }
+}

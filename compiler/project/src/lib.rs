@@ -12,8 +12,10 @@ pub mod client;
 pub mod config;
 mod error;
 pub mod planning;
+pub mod policy;
 pub mod secrets;
 pub mod session;
+pub mod signals;
 
 pub use error::BuildError;
 

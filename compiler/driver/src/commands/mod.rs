@@ -11,6 +11,7 @@ mod init;
 mod metrics;
 pub use explain::explanation;
 mod pin;
+mod pins;
 mod plan;
 mod plan_tasks;
 mod preview;

@@ -4,54 +4,19 @@
 //! design: driver.build
 
 use std::io::Write;
-use std::time::Duration;
 
 use specc_ir::{Diagnostic, codes};
 use specc_llm::Role;
 use specc_runtime::eval::{Progress as Landings, Seen};
-use specc_runtime::{
-    AttemptLimits, AttemptPolicy, BuildReport, Escalation, Event, Intents, OnConflict, Plan,
-    Services, Slots, Workers,
-};
-use specc_sandbox::CommandLimits;
+use specc_runtime::{BuildReport, Event, Intents, Plan, Services, Slots, Workers};
 
-use super::{evals, pins, progress, signals};
+use super::{evals, progress};
 use crate::Env;
 use crate::cli::{BuildArgs, MessageFormat};
+use crate::commands::pins;
 use crate::commands::serve::{OFFERED, Serving, drain as drain_workers, start as start_serving};
-use specc_project::config;
-use specc_project::planning;
 use specc_project::session::Session;
-
-/// The limits and the ladder of a build's attempts, from specc.toml.
-pub(in crate::commands) fn policy(cfg: &config::BuildConfig) -> AttemptPolicy {
-    let limits = cfg.limits;
-    AttemptPolicy {
-        attempt: AttemptLimits {
-            max_steps: limits.steps,
-            max_tokens: limits.attempt_tokens,
-            wall: Duration::from_secs(limits.attempt_seconds),
-        },
-        commands: CommandLimits {
-            timeout: Duration::from_secs(limits.command_seconds),
-            output_cap: limits.output_bytes,
-        },
-        guide_lines: limits.field_guide_lines,
-        escalation: match cfg.llm.role(Role::Escalation) {
-            Some(_) => Escalation::StrongerModel,
-            None => Escalation::None,
-        },
-        on_conflict: match cfg.llm.role(Role::Merger) {
-            Some(_) => OnConflict::MergeAgent,
-            None => OnConflict::Rerun,
-        },
-        review: cfg.review.clone(),
-        worker_max_tokens: planning::worker_max_tokens(&cfg.llm),
-        known_commands: specc_passes::plan::Commands::new(specc_sandbox::commands_on_path(
-            &cfg.sandbox_read,
-        )),
-    }
-}
+use specc_project::signals;
 
 /// Runs the plan's work leaves (here, or with `serving` on remote workers), showing
 /// progress on `sink`.
@@ -63,7 +28,7 @@ pub(super) fn execute(
     serving: Option<Serving>,
     sink: &mut dyn Write,
 ) -> BuildReport {
-    let policy = policy(&s.cfg);
+    let policy = specc_project::policy::policy(&s.cfg);
     let mode = match args.messages.message_format {
         MessageFormat::Json => progress::Mode::Json,
         MessageFormat::Human if env.stderr_is_terminal => progress::Mode::Bar,

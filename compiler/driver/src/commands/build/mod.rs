@@ -9,12 +9,10 @@ pub(super) mod evals;
 mod execute;
 mod gauges;
 mod outcome;
-mod pins;
 mod planned;
 mod progress;
 mod screen;
 
-mod signals;
 mod summary;
 
 use std::io::Write;
@@ -24,11 +22,8 @@ use specc_ir::{Diagnostic, IntentTree, codes};
 use specc_plan::field_guide;
 
 use self::execute::execute;
-pub(in crate::commands) use self::execute::policy;
 use self::outcome::{check_out_dir, outcome_diagnostics};
-pub(in crate::commands) use self::pins::DriverPins;
 use self::planned::{Planned, plan};
-pub(in crate::commands) use self::signals::stop_on_signals;
 use super::serve::Serving;
 use crate::cli::{Approve, BuildArgs, BuildProvider, MessageFormat};
 use crate::reporter::Reporter;
@@ -329,17 +324,8 @@ fn planned(
 fn opening(args: &BuildArgs) -> specc_project::session::Open {
     specc_project::session::Open {
         spec: args.spec.clone(),
-        source: source(args),
+        source: args.source(),
         out: args.out.clone(),
         record: args.record.clone(),
-    }
-}
-
-/// Where `specc build`'s (or a worker's) configuration comes from.
-pub(in crate::commands) fn source(args: &BuildArgs) -> specc_project::config::Source {
-    specc_project::config::Source {
-        config: args.config.clone(),
-        replay: args.provider == BuildProvider::Replay,
-        recording: args.recording.clone(),
     }
 }

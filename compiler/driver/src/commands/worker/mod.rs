@@ -120,7 +120,7 @@ pub(crate) fn run(args: &WorkerArgs, env: &Env, _out: &mut dyn Write, err: &mut 
         match halt {
             Some(halt) => tokio::select! {
                 biased;
-                never = super::build::stop_on_signals(halt) => match never {},
+                never = specc_project::signals::stop_on_signals(halt) => match never {},
                 status = work => status,
             },
             None => work.await,
@@ -185,7 +185,7 @@ fn open(
     holder: String,
 ) -> Result<Worker, StartError> {
     let dir = specc_project::spec_dir(Some(&args.spec));
-    let cfg = config::load(&super::build::source(args), &dir, state).map_err(StartError::Config)?;
+    let cfg = config::load(&args.source(), &dir, state).map_err(StartError::Config)?;
     std::fs::create_dir_all(state.join("vcs")).map_err(|error| StartError::State {
         dir: state.to_path_buf(),
         error,
@@ -239,7 +239,7 @@ fn open(
         work: state.join("work"),
         slots: specc_runtime::Slots::new(state.join("work")),
         intents: specc_runtime::Intents::default(),
-        policy: super::build::policy(&cfg),
+        policy: specc_project::policy::policy(&cfg),
     })
 }
 
@@ -355,7 +355,7 @@ async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease:
             work: w.work.clone(),
             slots: &w.slots,
             intents: &w.intents,
-            pins: Some(Arc::new(super::build::DriverPins)),
+            pins: Some(Arc::new(super::pins::DriverPins)),
             policy: &w.policy,
             events: &events,
             landings: Default::default(),

@@ -12,7 +12,7 @@ use std::convert::Infallible;
 use tokio::signal::unix::{SignalKind, signal};
 
 /// Waits for signals for as long as the build runs; never returns.
-pub(in crate::commands) async fn stop_on_signals(halt: specc_llm::Halt) -> Infallible {
+pub async fn stop_on_signals(halt: specc_llm::Halt) -> Infallible {
     let (Ok(mut term), Ok(mut int)) = (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),

@@ -48,7 +48,7 @@ impl Pins for DriverPins {
         let mut files = Files::default();
         let mut out = Vec::new();
         let target = format!("{}:{line}", root.join(path).display());
-        match super::super::pin::pin(&target, Some(root), &mut files, &mut out) {
+        match super::pin::pin(&target, Some(root), &mut files, &mut out) {
             Ok(problems) if problems.is_empty() => {
                 let said =
                     String::from_utf8_lossy(&out).replace(&format!("{}/", root.display()), "");
