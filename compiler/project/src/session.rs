@@ -60,6 +60,9 @@ pub struct Session {
 }
 
 impl Session {
+    /// Opens a build: the configuration, `out/`'s check, the sandbox gate, the state
+    /// database, the VCS store with a person's commits imported, the run (resumed if the
+    /// last one never finished) and the client. Each step is a function below, in order.
     pub fn open(open: &Open, overrides: &Overrides) -> Result<Session, BuildError> {
         let dir = crate::spec_dir(Some(&open.spec));
         let state = dir.join(".specc");
@@ -69,87 +72,23 @@ impl Session {
             .clone()
             .or_else(|| cfg.out.clone())
             .unwrap_or_else(|| dir.join("out"));
-        if cfg.adopted {
-            let branch = git::read(&out, &["symbolic-ref", "--short", "HEAD"]);
-            if branch.as_deref().map(str::trim) != Some("main") {
-                return Err(BuildError::NotOnMain { out });
-            }
-        }
-        // An adopted repository's first build finds no commit of specc's: the snapshot comes
-        // first, and `out/` is read again once it is in.
-        let (first_adopted, pending) = match git::check_clean(&out) {
-            Err(OutDirError::ForeignCommits(_)) if cfg.adopted => (true, Pending::default()),
-            read => (false, read.map_err(git::GitError::from)?),
-        };
+        let (first_adopted, pending) = out_before(&cfg, &out)?;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(BuildError::Runtime)?;
-        let (runner, missing) = runner(&cfg, overrides.sandbox_helper.as_deref(), &rt);
-        let weaker = (runner.confinement() == Confinement::Weaker && live(&cfg, overrides))
-            .then_some(missing);
-        if let Some(missing) = weaker.as_ref().filter(|_| !cfg.allow_weaker) {
-            return Err(BuildError::WeakerSandbox {
-                missing: missing.clone(),
-            });
-        }
+        let (runner, weaker) = confinement(&cfg, overrides, &rt)?;
         let lock = lock(&state)?;
         // A few descriptors for each attempt in flight (design: perf.width).
         specc_sandbox::raise_open_files();
-        let ledger = open_state(&cfg, &state)?;
         // One writer for the ledger and the journal: one commit takes both.
+        let ledger = open_state(&cfg, &state)?;
         // Secrets are screened out of every request and every journaled row (design:
         // secrets.redaction); the allow list was checked when specc.toml was read.
         let secrets = crate::secrets::redactor(&cfg.secrets_allow);
         let journal = Journal::on(ledger.state_db())?.screened(crate::secrets::screen(&secrets));
-        let mut pending = pending;
-        let mut adopted_files = None;
-        if first_adopted {
-            std::fs::create_dir_all(state.join("vcs")).map_err(BuildError::Store)?;
-            let taken = git::snapshot(&out, &state.join("vcs").join("log"), &rt)
-                .map_err(git::GitError::from)?;
-            adopted_files = Some(taken);
-            pending = git::check_clean(&out).map_err(git::GitError::from)?;
-        }
-        let repo = std::fs::create_dir_all(state.join("vcs"))
-            .and_then(|()| {
-                specc_vcs::Repo::open(
-                    &state.join("vcs").join("log"),
-                    specc_vcs::Options::default(),
-                )
-            })
-            .map_err(BuildError::Store)?;
-        // A person's commits in `out/` become the base this build works on.
-        let imported = match pending.base {
-            Some(base) if !pending.commits.is_empty() => rt
-                .block_on(git::import(
-                    &out,
-                    &repo,
-                    base,
-                    &pending.base_sha,
-                    &pending.commits,
-                ))
-                .map_err(git::GitError::from)?,
-            _ => 0,
-        };
-        // A run that never finished died with its process: it is resumed, under its own id,
-        // so its idempotency keys and journaled responses are found again.
-        let (run, resumed) = match journal.unfinished_run()? {
-            Some(run) => {
-                journal.reopen_run(&run)?;
-                (run, true)
-            }
-            None => {
-                let run = format!(
-                    "build-{}",
-                    std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map_or(0, |d| d.as_millis())
-                );
-                journal.start_run(&run, &open.spec.display().to_string())?;
-                (run, false)
-            }
-        };
+        let store = open_store(&state, &out, first_adopted, pending, &rt)?;
+        let (run, resumed) = start_run(&journal, &open.spec)?;
         let client =
             crate::client::build(&cfg.llm, open.record.as_deref(), overrides.models.as_ref())
                 .with_ledger(ledger.clone(), &run)
@@ -165,16 +104,115 @@ impl Session {
             journal,
             secrets,
             adopted_checks: Vec::new(),
-            repo,
+            repo: store.repo,
             client,
             run,
             resumed,
-            imported,
-            adopted_files,
+            imported: store.imported,
+            adopted_files: store.adopted_files,
             rt,
             _lock: lock,
         })
     }
+}
+
+/// What `out/` holds before the build: whether it is an adopted repository's first build
+/// (no commit of specc's yet: the snapshot comes first, and `out/` is read again once it
+/// is in), and the commits people made there to import. An adopted repository must be on
+/// `main`.
+fn out_before(cfg: &BuildConfig, out: &Path) -> Result<(bool, Pending), BuildError> {
+    if cfg.adopted {
+        let branch = git::read(out, &["symbolic-ref", "--short", "HEAD"]);
+        if branch.as_deref().map(str::trim) != Some("main") {
+            return Err(BuildError::NotOnMain {
+                out: out.to_path_buf(),
+            });
+        }
+    }
+    match git::check_clean(out) {
+        Err(OutDirError::ForeignCommits(_)) if cfg.adopted => Ok((true, Pending::default())),
+        read => Ok((false, read.map_err(git::GitError::from)?)),
+    }
+}
+
+/// The runner, and what it leaves unconfined when live models would use a weaker one
+/// (W0407); refused unless specc.toml allows it.
+fn confinement(
+    cfg: &BuildConfig,
+    overrides: &Overrides,
+    rt: &tokio::runtime::Runtime,
+) -> Result<(Arc<dyn Runner>, Option<String>), BuildError> {
+    let (runner, missing) = runner(cfg, overrides.sandbox_helper.as_deref(), rt);
+    let weaker =
+        (runner.confinement() == Confinement::Weaker && live(cfg, overrides)).then_some(missing);
+    match weaker {
+        Some(missing) if !cfg.allow_weaker => Err(BuildError::WeakerSandbox { missing }),
+        weaker => Ok((runner, weaker)),
+    }
+}
+
+/// The VCS store, with what came into it before this build's work.
+struct Store {
+    repo: specc_vcs::Repo,
+    /// A person's commits in `out/` imported now.
+    imported: usize,
+    /// An adopted repository's snapshot: its files, and the git entries it left out.
+    adopted_files: Option<(usize, usize)>,
+}
+
+/// Opens the VCS store in `.specc/vcs`: an adopted repository's first build takes its
+/// snapshot first; a person's commits in `out/` become the base this build works on.
+fn open_store(
+    state: &Path,
+    out: &Path,
+    first_adopted: bool,
+    mut pending: Pending,
+    rt: &tokio::runtime::Runtime,
+) -> Result<Store, BuildError> {
+    let log = state.join("vcs").join("log");
+    std::fs::create_dir_all(state.join("vcs")).map_err(BuildError::Store)?;
+    let mut adopted_files = None;
+    if first_adopted {
+        adopted_files = Some(git::snapshot(out, &log, rt).map_err(git::GitError::from)?);
+        pending = git::check_clean(out).map_err(git::GitError::from)?;
+    }
+    let repo =
+        specc_vcs::Repo::open(&log, specc_vcs::Options::default()).map_err(BuildError::Store)?;
+    let imported = match pending.base {
+        Some(base) if !pending.commits.is_empty() => rt
+            .block_on(git::import(
+                out,
+                &repo,
+                base,
+                &pending.base_sha,
+                &pending.commits,
+            ))
+            .map_err(git::GitError::from)?,
+        _ => 0,
+    };
+    Ok(Store {
+        repo,
+        imported,
+        adopted_files,
+    })
+}
+
+/// The build's run: the last one, if it never finished (it died with its process and is
+/// resumed under its own id, so its idempotency keys and journaled responses are found
+/// again), else a new one. Whether it is resumed.
+fn start_run(journal: &Journal, spec: &Path) -> Result<(String, bool), BuildError> {
+    if let Some(run) = journal.unfinished_run()? {
+        journal.reopen_run(&run)?;
+        return Ok((run, true));
+    }
+    let run = format!(
+        "build-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis())
+    );
+    journal.start_run(&run, &spec.display().to_string())?;
+    Ok((run, false))
 }
 
 /// The build's state database: `.specc/state.db`, or with a state URL (`[state] url`,
