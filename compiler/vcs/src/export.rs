@@ -269,10 +269,10 @@ pub(crate) fn fast_import_with(
 
 /// Where the commits of people that were imported into the store are recorded, relative to
 /// the repository: one `GIT-SHA STORE-ID` line each (design: vcs.import).
-pub const IMPORTED: &str = ".git/specc-imported";
+pub(crate) const IMPORTED: &str = ".git/specc-imported";
 
 /// The git commits imported into the store, each with the store commit it became.
-pub fn imported(dir: &Path) -> std::collections::HashMap<String, ObjectId> {
+pub(crate) fn imported(dir: &Path) -> std::collections::HashMap<String, ObjectId> {
     let text = std::fs::read_to_string(dir.join(IMPORTED)).unwrap_or_default();
     text.lines()
         .filter_map(|l| {
@@ -285,7 +285,7 @@ pub fn imported(dir: &Path) -> std::collections::HashMap<String, ObjectId> {
 /// Records that git commit `sha` was imported as store commit `id`. Appended and synced
 /// before the import is reported done: a build killed before this line imports the commit
 /// again, which the store answers from its idempotency key.
-pub fn record_import(dir: &Path, sha: &str, id: ObjectId) -> std::io::Result<()> {
+pub(crate) fn record_import(dir: &Path, sha: &str, id: ObjectId) -> std::io::Result<()> {
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -295,11 +295,11 @@ pub fn record_import(dir: &Path, sha: &str, id: ObjectId) -> std::io::Result<()>
 }
 
 /// Where the pid of a running `git fast-import` is kept, relative to the repository.
-pub const FAST_IMPORT_PID: &str = ".git/specc-fast-import.pid";
+pub(crate) const FAST_IMPORT_PID: &str = ".git/specc-fast-import.pid";
 
 /// Makes `dir/.git` all at once: `git init` in a scratch directory beside it, then one
 /// rename, so a process killed meanwhile never leaves a half-made repository behind.
-pub fn init(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn init(dir: &Path) -> std::io::Result<()> {
     // Beside `dir`, not in it: a scratch directory left in `dir` would look like a file
     // nobody exported.
     let name = dir
