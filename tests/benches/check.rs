@@ -9,7 +9,7 @@
 //! most 20 ms and at least 50× faster than the cold check for the worst of the three. Each figure is the median of several runs; the file system
 //! cache is warm for both sides (grep runs first, once, untimed).
 //!
-//! The cold check runs in-process through the same `Session` the CLI uses (walk, read,
+//! The cold check runs in-process through the same `CheckSession` the CLI uses (walk, read,
 //! parse, check, report); only process start-up and printing are left out.
 
 // The binary's allocator, so the benchmark measures what users run.
@@ -21,7 +21,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use specc::check::{CheckOptions, Session};
+use specc::check::{CheckOptions, CheckSession};
 use specc::db::Database;
 use specc_tests::{CheckTree, generate_check_tree};
 
@@ -148,7 +148,7 @@ enum Edit {
 
 /// The median time to re-check after one edit of one of `files` (cycled), `n` times.
 fn time_edits(
-    session: &mut Session,
+    session: &mut CheckSession,
     root: &Path,
     files: &[&String],
     n: usize,
@@ -201,8 +201,8 @@ fn rg(root: &Path) -> Option<()> {
     Some(())
 }
 
-fn open(root: &Path) -> Session {
-    Session::open(Database::default(), root, None, CheckOptions::default()).expect("open")
+fn open(root: &Path) -> CheckSession {
+    CheckSession::open(Database::default(), root, None, CheckOptions::default()).expect("open")
 }
 
 fn grep(root: &Path) {

@@ -15,7 +15,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use specc::check::{CheckOptions, Session};
+use specc::check::{CheckOptions, CheckSession};
 use specc::db::Database;
 use specc_tests::{CheckTree, generate_check_tree};
 
@@ -38,7 +38,7 @@ fn main() {
     let paths = generate_check_tree(root, CheckTree::TRACE).expect("generate");
     let spec = root.join("spec.md");
     let open = || {
-        Session::open(
+        CheckSession::open(
             Database::default(),
             root,
             Some(&spec),
@@ -137,7 +137,7 @@ fn comment(rel: &str, text: &str) -> &'static str {
 /// The median time to update the session and index the tree again after one edit of one
 /// of `files` (cycled), `EDITS` times.
 fn time(
-    session: &mut Session,
+    session: &mut CheckSession,
     root: &Path,
     files: &[&String],
     edit: impl Fn(&str, &mut String, usize),

@@ -212,7 +212,7 @@ fn watch_sees_added_files_and_spec_edits() {
         &dir.path().join("spec.md"),
         "# Spec\n\n> Decision: 4096-byte pages. {#storage.page-size}\n",
     );
-    let mut session = specc::check::Session::open(
+    let mut session = specc::check::CheckSession::open(
         specc::db::Database::default(),
         dir.path(),
         Some(&dir.path().join("spec.md")),

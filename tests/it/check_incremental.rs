@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use specc::check::{CheckOptions, Session};
+use specc::check::{CheckOptions, CheckSession};
 use specc::db::Database;
 
 const DOC: &str = "# Storage\n\n## Page size {#storage.page-size}\nDecision: 4096-byte pages.\nRationale: matches the OS page.\n\n## Log {#storage.wal}\nDecision: a write-ahead log.\nRationale: durability.\n";
@@ -30,8 +30,8 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).expect("write");
 }
 
-fn open(root: &Path) -> Session {
-    let mut session = Session::open(
+fn open(root: &Path) -> CheckSession {
+    let mut session = CheckSession::open(
         Database::with_event_log(),
         root,
         None,

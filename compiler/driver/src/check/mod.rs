@@ -31,7 +31,7 @@ pub struct CheckOptions {
 }
 
 /// One checked tree and its database.
-pub struct Session {
+pub struct CheckSession {
     db: Database,
     files: Files,
     root: CheckRoot,
@@ -65,7 +65,7 @@ pub struct Report {
     pub requirement_references: usize,
 }
 
-/// What one [`Session::update`] changed, for `--watch` to print.
+/// What one [`CheckSession::update`] changed, for `--watch` to print.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Changes {
     pub edited: Vec<String>,
@@ -91,7 +91,7 @@ impl Changes {
     }
 }
 
-impl Session {
+impl CheckSession {
     /// Walks `dir` and loads every design document and source file into `db`. The spec, when
     /// given, is read too: an unreadable spec is a usage error.
     pub fn open(
@@ -99,7 +99,7 @@ impl Session {
         dir: &Path,
         spec: Option<&Path>,
         options: CheckOptions,
-    ) -> Result<Session, ReadError> {
+    ) -> Result<CheckSession, ReadError> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut files = Files::default();
         let spec = match spec {
@@ -122,7 +122,7 @@ impl Session {
         )
         .durability(Durability::HIGH)
         .new(&db);
-        let mut session = Session {
+        let mut session = CheckSession {
             db,
             files,
             root,
@@ -156,7 +156,7 @@ impl Session {
     }
 
     /// Every `req:` reference of the tree, by requirement id: what `specc trace` follows.
-    /// Incremental like [`Session::check`]: after an edit only that file's chunk re-runs.
+    /// Incremental like [`CheckSession::check`]: after an edit only that file's chunk re-runs.
     pub fn requirement_sites(&mut self) -> &std::collections::BTreeMap<String, Vec<Site>> {
         if self.unparsed >= 64 {
             self.parse_sources_in_parallel();

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use specc_ir::{Diagnostic, codes};
 
 use self::print::print;
-use crate::check::{CheckOptions, Session};
+use crate::check::{CheckOptions, CheckSession};
 use crate::cli::CheckArgs;
 use crate::db::Database;
 use crate::reporter::Reporter;
@@ -27,14 +27,14 @@ pub(crate) fn run(args: &CheckArgs, env: &Env, out: &mut dyn Write, err: &mut dy
     let options = CheckOptions {
         unreferenced: args.unreferenced,
     };
-    let mut session = match Session::open(Database::default(), &args.path, spec.as_deref(), options)
-    {
-        Ok(session) => session,
-        Err(e) => {
-            reporter.report(&Files::default(), &e.0, err);
-            return exit::USAGE;
-        }
-    };
+    let mut session =
+        match CheckSession::open(Database::default(), &args.path, spec.as_deref(), options) {
+            Ok(session) => session,
+            Err(e) => {
+                reporter.report(&Files::default(), &e.0, err);
+                return exit::USAGE;
+            }
+        };
     let report = session.check();
     print(&mut reporter, session.files(), &report, out, err);
     if args.watch {

@@ -7,7 +7,7 @@ use std::path::Path;
 use specc_ir::codes;
 use specc_runtime::{PinError, Pins, StaleRef};
 
-use crate::check::{CheckOptions, Session};
+use crate::check::{CheckOptions, CheckSession};
 use crate::db::Database;
 use crate::source::Files;
 
@@ -18,7 +18,7 @@ impl Pins for DriverPins {
         let options = CheckOptions {
             unreferenced: false,
         };
-        let Ok(mut session) = Session::open(Database::default(), root, None, options) else {
+        let Ok(mut session) = CheckSession::open(Database::default(), root, None, options) else {
             return Vec::new();
         };
         let report = session.check();

@@ -10,7 +10,7 @@ use notify::{EventKind, RecursiveMode, Watcher};
 use specc_ir::{Diagnostic, codes};
 
 use super::print::print;
-use crate::check::{Changes, Session};
+use crate::check::{Changes, CheckSession};
 use crate::cli::CheckArgs;
 use crate::exit;
 use crate::reporter::Reporter;
@@ -20,7 +20,7 @@ use crate::source::Files;
 const SETTLE: Duration = Duration::from_millis(50);
 
 pub(super) fn run(
-    mut session: Session,
+    mut session: CheckSession,
     reporter: &mut Reporter,
     args: &CheckArgs,
     out: &mut dyn Write,

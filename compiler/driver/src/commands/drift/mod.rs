@@ -16,7 +16,7 @@ use specc_ir::{Diagnostic, IntentTree, codes};
 
 use self::baseline::Baseline;
 use self::findings::{Finding, NoBase};
-use crate::check::{CheckOptions, Session};
+use crate::check::{CheckOptions, CheckSession};
 use crate::cli::{DriftArgs, DriftFormat, MessageFormat};
 use crate::db::Database;
 use crate::reporter::Reporter;
@@ -60,7 +60,7 @@ pub(crate) fn run(args: &DriftArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         }
     };
     let mut found = findings::changed_files(&tree, &base);
-    match Session::open(
+    match CheckSession::open(
         Database::default(),
         &tree,
         Some(&spec),

@@ -20,7 +20,7 @@ use specc_ir::{IntentTree, Level};
 
 use self::gather::{Evidence, TestStatus};
 pub(crate) use self::rows::{Place, Row, Summary, TaskRef, Test};
-use crate::check::{CheckOptions, Session};
+use crate::check::{CheckOptions, CheckSession};
 use crate::cli::{MessageFormat, TraceArgs, TraceFormat};
 use crate::db::Database;
 use crate::reporter::Reporter;
@@ -100,7 +100,7 @@ pub(crate) fn run(args: &TraceArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         .unwrap_or_else(|| default_tree(args, &dir));
     let evidence = Evidence::gather(&dir, args.config.as_deref(), &code_dir);
     let sites = if code_dir.is_dir() {
-        match Session::open(
+        match CheckSession::open(
             Database::default(),
             &code_dir,
             Some(&spec),
