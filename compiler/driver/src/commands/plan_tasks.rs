@@ -76,7 +76,7 @@ pub(crate) fn run(
     }
     let written = match (args.estimate, args.format) {
         (true, format) => {
-            let planned = super::preview::Planned {
+            let planned = super::preview::PreviewPlan {
                 tree,
                 tasks: &planned.tasks,
                 decisions: &planned.decisions,

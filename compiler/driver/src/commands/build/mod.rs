@@ -23,7 +23,7 @@ use specc_plan::field_guide;
 
 use self::execute::execute;
 use self::outcome::{check_out_dir, outcome_diagnostics};
-use self::planned::{Planned, plan};
+use self::planned::{PlannedBuild, plan};
 use super::serve::Serving;
 use crate::cli::{Approve, BuildArgs, BuildProvider, MessageFormat};
 use crate::reporter::Reporter;
@@ -265,7 +265,7 @@ fn planned(
     files: &Files,
     reporter: &mut Reporter,
     err: &mut dyn Write,
-) -> Result<Planned, i32> {
+) -> Result<PlannedBuild, i32> {
     let guide = field_guide::load(&s.dir, s.cfg.limits.field_guide_lines);
     if let Some(w) = &guide.warning {
         reporter.report(files, w, err);

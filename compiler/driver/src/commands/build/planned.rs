@@ -17,7 +17,7 @@ use specc_project::planning::{self, approval};
 use specc_project::session::Session;
 
 /// A planned spec, ready to run, and what planning had to say.
-pub(super) struct Planned {
+pub(super) struct PlannedBuild {
     pub(super) plan: Plan,
     pub(super) diagnostics: Vec<Diagnostic>,
     /// The decisions taken from a person's edit.
@@ -35,7 +35,7 @@ pub(super) async fn plan(
     guide: &str,
     approved: bool,
     spec: &Path,
-) -> Result<Planned, (Vec<Diagnostic>, i32)> {
+) -> Result<PlannedBuild, (Vec<Diagnostic>, i32)> {
     // What the sandbox's commands find on their PATH: a plan's acceptance entries must start
     // with one of them (design: passes.plan-acceptance).
     let commands = Commands::new(specc_sandbox::commands_on_path(&s.cfg.sandbox_read));
@@ -126,7 +126,7 @@ pub(super) async fn plan(
         )
         .with_help("give its requirements a `sh test` block in the spec, or have the planner give it acceptance commands")
     }));
-    Ok(Planned {
+    Ok(PlannedBuild {
         plan: Plan {
             tasks: planned.tasks,
             orders,

@@ -15,12 +15,12 @@ use std::io::Write;
 use specc_llm::{Ledger, Role};
 
 use self::estimate::{Inputs, estimate};
-pub(in crate::commands) use self::planned::{Context, Planned};
+pub(in crate::commands) use self::planned::{Context, PreviewPlan};
 use crate::cli::Format;
 
 /// Writes the preview of `planned` as text or JSON.
 pub(in crate::commands) fn write(
-    planned: &Planned<'_>,
+    planned: &PreviewPlan<'_>,
     cx: &Context<'_>,
     format: Format,
     out: &mut dyn Write,

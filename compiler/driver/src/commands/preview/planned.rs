@@ -6,7 +6,7 @@ use specc_llm::LlmConfig;
 use std::path::Path;
 
 /// What planning left for the preview.
-pub(in crate::commands) struct Planned<'a> {
+pub(in crate::commands) struct PreviewPlan<'a> {
     pub(in crate::commands) tree: &'a IntentTree,
     pub(in crate::commands) tasks: &'a [TaskNode],
     pub(in crate::commands) decisions: &'a [PlannedDecision],

@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use super::estimate::{Estimate, Range};
-use super::planned::Planned;
+use super::planned::PreviewPlan;
 
 /// Tokens in a few characters: `950`, `12k`, `1.2M`.
 fn tokens(n: f64) -> String {
@@ -32,7 +32,7 @@ fn range(r: Range, f: fn(f64) -> String) -> String {
 
 pub(super) fn text(
     out: &mut dyn Write,
-    planned: &Planned<'_>,
+    planned: &PreviewPlan<'_>,
     e: &Estimate,
     budget: Option<f64>,
 ) -> std::io::Result<()> {
