@@ -252,7 +252,6 @@ impl Setup {
                 "fix specc.toml (`specc explain E0006`), or plan offline with --provider outline",
             ))
         })?;
-        let key_env = |var: &str| std::env::var(var).ok();
         // The spec goes to planners screened for secrets (design: secrets.redaction).
         let text = std::fs::read_to_string(
             args.config
@@ -261,9 +260,11 @@ impl Setup {
         )
         .unwrap_or_default();
         let secrets = specc_project::secrets::redactor(&specc_project::secrets::allow_list(&text));
-        let mut client = Client::from_config(llm.clone(), &key_env, args.record.as_deref())
-            .with_redactor(Arc::new(specc_project::secrets::Secrets(secrets)));
-        if args.provider == ProviderChoice::Outline {
+        let screen = Arc::new(specc_project::secrets::Secrets(secrets));
+        let client = if args.provider == ProviderChoice::Outline {
+            let key_env = |var: &str| std::env::var(var).ok();
+            let client = Client::from_config(llm.clone(), &key_env, args.record.as_deref())
+                .with_redactor(screen);
             let outline: Arc<dyn specc_llm::Provider> = Arc::new(OutlinePlanner::new("outline"));
             let outline = match &args.record {
                 Some(path) => {
@@ -271,13 +272,12 @@ impl Setup {
                 }
                 None => outline,
             };
-            client = client.with_provider("outline", outline, 1);
-        } else if let Some(models) = &env.models {
+            client.with_provider("outline", outline, 1)
+        } else {
             // Scripted answers (tests) stand in for every configured provider.
-            for name in llm.providers.keys() {
-                client = client.with_provider(name, models.0.clone(), 8);
-            }
-        }
+            specc_project::client::build(&llm, args.record.as_deref(), env.models.as_ref())
+                .with_redactor(screen)
+        };
         let ledger = Ledger::open(&state.join("state.db")).map_err(|e| {
             io(
                 format!("the state database: {e}"),

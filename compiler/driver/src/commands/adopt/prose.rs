@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use specc_ir::{Diagnostic, codes};
-use specc_llm::{Client, LlmConfig, Role, Tool};
+use specc_llm::{LlmConfig, Role, Tool};
 use specc_plan::ForcedCall;
 
 use super::scan::Package;
@@ -53,18 +53,12 @@ pub(super) fn ask(
                 "use --provider",
             )
         })?;
-    let key_env = |var: &str| std::env::var(var).ok();
     // The code it describes goes to the model screened for secrets (design:
     // secrets.redaction).
     let secrets = specc_project::secrets::redactor(&specc_project::secrets::allow_list(config));
-    let mut client = Client::from_config(llm.clone(), &key_env, None).with_redactor(
+    let mut client = specc_project::client::build(&llm, None, env.models.as_ref()).with_redactor(
         std::sync::Arc::new(specc_project::secrets::Secrets(secrets)),
     );
-    if let Some(models) = &env.models {
-        for name in llm.providers.keys() {
-            client = client.with_provider(name, models.0.clone(), 1);
-        }
-    }
     if let Ok(ledger) = std::fs::create_dir_all(dir.join(".specc"))
         .map_err(|e| e.to_string())
         .and_then(|()| {
