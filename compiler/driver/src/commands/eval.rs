@@ -141,7 +141,7 @@ fn evaluate(
             repo: repo.clone(),
             runner,
             dir: state.join("eval").join("cli"),
-            output_cap: evals::OUTPUT_CAP,
+            output_cap: specc_project::execute::EVAL_OUTPUT_CAP,
         };
         Ok(ev.evaluate(commit, &stats.conflicts).await?)
     })

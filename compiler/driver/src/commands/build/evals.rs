@@ -1,25 +1,10 @@
-//! `[eval]` during a build: the evaluator over the build's VCS store and runner, in its own
-//! directory (`.specc/eval/build/`), and how each point is shown.
+//! `[eval]` during a build: how each point is shown (the evaluator is
+//! `specc_project::execute::evaluator`).
 //! design: eval.run
 
-use specc_runtime::eval::{Evaluation, Evaluator, Seen};
+use specc_runtime::eval::{Evaluation, Seen};
 
 use super::progress::Progress;
-use specc_project::session::Session;
-
-/// Bytes of each stream of an eval command kept in memory (the log keeps the rest).
-pub(in crate::commands) const OUTPUT_CAP: usize = 64 << 10;
-
-/// The build's evaluator, if specc.toml has `[eval]`.
-pub(super) fn evaluator(s: &Session) -> Option<Evaluator> {
-    Some(Evaluator {
-        config: s.cfg.eval.clone()?,
-        repo: s.repo.clone(),
-        runner: s.runner.clone(),
-        dir: s.state.join("eval").join("build"),
-        output_cap: OUTPUT_CAP,
-    })
-}
 
 /// One point (or an evaluation that could not run) as a progress line.
 pub(super) fn show(progress: &Progress<'_>, seen: Seen<'_>) {

@@ -7,7 +7,6 @@
 
 pub(super) mod evals;
 mod execute;
-mod gauges;
 mod outcome;
 mod planned;
 mod progress;

@@ -1,0 +1,137 @@
+//! Running a planned build's work leaves in an opened session: the services the runtime
+//! lends each task, the run's start in the journal, the scheduler (here, or on remote
+//! workers the caller serves), `[eval]`'s evaluations beside it, the gauges, and the
+//! signals that stop it cleanly. What happens is told to an [`Observer`]; the caller shows
+//! it. The run's end is journaled by [`finish`], once the caller has let its workers go.
+//! design: driver.build, project.library
+
+mod gauges;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use specc_runtime::eval::{Evaluator, Progress as Landings, Seen};
+use specc_runtime::{BuildReport, Event, Intents, Pins, Plan, Services, Slots, Workers};
+
+use crate::session::Session;
+
+/// Bytes of each stream of an eval command kept in memory (the log keeps the rest).
+pub const EVAL_OUTPUT_CAP: usize = 64 << 10;
+
+/// What the caller decides about a run.
+pub struct Run<'a> {
+    /// The spec, as the journal records the run's.
+    pub spec: &'a Path,
+    /// Where the leaves run: `jobs` at a time here, or offered to remote workers.
+    pub workers: Workers<'a>,
+    /// `--gauges FILE`: a JSON line a second of what the build holds (design: perf.width).
+    pub gauges: Option<PathBuf>,
+    /// SIGTERM and SIGINT stop the build cleanly (the binary; never a library caller).
+    pub signals: bool,
+    /// `specc check` and `specc pin` on a checkout, for deliberate breaks' revisits and the
+    /// `pin` tool; `None`: no revisits.
+    pub pins: Option<Arc<dyn Pins>>,
+}
+
+/// Who is told what happens while the leaves run (on the session's one-thread runtime).
+pub trait Observer {
+    /// A task's event, as the runtime reports it.
+    fn event(&self, e: &Event);
+    /// An evaluation of `[eval]`'s hidden suite (or one that could not run).
+    fn eval(&self, seen: Seen<'_>);
+}
+
+/// The build's evaluator, if specc.toml has `[eval]`: over the build's VCS store and runner,
+/// in its own directory (`.specc/eval/build/`).
+pub fn evaluator(s: &Session) -> Option<Evaluator> {
+    Some(Evaluator {
+        config: s.cfg.eval.clone()?,
+        repo: s.repo.clone(),
+        runner: s.runner.clone(),
+        dir: s.state.join("eval").join("build"),
+        output_cap: EVAL_OUTPUT_CAP,
+    })
+}
+
+/// Runs the plan's work leaves and returns the report; the run is started in the journal
+/// first.
+pub fn execute(s: &Session, plan: Plan, run: Run<'_>, observer: &dyn Observer) -> BuildReport {
+    let policy = crate::policy::policy(&s.cfg);
+    let (sender, receiver) = tokio::sync::watch::channel(Landings::default());
+    let on_event = |e: Event| {
+        if matches!(e, Event::Landed { .. }) {
+            sender.send_modify(|p| p.landings += 1);
+        }
+        observer.event(&e);
+    };
+    let slots = Slots::new(s.state.join("work"));
+    let intents = Intents::default();
+    // Decisions settled in earlier builds (design: runtime.contested-decisions); a journal
+    // that cannot be read settles nothing anew.
+    let settled = specc_runtime::Settled::load(&s.journal).unwrap_or_default();
+    let services = Services {
+        client: &s.client,
+        journal: &s.journal,
+        repo: &s.repo,
+        runner: s.runner.clone(),
+        run: &s.run,
+        work: s.state.join("work"),
+        slots: &slots,
+        intents: &intents,
+        pins: run.pins.clone(),
+        policy: &policy,
+        events: &on_event,
+        landings: Default::default(),
+        settled: Arc::new(settled),
+        spec: plan.spec.clone(),
+    };
+    let _ = s.journal.start_run(&s.run, &run.spec.display().to_string());
+    let halt = run.signals.then(|| s.client.halt_switch());
+    let db = s.ledger.state_db();
+    let build = async {
+        let build = async {
+            let build = specc_runtime::build(&services, plan, run.workers);
+            match &run.gauges {
+                // Sampled while the build runs (design: perf.width).
+                Some(file) => tokio::select! {
+                    biased;
+                    report = build => report,
+                    never = gauges::sample(file, &services, &db) => match never {},
+                },
+                None => build.await,
+            }
+        };
+        // The handlers are installed (on the first poll) before the work begins.
+        let report = match halt {
+            Some(halt) => tokio::select! {
+                biased;
+                never = crate::signals::stop_on_signals(halt) => match never {},
+                report = build => report,
+            },
+            None => build.await,
+        };
+        sender.send_modify(|p| p.ended = true);
+        report
+    };
+    match evaluator(s) {
+        Some(ev) => {
+            let seen = |p: Seen<'_>| observer.eval(p);
+            let during =
+                specc_runtime::eval::during_build(&ev, &db, &s.run, receiver.clone(), &seen);
+            s.rt.block_on(async { tokio::join!(build, during).0 })
+        }
+        None => s.rt.block_on(build),
+    }
+}
+
+/// Journals the run's end: `stopped` when the report says the build stopped early.
+pub fn finish(s: &Session, report: &BuildReport) {
+    let status = if report.stopped.is_some() {
+        "stopped"
+    } else {
+        "finished"
+    };
+    if let Err(e) = s.journal.finish_run(&s.run, status) {
+        tracing::error!(run = %s.run, error = %e, "the journal could not record the run's end");
+    }
+}
