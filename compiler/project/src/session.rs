@@ -60,6 +60,21 @@ pub struct Session {
 }
 
 impl Session {
+    /// Exports the store's head to `out/` and checks it out. Commits a person made there
+    /// while the build ran are imported by the next build: exporting on top of them now
+    /// would build on a base the build never saw, so the export is refused. `Ok(false)`:
+    /// nothing to check out, the VCS holds no commit and `out/` never had a `main`.
+    pub fn export(&self) -> Result<bool, git::OutDirError> {
+        let pending = git::check_clean(&self.out)?;
+        if !pending.commits.is_empty() {
+            return Err(OutDirError::CommittedDuring(self.out.clone()));
+        }
+        git::begin_export(&self.out)?;
+        git::export(&self.out, || {
+            self.rt.block_on(self.repo.export_git(&self.out, None))
+        })
+    }
+
     /// Opens a build: the configuration, `out/`'s check, the sandbox gate, the state
     /// database, the VCS store with a person's commits imported, the run (resumed if the
     /// last one never finished) and the client. Each step is a function below, in order.

@@ -12,21 +12,12 @@ use super::summary;
 use crate::cli::BuildArgs;
 use crate::{Env, exit};
 use specc_project::session::Session;
-use specc_vcs::git as out_dir;
 
 /// The build's errors: an export that failed, failed tasks, an early stop. The export comes
 /// first, whatever else happened: landed work is never held back.
 pub(super) fn outcome_diagnostics(s: &Session, report: &BuildReport) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    // Commits a person made while the build ran are imported by the next build: exporting
-    // on top of them now would build on a base the build never saw.
-    let exported = out_dir::check_clean(&s.out)
-        .and_then(|pending| match pending.commits.is_empty() {
-            true => Ok(()),
-            false => Err(out_dir::OutDirError::CommittedDuring(s.out.clone())),
-        })
-        .and_then(|()| out_dir::begin_export(&s.out))
-        .and_then(|()| out_dir::export(&s.out, || s.rt.block_on(s.repo.export_git(&s.out, None))));
+    let exported = s.export();
     match exported {
         Ok(true) => {}
         Ok(false) => out.push(
