@@ -124,3 +124,29 @@ pub(crate) fn plan_failure(e: PlanError) -> Vec<Diagnostic> {
         )],
     }
 }
+
+/// `specc eval` could not score (E0501): what went wrong, and what to do about it.
+pub(crate) fn eval(e: &specc_project::eval::EvalSetupError) -> Diagnostic {
+    use specc_project::eval::EvalSetupError as E;
+    use specc_runtime::eval::EvalError;
+    let help = match e {
+        E::NoEval => {
+            "add an [eval] table with the command and the hidden tests' directory; see `specc explain E0501`"
+        }
+        E::NothingBuilt(_) => "run `specc build` first: the eval scores what a build committed",
+        E::Eval(EvalError::NoCommit(_)) => {
+            "the commit is not on this build's branch: `specc status` lists the last commits"
+        }
+        E::Eval(EvalError::Io { .. }) => {
+            "the evaluator works in .specc/eval/: check that the disk has room and the directory is writable"
+        }
+        E::Eval(EvalError::State(_)) => {
+            "the state database (.specc/state.db) could not be used: check its disk, or that no other program holds it"
+        }
+        E::Eval(EvalError::Task(_)) => "this is a bug in specc: please report it with this output",
+        E::Config(_) | E::Lock(_) | E::Runtime(_) | E::Store { .. } | E::Empty | E::NoCommit(_) => {
+            "see `specc explain E0501`"
+        }
+    };
+    Diagnostic::new(codes::EVAL_SETUP, e.to_string()).with_help(help)
+}

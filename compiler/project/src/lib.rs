@@ -11,6 +11,7 @@ pub mod atomic;
 pub mod client;
 pub mod config;
 mod error;
+pub mod eval;
 pub mod execute;
 pub mod planning;
 pub mod policy;

@@ -10,16 +10,14 @@ use std::io::Write;
 
 use specc_ir::{Diagnostic, codes};
 use specc_passes::eval::Outcome;
-use specc_runtime::eval::{EvalError, Evaluation, Evaluator};
-use specc_sandbox::Confinement;
-use specc_vcs::object::ObjectId;
+use specc_project::eval::{EvalSetupError, Scoring};
+use specc_runtime::eval::Evaluation;
 
 use super::build::evals;
 use crate::cli::{EvalArgs, Format, MessageFormat};
 use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
-use specc_project::{config, session};
 
 pub(crate) fn run(args: &EvalArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let mut reporter = Reporter::new(MessageFormat::Human, env);
@@ -34,58 +32,9 @@ pub(crate) fn run(args: &EvalArgs, env: &Env, out: &mut dyn Write, err: &mut dyn
                 _ => exit::ERRORS,
             }
         }
-        Err(Failure { message, help }) => {
-            let d = Diagnostic::new(codes::EVAL_SETUP, message).with_help(help);
-            reporter.report(&Files::default(), &d, err);
+        Err(e) => {
+            reporter.report(&Files::default(), &crate::command_error::eval(&e), err);
             exit::USAGE
-        }
-    }
-}
-
-/// Why the command could not score, and what to do about it.
-struct Failure {
-    message: String,
-    help: &'static str,
-}
-
-impl From<String> for Failure {
-    fn from(message: String) -> Failure {
-        Failure {
-            message,
-            help: "see `specc explain E0501`",
-        }
-    }
-}
-
-impl From<specc_project::config::ConfigError> for Failure {
-    fn from(e: specc_project::config::ConfigError) -> Failure {
-        Failure::from(e.to_string())
-    }
-}
-
-impl From<&str> for Failure {
-    fn from(message: &str) -> Failure {
-        Failure::from(message.to_owned())
-    }
-}
-
-impl From<EvalError> for Failure {
-    fn from(e: EvalError) -> Failure {
-        let help = match &e {
-            EvalError::NoCommit(_) => {
-                "the commit is not on this build's branch: `specc status` lists the last commits"
-            }
-            EvalError::Io { .. } => {
-                "the evaluator works in .specc/eval/: check that the disk has room and the directory is writable"
-            }
-            EvalError::State(_) => {
-                "the state database (.specc/state.db) could not be used: check its disk, or that no other program holds it"
-            }
-            EvalError::Task(_) => "this is a bug in specc: please report it with this output",
-        };
-        Failure {
-            message: e.to_string(),
-            help,
         }
     }
 }
@@ -95,30 +44,15 @@ fn evaluate(
     env: &Env,
     reporter: &mut Reporter,
     err: &mut dyn Write,
-) -> Result<Evaluation, Failure> {
+) -> Result<Evaluation, EvalSetupError> {
     let dir = specc_project::spec_dir(args.spec.as_deref());
-    let state = dir.join(".specc");
-    let cfg = config::load_file(args.config.as_deref(), &dir)?;
-    let Some(eval) = cfg.eval.clone() else {
-        return Err(Failure {
-            message: "specc.toml has no [eval] table: nothing says which tests to run".to_owned(),
-            help: "add an [eval] table with the command and the hidden tests' directory; see `specc explain E0501`",
-        });
+    let scoring = Scoring {
+        dir: &dir,
+        config: args.config.as_deref(),
+        commit: args.commit.as_deref(),
+        sandbox_helper: env.sandbox_helper.as_deref(),
     };
-    let log = state.join("vcs").join("log");
-    if !log.exists() {
-        return Err(Failure {
-            message: format!("nothing has been built at {} yet", dir.display()),
-            help: "run `specc build` first: the eval scores what a build committed",
-        });
-    }
-    let _lock = session::lock(&state).map_err(|e| e.to_string())?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("no async runtime: {e}"))?;
-    let (runner, missing) = session::runner(&cfg, env.sandbox_helper.as_deref(), &rt);
-    if runner.confinement() == Confinement::Weaker {
+    specc_project::eval::evaluate(&scoring, |missing| {
         let d = Diagnostic::new(
             codes::WEAKER_SANDBOX_ALLOWED,
             format!(
@@ -126,84 +60,7 @@ fn evaluate(
             ),
         );
         reporter.report(&Files::default(), &d, err);
-    }
-    let repo = specc_vcs::Repo::open(&log, specc_vcs::Options::default())
-        .map_err(|e| format!("the VCS store in {}: {e}", state.join("vcs").display()))?;
-    rt.block_on(async {
-        let stats = repo.stats().await;
-        let head = stats.head.ok_or("the VCS store has no commit yet")?;
-        let commit = match &args.commit {
-            None => head,
-            Some(c) => resolve(&repo, head, c).await?,
-        };
-        let ev = Evaluator {
-            config: eval,
-            repo: repo.clone(),
-            runner,
-            dir: state.join("eval").join("cli"),
-            output_cap: specc_project::execute::EVAL_OUTPUT_CAP,
-        };
-        Ok(ev.evaluate(commit, &stats.conflicts).await?)
     })
-}
-
-/// The commit of the branch whose id is `given` or starts with it (one only).
-async fn resolve(
-    repo: &specc_vcs::Repo,
-    head: ObjectId,
-    given: &str,
-) -> Result<ObjectId, NoCommit> {
-    let given = given.trim().to_ascii_lowercase();
-    if given.len() < 4 || !given.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(NoCommit::NotAnId(given));
-    }
-    let mut found = Vec::new();
-    let mut at = Some(head);
-    while let Some(id) = at {
-        if id.hex().starts_with(&given) {
-            found.push(id);
-        }
-        at = repo.commit(id).await.and_then(|c| c.parent);
-    }
-    match found.as_slice() {
-        [one] => Ok(*one),
-        [] => Err(NoCommit::None(given)),
-        many => Err(NoCommit::Several {
-            given,
-            count: many.len(),
-        }),
-    }
-}
-
-/// Why `--commit` names no one commit of the build.
-#[derive(Debug)]
-enum NoCommit {
-    NotAnId(String),
-    None(String),
-    Several { given: String, count: usize },
-}
-
-impl std::fmt::Display for NoCommit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            NoCommit::NotAnId(g) => {
-                write!(
-                    f,
-                    "`{g}` is not a commit id (at least 4 hexadecimal digits)"
-                )
-            }
-            NoCommit::None(g) => write!(f, "no commit of the build starts with `{g}`"),
-            NoCommit::Several { given, count } => {
-                write!(f, "`{given}` names {count} commits: give more digits")
-            }
-        }
-    }
-}
-
-impl From<NoCommit> for Failure {
-    fn from(e: NoCommit) -> Failure {
-        Failure::from(e.to_string())
-    }
 }
 
 fn outcome_word(o: Outcome) -> &'static str {
