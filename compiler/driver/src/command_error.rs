@@ -150,3 +150,29 @@ pub(crate) fn eval(e: &specc_project::eval::EvalSetupError) -> Diagnostic {
     };
     Diagnostic::new(codes::EVAL_SETUP, e.to_string()).with_help(help)
 }
+
+/// A build's plan that cannot run: what planning said, then why, and the exit status.
+pub(crate) fn plan_refused(
+    refused: specc_project::build_plan::Refused,
+    spec: &std::path::Path,
+) -> (Vec<Diagnostic>, i32) {
+    use specc_project::build_plan::Why;
+    use specc_project::planning::approval;
+    let mut notes = refused.notes;
+    let status = match refused.why {
+        Why::WouldAsk => {
+            notes.push(*approval::would_ask(spec));
+            exit::USAGE
+        }
+        Why::NotApproved(d) => {
+            notes.push(*d);
+            exit::USAGE
+        }
+        Why::Failed(e) => {
+            let status = plan_status(&e);
+            notes.extend(plan_failure(e));
+            status
+        }
+    };
+    (notes, status)
+}

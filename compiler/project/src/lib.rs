@@ -8,6 +8,7 @@
 //! design: project.library
 
 pub mod atomic;
+pub mod build_plan;
 pub mod client;
 pub mod config;
 mod error;

@@ -8,7 +8,6 @@
 pub(super) mod evals;
 mod execute;
 mod outcome;
-mod planned;
 mod progress;
 mod screen;
 
@@ -22,12 +21,12 @@ use specc_plan::field_guide;
 
 use self::execute::execute;
 use self::outcome::{check_out_dir, outcome_diagnostics};
-use self::planned::{PlannedBuild, plan};
 use super::serve::Serving;
 use crate::cli::{Approve, BuildArgs, BuildProvider, MessageFormat};
 use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
+use specc_project::build_plan::{PlannedBuild, plan};
 use specc_project::config;
 use specc_project::session::Session;
 
@@ -272,7 +271,8 @@ fn planned(
     let approved = args.approve == Some(Approve::Saved);
     let mut planned =
         s.rt.block_on(plan(s, tree, &guide.text, approved, &args.spec))
-            .map_err(|(problems, status)| {
+            .map_err(|refused| {
+                let (problems, status) = crate::command_error::plan_refused(refused, &args.spec);
                 for d in &problems {
                     reporter.report(files, d, err);
                 }

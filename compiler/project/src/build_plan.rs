@@ -1,7 +1,8 @@
 //! Planning a build: the planner cache of `specc plan`, then each work leaf's order and the
 //! files the repository is seeded with (the planned design documents and the field guide),
-//! with what planning had to say.
-//! design: driver.build
+//! with what planning had to say. A plan that cannot run is a [`Refused`]: the notes so
+//! far and why, which the driver reports.
+//! design: driver.build, project.library
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,31 +12,46 @@ use specc_passes::plan::{Commands, design_docs};
 use specc_plan::field_guide;
 use specc_runtime::Plan;
 
-use crate::exit;
-use specc_project::planning::edits::{Applied, Edits};
-use specc_project::planning::{self, approval};
-use specc_project::session::Session;
+use crate::planning::edits::{Applied, Edits};
+use crate::planning::{self, approval};
+use crate::session::Session;
 
 /// A planned spec, ready to run, and what planning had to say.
-pub(super) struct PlannedBuild {
-    pub(super) plan: Plan,
-    pub(super) diagnostics: Vec<Diagnostic>,
+pub struct PlannedBuild {
+    pub plan: Plan,
+    pub diagnostics: Vec<Diagnostic>,
     /// The decisions taken from a person's edit.
-    pub(super) edited: Vec<Applied>,
+    pub edited: Vec<Applied>,
+}
+
+/// A plan that cannot run: what planning said before it stopped, and why.
+pub struct Refused {
+    pub notes: Vec<Diagnostic>,
+    pub why: Why,
+}
+
+/// Why a plan cannot run.
+pub enum Why {
+    /// `--approve` and the plan would need a planner call: nobody approved it (E0410).
+    WouldAsk,
+    /// `--approve` and the plan is not the approved one (E0410, as approval says).
+    NotApproved(Box<Diagnostic>),
+    /// Planning failed.
+    Failed(specc_plan::PlanError),
 }
 
 /// Plans `tree` (the planner cache in `.specc/`, the hand edits of the planned documents
 /// beside the spec applied), gathers each work leaf's order, and the files the repository
 /// is seeded with: the planned design documents and the field guide. With `approved`, the
-/// planner is asked nothing and the plan must be the approved one (E0410). A failed plan is
-/// its diagnostics and the exit status.
-pub(super) async fn plan(
+/// planner is asked nothing and the plan must be the approved one (E0410); a plan refused
+/// for approval ends the run (nothing ran) unless it is resumed.
+pub async fn plan(
     s: &Session,
     tree: &IntentTree,
     guide: &str,
     approved: bool,
     spec: &Path,
-) -> Result<PlannedBuild, (Vec<Diagnostic>, i32)> {
+) -> Result<PlannedBuild, Refused> {
     // What the sandbox's commands find on their PATH: a plan's acceptance entries must start
     // with one of them (design: passes.plan-acceptance).
     let commands = Commands::new(specc_sandbox::commands_on_path(&s.cfg.sandbox_read));
@@ -55,27 +71,27 @@ pub(super) async fn plan(
     };
     let (planned, planning_notes) = planning::plan(tree, inputs, &mut edits).await;
     notes.extend(planning_notes);
-    let refused = |mut notes: Vec<Diagnostic>, d: Box<Diagnostic>| {
+    let refused = |notes: Vec<Diagnostic>, why: Why| {
         // Nothing ran: the run ends here rather than waiting to be resumed.
         if !s.resumed {
             let _ = s.journal.finish_run(&s.run, "not approved");
         }
-        notes.push(*d);
-        (notes, exit::USAGE)
+        Refused { notes, why }
     };
     let planned = match planned {
         Ok(p) => p,
         Err(specc_plan::PlanError::CallLimit(0)) if approved => {
-            return Err(refused(notes, approval::would_ask(spec)));
+            return Err(refused(notes, Why::WouldAsk));
         }
         Err(e) => {
-            let status = crate::command_error::plan_status(&e);
-            notes.extend(crate::command_error::plan_failure(e));
-            return Err((notes, status));
+            return Err(Refused {
+                notes,
+                why: Why::Failed(e),
+            });
         }
     };
     if approved && let Err(d) = approval::check(&s.state, spec, &planned.as_planned) {
-        return Err(refused(notes, d));
+        return Err(refused(notes, Why::NotApproved(d)));
     }
     // The planned documents beside the spec stay current once specc has written them
     // (`specc plan`, a preview), with the hand edits in them kept.
