@@ -7,6 +7,7 @@
 //! [`BuildError`] that the driver turns into a diagnostic at its edge.
 //! design: project.library
 
+pub mod adopt;
 pub mod atomic;
 pub mod build_plan;
 pub mod client;

@@ -9,15 +9,12 @@
 //! adopted spec to its current text.
 //! design: driver.adopt
 
-mod prose;
-mod refresh;
-mod scan;
-mod spec;
-
 use std::io::Write;
 use std::path::Path;
 
 use specc_ir::{Diagnostic, codes};
+
+use specc_project::adopt::{prose, refresh, scan, spec};
 
 use crate::cli::{AdoptArgs, MessageFormat};
 use crate::reporter::Reporter;
@@ -75,7 +72,7 @@ pub(crate) fn run(args: &AdoptArgs, env: &Env, out: &mut dyn Write, err: &mut dy
     let config = super::init::config_text(&preset, Some(BUILD_LINES));
     let title = title(&dir, &packages);
     let (prose, mode) = if args.prose {
-        match prose::ask(&title, &packages, &config, &dir, env) {
+        match prose::ask(&title, &packages, &config, &dir, env.models.as_ref()) {
             Ok((prose, model)) => (
                 prose,
                 format!(

@@ -14,10 +14,10 @@ use super::scan::Package;
 const ITEMS_PER_MODULE: usize = 60;
 
 /// What each section says in words, when a model wrote it (`--prose`), by section id.
-pub(super) type Prose = std::collections::BTreeMap<String, String>;
+pub type Prose = std::collections::BTreeMap<String, String>;
 
 /// The id of a package's section.
-pub(super) fn package_id(p: &Package) -> String {
+pub fn package_id(p: &Package) -> String {
     let id = specc_passes::front_end::slugify(&p.name);
     if id.is_empty() {
         "package".to_owned()
@@ -27,10 +27,7 @@ pub(super) fn package_id(p: &Package) -> String {
 }
 
 /// [`package_id`], made unique among `used` by its directory (two packages of one name).
-pub(super) fn unique_package_id(
-    p: &Package,
-    used: &mut std::collections::HashSet<String>,
-) -> String {
+pub fn unique_package_id(p: &Package, used: &mut std::collections::HashSet<String>) -> String {
     let mut id = package_id(p);
     if used.contains(&id) {
         id = format!("{id}-{}", specc_passes::front_end::slugify(&p.dir));
@@ -43,7 +40,7 @@ pub(super) fn unique_package_id(
 }
 
 /// The id of a module's section: its package's, `/`, its path.
-pub(super) fn module_id(package: &str, path: &str) -> String {
+pub fn module_id(package: &str, path: &str) -> String {
     let clean: String = path
         .chars()
         .map(|c| {
@@ -58,7 +55,7 @@ pub(super) fn module_id(package: &str, path: &str) -> String {
 }
 
 /// The spec's body (without front matter).
-pub(super) fn body(title: &str, packages: &[Package], prose: &Prose, mode: &str) -> String {
+pub fn body(title: &str, packages: &[Package], prose: &Prose, mode: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# {title}\n");
     match prose.get("") {
@@ -146,7 +143,7 @@ pub(super) fn body(title: &str, packages: &[Package], prose: &Prose, mode: &str)
 }
 
 /// The whole spec: the `[adopted]` front matter, with each section's digest, then `body`.
-pub(super) fn with_front_matter(body: &str) -> String {
+pub fn with_front_matter(body: &str) -> String {
     let parsed = specc_passes::parse_spec(FileId(0), body);
     let mut s = String::from("+++\n");
     s.push_str("# Written by `specc adopt`: the sections of the existing code, each with the digest of\n# its text. A section still as adopted is not built; an edited one is planned again.\n# `specc adopt --refresh` records the digests of the spec as it is now.\n[adopted]\n");

@@ -16,7 +16,7 @@ use specc_plan::ForcedCall;
 
 use super::scan::Package;
 use super::spec::{Prose, module_id, unique_package_id};
-use crate::Env;
+use crate::Models;
 
 #[derive(Deserialize)]
 struct Answer {
@@ -32,12 +32,12 @@ struct Section {
 const SYSTEM: &str = "You describe an existing code base for the first version of its specification. You are shown its sections: the project, each package (its manifest and test command) and each module (its public items' signatures). For each section id, write one to three plain sentences saying what that code is for, judging only from what you are shown. Do not invent behaviour you cannot see. Do not write MUST, SHALL, SHOULD, MAY, REQUIRED, RECOMMENDED or OPTIONAL in capitals: in this spec those words make requirements, and the requirements are already listed. Answer with describe_sections.";
 
 /// The sections' prose and the model that wrote it.
-pub(super) fn ask(
+pub fn ask(
     title: &str,
     packages: &[Package],
     config: &str,
     dir: &Path,
-    env: &Env,
+    models: Option<&Models>,
 ) -> Result<(Prose, String), Box<Diagnostic>> {
     let bad = |m: String, help: &str| {
         Box::new(Diagnostic::new(codes::INVALID_CONFIG, m).with_help(help.to_owned()))
@@ -55,10 +55,9 @@ pub(super) fn ask(
         })?;
     // The code it describes goes to the model screened for secrets (design:
     // secrets.redaction).
-    let secrets = specc_project::secrets::redactor(&specc_project::secrets::allow_list(config));
-    let mut client = specc_project::client::build(&llm, None, env.models.as_ref()).with_redactor(
-        std::sync::Arc::new(specc_project::secrets::Secrets(secrets)),
-    );
+    let secrets = crate::secrets::redactor(&crate::secrets::allow_list(config));
+    let mut client = crate::client::build(&llm, None, models)
+        .with_redactor(std::sync::Arc::new(crate::secrets::Secrets(secrets)));
     if let Ok(ledger) = std::fs::create_dir_all(dir.join(".specc"))
         .map_err(|e| e.to_string())
         .and_then(|()| {

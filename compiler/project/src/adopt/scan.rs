@@ -13,29 +13,29 @@ use specc_passes::surface::{Item, public_items};
 
 /// One package of the code base.
 #[derive(Debug)]
-pub(super) struct Package {
-    pub(super) name: String,
+pub struct Package {
+    pub name: String,
     /// Relative to the adopted directory; empty for its root.
-    pub(super) dir: String,
+    pub dir: String,
     /// `Rust`, `Python`, `JavaScript`, `Go`, or the main language of a directory with no
     /// manifest.
-    pub(super) language: String,
+    pub language: String,
     /// The manifest it was found by, relative to the adopted directory.
-    pub(super) manifest: Option<String>,
-    pub(super) description: Option<String>,
-    pub(super) modules: Vec<Module>,
+    pub manifest: Option<String>,
+    pub description: Option<String>,
+    pub modules: Vec<Module>,
     /// Test files, relative to the adopted directory.
-    pub(super) tests: Vec<String>,
+    pub tests: Vec<String>,
     /// The command that runs its tests, from the adopted directory, if one was found.
-    pub(super) test_command: Option<String>,
+    pub test_command: Option<String>,
 }
 
 /// A source file with public items.
 #[derive(Debug)]
-pub(super) struct Module {
+pub struct Module {
     /// Relative to the adopted directory.
-    pub(super) path: String,
-    pub(super) items: Vec<Item>,
+    pub path: String,
+    pub items: Vec<Item>,
 }
 
 /// Every file under `dir` the walk keeps, relative to it, sorted.
@@ -56,7 +56,7 @@ fn files(dir: &Path) -> Vec<String> {
 }
 
 /// The packages under `dir`.
-pub(super) fn scan(dir: &Path) -> Vec<Package> {
+pub fn scan(dir: &Path) -> Vec<Package> {
     let all = files(dir);
     let read = |rel: &str| std::fs::read_to_string(dir.join(rel)).ok();
     // Manifests of fixtures, examples and vendored code are not the project's packages;
@@ -285,6 +285,6 @@ fn manifest(rel: &str, text: &str) -> Option<Package> {
 }
 
 /// The directory `specc adopt` reads, as given or the current one.
-pub(super) fn dir_or_here(dir: Option<&PathBuf>) -> PathBuf {
+pub fn dir_or_here(dir: Option<&PathBuf>) -> PathBuf {
     dir.cloned().unwrap_or_else(|| PathBuf::from("."))
 }

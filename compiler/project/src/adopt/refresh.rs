@@ -9,7 +9,7 @@ use std::path::Path;
 use specc_ir::{Diagnostic, FileId, codes};
 
 /// Rewrites the table in the spec at `path`; returns how many sections it now lists.
-pub(super) fn refresh(path: &Path) -> Result<usize, Box<Diagnostic>> {
+pub fn refresh(path: &Path) -> Result<usize, Box<Diagnostic>> {
     let io = |e: std::io::Error| {
         Box::new(Diagnostic::new(
             codes::IO_ERROR,
@@ -76,6 +76,6 @@ pub(super) fn refresh(path: &Path) -> Result<usize, Box<Diagnostic>> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    specc_project::atomic::write(dir, path, out.as_bytes()).map_err(io)?;
+    crate::atomic::write(dir, path, out.as_bytes()).map_err(io)?;
     Ok(lines.len())
 }
