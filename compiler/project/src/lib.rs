@@ -13,6 +13,7 @@ pub mod build_plan;
 pub mod client;
 pub mod config;
 mod error;
+pub mod estimate;
 pub mod eval;
 pub mod execute;
 pub mod planning;
@@ -20,6 +21,7 @@ pub mod policy;
 pub mod secrets;
 pub mod session;
 pub mod signals;
+pub mod trace;
 
 pub use error::BuildError;
 

@@ -5,7 +5,6 @@
 //! dollars (`estimate.rs`), per task and in total, with how it was made.
 //! design: driver.preview
 
-mod estimate;
 mod planned;
 mod render;
 
@@ -14,9 +13,9 @@ use std::io::Write;
 
 use specc_llm::{Ledger, Role};
 
-use self::estimate::{Inputs, estimate};
 pub(in crate::commands) use self::planned::{Context, PreviewPlan};
 use crate::cli::Format;
+use specc_project::estimate::{Inputs, estimate};
 
 /// Writes the preview of `planned` as text or JSON.
 pub(in crate::commands) fn write(

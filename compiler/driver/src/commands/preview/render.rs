@@ -5,8 +5,8 @@
 
 use std::io::Write;
 
-use super::estimate::{Estimate, Range};
 use super::planned::PreviewPlan;
+use specc_project::estimate::{Estimate, Range};
 
 /// Tokens in a few characters: `950`, `12k`, `1.2M`.
 fn tokens(n: f64) -> String {

@@ -9,7 +9,6 @@
 //! covered by a task, by code and by a passing test; `--fail-under` turns it into a gate.
 //! design: driver.trace
 
-mod gather;
 mod render;
 mod rows;
 
@@ -18,7 +17,6 @@ use std::path::{Path, PathBuf};
 
 use specc_ir::{IntentTree, Level};
 
-use self::gather::{Evidence, TestStatus};
 pub(crate) use self::rows::{Place, Row, Summary, TaskRef, Test};
 use crate::check::{CheckOptions, CheckSession};
 use crate::cli::{MessageFormat, TraceArgs, TraceFormat};
@@ -26,6 +24,7 @@ use crate::db::Database;
 use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
+use specc_project::trace::{Evidence, TestStatus};
 
 impl Row {
     fn tested(&self) -> bool {

@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::gather::TestStatus;
 use super::rows::{Row, Summary};
+use specc_project::trace::TestStatus;
 
 /// A text cut to `n` characters.
 fn cut(s: &str, n: usize) -> String {

@@ -1,7 +1,7 @@
 //! The trace's rows (a requirement, its tasks, code and tests) and its summary.
 
-use super::gather::TestStatus;
 use serde::Serialize;
+use specc_project::trace::TestStatus;
 
 /// One requirement, followed.
 #[derive(Debug, Serialize)]

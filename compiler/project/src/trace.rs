@@ -17,14 +17,14 @@ use specc_vcs::git::read as git;
 /// Whether a test passed, and why specc says so.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", content = "why", rename_all = "snake_case")]
-pub(crate) enum TestStatus {
+pub enum TestStatus {
     Passed(String),
     Failed(String),
     NotRun(String),
 }
 
 impl TestStatus {
-    pub(crate) fn passed(&self) -> bool {
+    pub fn passed(&self) -> bool {
         matches!(self, TestStatus::Passed(_))
     }
 }
@@ -35,7 +35,7 @@ struct LastChange {
     by_specc: bool,
 }
 
-pub(super) struct Evidence {
+pub struct Evidence {
     /// Requirement id → the work leaves that cover it.
     covering: BTreeMap<String, Vec<String>>,
     /// Requirement id → why the plan waives it (`no_code`).
@@ -54,7 +54,7 @@ pub(super) struct Evidence {
 }
 
 impl Evidence {
-    pub(super) fn gather(dir: &Path, config: Option<&Path>, tree: &Path) -> Evidence {
+    pub fn gather(dir: &Path, config: Option<&Path>, tree: &Path) -> Evidence {
         let state = dir.join(".specc");
         let mut covering: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut waived = BTreeMap::new();
@@ -77,7 +77,7 @@ impl Evidence {
         } else {
             HashSet::new()
         };
-        let cfg = specc_project::config::load_file(config, dir).ok();
+        let cfg = crate::config::load_file(config, dir).ok();
         let (eval_sites, eval) = match cfg.as_ref().and_then(|c| c.eval.as_ref()) {
             Some(e) => (eval_references(&e.tests), last_eval(&db)),
             None => (BTreeMap::new(), None),
@@ -99,22 +99,22 @@ impl Evidence {
         }
     }
 
-    pub(super) fn covering(&self, requirement: &str) -> Vec<String> {
+    pub fn covering(&self, requirement: &str) -> Vec<String> {
         self.covering.get(requirement).cloned().unwrap_or_default()
     }
 
     /// Why the plan waives `requirement` (`no_code`), if it does.
-    pub(super) fn waived(&self, requirement: &str) -> Option<String> {
+    pub fn waived(&self, requirement: &str) -> Option<String> {
         self.waived.get(requirement).cloned()
     }
 
-    pub(super) fn landed(&self, task: &str) -> bool {
+    pub fn landed(&self, task: &str) -> bool {
         self.landed.contains(task)
     }
 
     /// A test file of the tree (`path` as the walk shows it, under the tree): passed when
     /// specc landed its last change and nobody changed it since.
-    pub(super) fn tree_test(&self, path: &str) -> TestStatus {
+    pub fn tree_test(&self, path: &str) -> TestStatus {
         let path = Path::new(path)
             .strip_prefix(&self.tree)
             .ok()
@@ -139,7 +139,7 @@ impl Evidence {
         }
     }
 
-    pub(super) fn eval_sites(&self, requirement: &str) -> Vec<(String, u32)> {
+    pub fn eval_sites(&self, requirement: &str) -> Vec<(String, u32)> {
         self.eval_sites
             .get(requirement)
             .cloned()
@@ -147,7 +147,7 @@ impl Evidence {
     }
 
     /// A test of the `[eval]` suite: as the suite did in the last eval.
-    pub(super) fn eval_status(&self) -> TestStatus {
+    pub fn eval_status(&self) -> TestStatus {
         match self.eval {
             Some((passed, total)) if total > 0 && passed == total => {
                 TestStatus::Passed(format!("the last eval passed {passed} of {total}"))

@@ -33,10 +33,10 @@ const CHARS_PER_TOKEN: f64 = 4.0;
 
 /// Low, middle and high.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
-pub(super) struct Range {
-    pub(super) low: f64,
-    pub(super) mid: f64,
-    pub(super) high: f64,
+pub struct Range {
+    pub low: f64,
+    pub mid: f64,
+    pub high: f64,
 }
 
 impl Range {
@@ -57,10 +57,10 @@ impl Range {
 
 /// One role's spend on one task, or in total.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
-pub(super) struct Spend {
-    pub(super) input: Range,
-    pub(super) output: Range,
-    pub(super) dollars: Range,
+pub struct Spend {
+    pub input: Range,
+    pub output: Range,
+    pub dollars: Range,
 }
 
 impl Spend {
@@ -86,7 +86,7 @@ impl Spend {
     }
 
     /// Input and output together.
-    pub(super) fn tokens(&self) -> Range {
+    pub fn tokens(&self) -> Range {
         let mut t = self.input;
         t.add(self.output);
         t
@@ -95,43 +95,43 @@ impl Spend {
 
 /// One work task's preview.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub(super) struct TaskEstimate {
-    pub(super) id: String,
-    pub(super) title: String,
-    pub(super) instructions_chars: usize,
-    pub(super) write_scope: Vec<String>,
-    pub(super) checks: usize,
+pub struct TaskEstimate {
+    pub id: String,
+    pub title: String,
+    pub instructions_chars: usize,
+    pub write_scope: Vec<String>,
+    pub checks: usize,
     /// Landed before with this fingerprint: a build does not run it (it is re-checked only
     /// if something it depends on lands again).
-    pub(super) up_to_date: bool,
+    pub up_to_date: bool,
     /// Tokens every call of an attempt sends before the conversation grows.
-    pub(super) context_tokens: u64,
+    pub context_tokens: u64,
     /// By role: `worker`, `reviewer`, `merger`.
-    pub(super) spend: BTreeMap<String, Spend>,
+    pub spend: BTreeMap<String, Spend>,
 }
 
 /// The whole preview's estimate.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub(super) struct Estimate {
-    pub(super) tasks: Vec<TaskEstimate>,
-    pub(super) totals: BTreeMap<String, Spend>,
-    pub(super) total_dollars: Range,
+pub struct Estimate {
+    pub tasks: Vec<TaskEstimate>,
+    pub totals: BTreeMap<String, Spend>,
+    pub total_dollars: Range,
     /// How it was made, in words.
-    pub(super) method: Vec<String>,
+    pub method: Vec<String>,
 }
 
 /// What the estimate needs.
-pub(super) struct Inputs<'a> {
-    pub(super) orders: &'a [WorkOrder],
-    pub(super) field_guide: &'a str,
+pub struct Inputs<'a> {
+    pub orders: &'a [WorkOrder],
+    pub field_guide: &'a str,
     /// Task id → the fingerprint it last landed with.
-    pub(super) landed: &'a HashMap<String, String>,
+    pub landed: &'a HashMap<String, String>,
     /// The price of each role's model (absent: the role is not configured).
-    pub(super) prices: BTreeMap<&'static str, Price>,
-    pub(super) lenses: usize,
-    pub(super) steps: u32,
+    pub prices: BTreeMap<&'static str, Price>,
+    pub lenses: usize,
+    pub steps: u32,
     /// This project's ledger: earlier builds' calls.
-    pub(super) history: &'a [CallRow],
+    pub history: &'a [CallRow],
 }
 
 /// Per-task figures an earlier build's ledger gives for one role: (input, output) at the
@@ -154,7 +154,7 @@ fn history_of(rows: &[CallRow], role: &str) -> Option<([(f64, f64); 3], usize)> 
     Some(([at(0.1), at(0.5), at(0.9)], v.len()))
 }
 
-pub(super) fn estimate(x: &Inputs<'_>) -> Estimate {
+pub fn estimate(x: &Inputs<'_>) -> Estimate {
     let schema = specc_runtime::tool_schema_chars() as f64 / CHARS_PER_TOKEN;
     let worker_history = history_of(x.history, "worker");
     let review_history = history_of(x.history, "reviewer");
