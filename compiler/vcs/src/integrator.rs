@@ -6,9 +6,8 @@ use std::sync::mpsc;
 
 use tokio::sync::oneshot;
 
-use crate::{
-    FileEntry, Options, Outcome, Refusal, Request, Stats, export, object, published, read, state,
-};
+use crate::channel::Request;
+use crate::{FileEntry, Options, Outcome, Refusal, Stats, export, object, published, read, state};
 
 /// The integrator: takes every request waiting, applies the submissions in order, makes the
 /// batch durable with one fsync, then answers. Reads of the head are answered after the

@@ -11,6 +11,7 @@
 //! design: vcs.store
 
 mod cache;
+mod channel;
 mod checkout;
 mod export;
 pub mod git;
@@ -37,31 +38,13 @@ pub use queue::{Queued, Resolver};
 use std::path::Path;
 use std::sync::mpsc;
 
+use channel::Request;
 pub use model::{
     Change, Conflict, FileEntry, FileList, HeadFile, Options, Outcome, Refusal, Stats, Submission,
     line_count,
 };
 use object::ObjectId;
 use tokio::sync::oneshot;
-
-enum Request {
-    Submit(Box<Submission>, oneshot::Sender<Outcome>),
-    ReadHead(String, oneshot::Sender<(ObjectId, Option<HeadFile>)>),
-    Read(ObjectId, String, oneshot::Sender<Option<Vec<u8>>>),
-    File(ObjectId, String, oneshot::Sender<Option<read::FileAt>>),
-    Changes(ObjectId, ObjectId, oneshot::Sender<Option<read::Changes>>),
-    Flag(String),
-    Stats(oneshot::Sender<Stats>),
-    Commit(ObjectId, oneshot::Sender<Option<object::Commit>>),
-    Files(ObjectId, oneshot::Sender<Option<FileList>>),
-    Export(
-        Option<ObjectId>,
-        export::Onto,
-        oneshot::Sender<Option<(Vec<u8>, usize, ObjectId)>>,
-    ),
-    Bundle(Option<ObjectId>, oneshot::Sender<Option<Bundle>>),
-    Import(Box<Bundle>, oneshot::Sender<bool>),
-}
 
 /// A handle on a repository: cheap to clone, usable from any task. When the last clone is
 /// dropped, the integrator finishes its batch and the store is closed (its lock released).
