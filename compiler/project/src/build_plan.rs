@@ -100,48 +100,14 @@ pub async fn plan(
     {
         notes.push(*d);
     }
-    let mut seed: BTreeMap<String, String> = design_docs(&planned.decisions)
-        .into_iter()
-        .map(|(file, text)| (format!("design-docs/planned-{file}"), text))
-        .collect();
-    if !guide.is_empty() {
-        seed.insert(field_guide::PATH.to_owned(), guide.to_owned());
-    }
+    let seed = seed(&planned.decisions, guide);
     let (mut orders, unrunnable) =
         specc_runtime::work_orders(tree, &planned.tasks, &planned.decisions, &s.cfg.runners);
     specc_runtime::with_adopted_checks(&mut orders, &s.adopted_checks, &s.cfg.runners);
     let mut diagnostics = notes;
     let waived = planned.waived();
     diagnostics.extend(planned.tree.diagnostics);
-    // A binding requirement no work leaf covers is reported here as in `specc plan`.
-    let covered: std::collections::HashSet<String> = planned
-        .tasks
-        .iter()
-        .filter(|t| t.kind == specc_ir::plan::ChildKind::Work)
-        .flat_map(|t| t.covers_requirements.iter().cloned())
-        // A requirement a planner waived (`no_code`, with why) needs no leaf.
-        .chain(waived)
-        .collect();
-    diagnostics.extend(specc_passes::plan::uncovered(tree, &covered));
-    diagnostics.extend(unrunnable.into_iter().map(|u| {
-        Diagnostic::new(
-            codes::CHECK_NOT_RUN,
-            format!(
-                "the `{}` test block of `{}` does not gate task `{}`: specc build cannot run it yet",
-                u.runner, u.node, u.task
-            ),
-        )
-    }));
-    diagnostics.extend(orders.iter().filter(|o| o.checks.is_empty()).map(|o| {
-        Diagnostic::new(
-            codes::NO_ACCEPTANCE,
-            format!(
-                "task `{}` has no acceptance check: whatever it writes lands when it calls `done`",
-                o.task.id
-            ),
-        )
-        .with_help("give its requirements a `sh test` block in the spec, or have the planner give it acceptance commands")
-    }));
+    diagnostics.extend(gaps(tree, &planned.tasks, waived, &unrunnable, &orders));
     Ok(PlannedBuild {
         plan: Plan {
             tasks: planned.tasks,
@@ -156,4 +122,56 @@ pub async fn plan(
         diagnostics,
         edited: planned.edited,
     })
+}
+
+/// The files the repository is seeded with: the planned design documents and the field
+/// guide.
+fn seed(decisions: &[specc_ir::plan::PlannedDecision], guide: &str) -> BTreeMap<String, String> {
+    let mut seed: BTreeMap<String, String> = design_docs(decisions)
+        .into_iter()
+        .map(|(file, text)| (format!("design-docs/planned-{file}"), text))
+        .collect();
+    if !guide.is_empty() {
+        seed.insert(field_guide::PATH.to_owned(), guide.to_owned());
+    }
+    seed
+}
+
+/// What the plan leaves uncovered or unchecked: a binding requirement no work leaf covers
+/// (as in `specc plan`; one a planner waived with `no_code` needs none), a test block no
+/// task can run, and a task with no acceptance check.
+fn gaps(
+    tree: &IntentTree,
+    tasks: &[specc_ir::plan::TaskNode],
+    waived: impl IntoIterator<Item = String>,
+    unrunnable: &[specc_runtime::Unrunnable],
+    orders: &[specc_runtime::WorkOrder],
+) -> Vec<Diagnostic> {
+    let covered: std::collections::HashSet<String> = tasks
+        .iter()
+        .filter(|t| t.kind == specc_ir::plan::ChildKind::Work)
+        .flat_map(|t| t.covers_requirements.iter().cloned())
+        .chain(waived)
+        .collect();
+    let mut out = specc_passes::plan::uncovered(tree, &covered);
+    out.extend(unrunnable.iter().map(|u| {
+        Diagnostic::new(
+            codes::CHECK_NOT_RUN,
+            format!(
+                "the `{}` test block of `{}` does not gate task `{}`: specc build cannot run it yet",
+                u.runner, u.node, u.task
+            ),
+        )
+    }));
+    out.extend(orders.iter().filter(|o| o.checks.is_empty()).map(|o| {
+        Diagnostic::new(
+            codes::NO_ACCEPTANCE,
+            format!(
+                "task `{}` has no acceptance check: whatever it writes lands when it calls `done`",
+                o.task.id
+            ),
+        )
+        .with_help("give its requirements a `sh test` block in the spec, or have the planner give it acceptance commands")
+    }));
+    out
 }
