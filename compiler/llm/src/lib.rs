@@ -27,7 +27,7 @@ mod retry;
 #[cfg(feature = "testing")]
 mod scripted;
 mod secret;
-pub mod sse;
+mod sse;
 pub mod types;
 
 pub use anthropic::Anthropic;

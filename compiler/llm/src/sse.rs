@@ -2,21 +2,21 @@
 
 /// One event: its `event:` name (if any) and its `data:` lines joined by `\n`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Event {
-    pub name: Option<String>,
-    pub data: String,
+pub(crate) struct Event {
+    pub(crate) name: Option<String>,
+    pub(crate) data: String,
 }
 
 /// Feed it chunks; it returns the events each chunk completes.
 #[derive(Debug, Default)]
-pub struct Parser {
+pub(crate) struct Parser {
     buffer: Vec<u8>,
     name: Option<String>,
     data: Option<String>,
 }
 
 impl Parser {
-    pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
+    pub(crate) fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
         self.buffer.extend_from_slice(chunk);
         let mut events = Vec::new();
         let mut consumed = 0;
