@@ -32,7 +32,7 @@ use specc_llm::{
     BoxFuture, Client, Ledger, LlmConfig, LlmError, Provider, Request, Response, Scripted,
     ToolCall, Usage,
 };
-use specc_runtime::{Plan, Services, Workers, build};
+use specc_runtime::{Plan, Services, Stores, Workers, build};
 use specc_sandbox::ProcessRunner;
 use specc_state::{Journal, TaskState};
 use specc_vcs::{Change, Outcome, Repo, Submission};
@@ -172,22 +172,20 @@ fn run_build(rt: &tokio::runtime::Runtime, dir: &Path, n: usize) -> (Duration, D
     let events = |_: specc_runtime::Event| {};
     let slots = specc_runtime::Slots::new(dir.join("work"));
     let intents = specc_runtime::Intents::default();
-    let services = Services {
+    let stores = Stores {
         client: &client,
         journal: &journal,
         repo: &repo,
-        runner: Arc::new(ProcessRunner::default()),
         run: "bench",
-        work: dir.join("work"),
-        slots: &slots,
-        intents: &intents,
-        pins: None,
-        policy: &settings,
-        events: &events,
-        landings: Default::default(),
-        settled: Default::default(),
-        spec: Default::default(),
     };
+    let services = Services::new(
+        stores,
+        Arc::new(ProcessRunner::default()),
+        &slots,
+        &intents,
+        &settings,
+        &events,
+    );
     journal.start_run("bench", "synthetic").expect("run");
     let plan = plan(n);
     let (started, cpu0) = (Instant::now(), cpu());

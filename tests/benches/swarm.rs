@@ -20,7 +20,7 @@ use specc_llm::{
     BoxFuture, Client, Ledger, LlmConfig, LlmError, Provider, Request, Response, Scripted,
     ToolCall, Usage,
 };
-use specc_runtime::{Intents, Merged, Services, WorkOrder, reconcile as merge};
+use specc_runtime::{Intents, Merged, Services, Stores, WorkOrder, reconcile as merge};
 use specc_sandbox::ProcessRunner;
 use specc_state::Journal;
 use specc_vcs::object::{Kind, ObjectId};
@@ -247,22 +247,20 @@ async fn run(mode: Mode, name: &str) {
     let events = |_: specc_runtime::Event| {};
     let slots = specc_runtime::Slots::new(dir.path().join("work"));
     let intents = Intents::default();
-    let s = Services {
+    let stores = Stores {
         client: &client,
         journal: &journal,
         repo: &repo,
-        runner: Arc::new(ProcessRunner::default()),
         run: "swarm",
-        work: dir.path().join("work"),
-        slots: &slots,
-        intents: &intents,
-        pins: None,
-        policy: &settings,
-        events: &events,
-        landings: Default::default(),
-        settled: Default::default(),
-        spec: Default::default(),
     };
+    let s = Services::new(
+        stores,
+        Arc::new(ProcessRunner::default()),
+        &slots,
+        &intents,
+        &settings,
+        &events,
+    );
     let orders: Vec<WorkOrder> = (0..WRITERS).map(order).collect();
     intents.add(&orders);
     let tally = Tally::default();

@@ -15,7 +15,7 @@ use specc_llm::{
     BoxFuture, Client, Ledger, LlmConfig, LlmError, Provider, Request, Response, Scripted,
     ToolCall, Usage,
 };
-use specc_runtime::{Event, Plan, Services, Workers, build};
+use specc_runtime::{Event, Plan, Services, Stores, Workers, build};
 use specc_sandbox::ProcessRunner;
 use specc_state::{Journal, TaskState};
 use specc_vcs::Repo;
@@ -173,22 +173,20 @@ fn a_tasks_answers_are_committed_before_its_work_lands() {
     };
     let slots = specc_runtime::Slots::new(dir.path().join("work"));
     let intents = specc_runtime::Intents::default();
-    let services = Services {
+    let stores = Stores {
         client: &client,
         journal: &journal,
         repo: &repo,
-        runner: Arc::new(ProcessRunner::default()),
         run: "run",
-        work: dir.path().join("work"),
-        slots: &slots,
-        intents: &intents,
-        pins: None,
-        policy: &policy,
-        events: &events,
-        landings: Default::default(),
-        settled: Default::default(),
-        spec: Default::default(),
     };
+    let services = Services::new(
+        stores,
+        Arc::new(ProcessRunner::default()),
+        &slots,
+        &intents,
+        &policy,
+        &events,
+    );
     journal.start_run("run", "answers").expect("run");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

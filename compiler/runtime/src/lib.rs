@@ -35,6 +35,6 @@ pub use landing::{
 };
 pub use scheduling::dispatch::{Claimed, Counters, wire};
 pub use scheduling::{BuildReport, Dispatch, Landings, Plan, TaskReport, Workers, build};
-pub use services::{AttemptLimits, AttemptPolicy, Escalation, OnConflict, Services};
+pub use services::{AttemptLimits, AttemptPolicy, Escalation, OnConflict, Services, Stores};
 pub use task_end::{Landed, TaskEnd};
 pub use tools::{Base, Toolbox, schema_chars as tool_schema_chars};

@@ -45,6 +45,65 @@ pub struct Services<'a> {
     pub spec: Arc<SpecIndex>,
 }
 
+/// The stores a build's tasks work in, and the run they belong to.
+pub struct Stores<'a> {
+    pub client: &'a Client,
+    pub journal: &'a Journal,
+    pub repo: &'a Repo,
+    pub run: &'a str,
+}
+
+impl<'a> Services<'a> {
+    /// What a build lends its tasks: its stores, the runner, the checkout slots (whose
+    /// directory holds the commands' logs too), what each task intends, the attempts'
+    /// policy and where events go. No revisits (`pins`), settled decisions or spec index
+    /// until given with the `with_` methods.
+    pub fn new(
+        stores: Stores<'a>,
+        runner: Arc<dyn Runner>,
+        slots: &'a Slots,
+        intents: &'a Intents,
+        policy: &'a AttemptPolicy,
+        events: &'a dyn Fn(Event),
+    ) -> Services<'a> {
+        Services {
+            client: stores.client,
+            journal: stores.journal,
+            repo: stores.repo,
+            runner,
+            run: stores.run,
+            work: slots.work().to_path_buf(),
+            slots,
+            intents,
+            pins: None,
+            policy,
+            events,
+            landings: Landings::default(),
+            settled: Arc::default(),
+            spec: Arc::default(),
+        }
+    }
+
+    /// `specc check` and `specc pin` on a checkout, for deliberate breaks' revisits and
+    /// the `pin` tool.
+    pub fn with_pins(mut self, pins: Arc<dyn Pins>) -> Services<'a> {
+        self.pins = Some(pins);
+        self
+    }
+
+    /// The decisions settled in earlier builds.
+    pub fn with_settled(mut self, settled: Arc<Settled>) -> Services<'a> {
+        self.settled = settled;
+        self
+    }
+
+    /// The spec and the plan's decisions, for `read_spec` and `read_decision`.
+    pub fn with_spec(mut self, spec: Arc<SpecIndex>) -> Services<'a> {
+        self.spec = spec;
+        self
+    }
+}
+
 /// The limits and the ladder of a build's attempts.
 #[derive(Clone, Debug)]
 pub struct AttemptPolicy {

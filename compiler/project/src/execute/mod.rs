@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use specc_runtime::eval::{Evaluator, Progress as Landings, Seen};
-use specc_runtime::{BuildReport, Event, Intents, Pins, Plan, Services, Slots, Workers};
+use specc_runtime::{BuildReport, Event, Intents, Pins, Plan, Services, Slots, Stores, Workers};
 
 use crate::session::Session;
 
@@ -69,22 +69,25 @@ pub fn execute(s: &Session, plan: Plan, run: Run<'_>, observer: &dyn Observer) -
     // Decisions settled in earlier builds (design: runtime.contested-decisions); a journal
     // that cannot be read settles nothing anew.
     let settled = specc_runtime::Settled::load(&s.journal).unwrap_or_default();
-    let services = Services {
+    let stores = Stores {
         client: &s.client,
         journal: &s.journal,
         repo: &s.repo,
-        runner: s.runner.clone(),
         run: &s.run,
-        work: s.state.join("work"),
-        slots: &slots,
-        intents: &intents,
-        pins: run.pins.clone(),
-        policy: &policy,
-        events: &on_event,
-        landings: Default::default(),
-        settled: Arc::new(settled),
-        spec: plan.spec.clone(),
     };
+    let mut services = Services::new(
+        stores,
+        s.runner.clone(),
+        &slots,
+        &intents,
+        &policy,
+        &on_event,
+    )
+    .with_settled(Arc::new(settled))
+    .with_spec(plan.spec.clone());
+    if let Some(pins) = run.pins.clone() {
+        services = services.with_pins(pins);
+    }
     let _ = s.journal.start_run(&s.run, &run.spec.display().to_string());
     let halt = run.signals.then(|| s.client.halt_switch());
     let db = s.ledger.state_db();

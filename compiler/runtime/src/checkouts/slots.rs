@@ -67,6 +67,11 @@ impl Slots {
         }
     }
 
+    /// The directory the slots are made in (`.specc/work/`).
+    pub fn work(&self) -> &std::path::Path {
+        &self.work
+    }
+
     /// A slot holding exactly `base` (outside `KEPT`), for a re-check that runs commands.
     pub async fn lease(&self, repo: &Repo, base: ObjectId) -> std::io::Result<Lease<'_>> {
         let lease = self.lease_lazily(repo, base).await?;

@@ -5,7 +5,6 @@ use specc_runtime::AttemptPolicy;
 use specc_sandbox::Runner;
 use specc_state::Journal;
 use specc_vcs::Repo;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::remote::{HttpUpstream, Remote};
@@ -18,7 +17,6 @@ pub(super) struct Worker {
     pub(super) journal: Journal,
     pub(super) client: Client,
     pub(super) runner: Arc<dyn Runner>,
-    pub(super) work: PathBuf,
     pub(super) slots: specc_runtime::Slots,
     pub(super) intents: specc_runtime::Intents,
     pub(super) policy: AttemptPolicy,

@@ -32,7 +32,7 @@ use specc_ir::{Diagnostic, codes};
 use specc_llm::Ledger;
 use specc_runtime::WorkOrder;
 use specc_runtime::wire::{ClaimAnswer, End, FinishRequest, Token};
-use specc_runtime::{Services, run_task};
+use specc_runtime::{Services, Stores, run_task};
 use specc_state::Journal;
 use specc_vcs::Repo;
 use tracing::Instrument as _;
@@ -236,7 +236,6 @@ fn open(
         journal,
         client,
         runner,
-        work: state.join("work"),
         slots: specc_runtime::Slots::new(state.join("work")),
         intents: specc_runtime::Intents::default(),
         policy: specc_project::policy::policy(&cfg),
@@ -346,22 +345,21 @@ async fn claimed(w: &Worker, token: Token, run: String, order: WorkOrder, lease:
             return Err(e.to_string());
         }
         let events = |e: specc_runtime::Event| tracing::info!(event = ?e, "build event");
-        let services = Services {
+        let stores = Stores {
             client: &w.client,
             journal: &w.journal,
             repo: &w.replica,
-            runner: w.runner.clone(),
             run: &run,
-            work: w.work.clone(),
-            slots: &w.slots,
-            intents: &w.intents,
-            pins: Some(Arc::new(super::pins::DriverPins)),
-            policy: &w.policy,
-            events: &events,
-            landings: Default::default(),
-            settled: Default::default(),
-            spec: Default::default(),
         };
+        let services = Services::new(
+            stores,
+            w.runner.clone(),
+            &w.slots,
+            &w.intents,
+            &w.policy,
+            &events,
+        )
+        .with_pins(Arc::new(super::pins::DriverPins));
         let attempt = run_task(&services, order);
         let end = tokio::select! {
             end = attempt => Some(end),
