@@ -1,7 +1,8 @@
-//! Names a user may have misspelt, for "did you mean" hints: one edit distance (a swap of
-//! neighbours is one edit) under two rules of closeness, `closest` for ids a spec or a design
-//! document names and `nearest` for configuration's keys and tables, and a parser's
-//! "unknown field" message with the hint added.
+//! Names a user may have misspelt, for "did you mean" hints: `closest` for ids a spec or a
+//! design document names (Levenshtein distance: ids are numbered, and `R-12` for `R-21` is
+//! a different requirement, not a typo), `nearest` for configuration's keys and tables (a
+//! swap of neighbours is one edit: `depht` is `depth`), and a parser's "unknown field"
+//! message with the hint added.
 //! design: driver.config-check
 
 /// The candidate closest to `id` in edit distance, if it is within a third of `id`'s length
@@ -9,10 +10,26 @@
 pub fn closest<'a>(id: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     let limit = (id.chars().count() / 3).max(1);
     candidates
-        .map(|c| (edit_distance(id, c), c))
+        .map(|c| (levenshtein(id, c), c))
         .filter(|&(dist, _)| dist <= limit)
         .min()
         .map(|(_, c)| c)
+}
+
+/// Edit distance over characters: insertions, deletions and substitutions.
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 /// A parser's message with a did-you-mean added where it names an unknown field or variant
@@ -104,6 +121,14 @@ mod tests {
         let m = "unknown field `zzzzzz`, expected one of `depth`, `width`";
         assert_eq!(did_you_mean(m), m, "nothing close: no guess");
         assert_eq!(did_you_mean("invalid type"), "invalid type");
+    }
+
+    #[test]
+    fn ids_are_not_swapped_but_names_are() {
+        // `R-12` is a requirement of its own, not a typo of `R-21`.
+        assert_eq!(closest("R-12", ["R-21"].into_iter()), None);
+        assert_eq!(closest("R-12", ["R-13"].into_iter()), Some("R-13"));
+        assert_eq!(nearest("depht", &["depth", "width"]), Some("depth"));
     }
 
     #[test]

@@ -52,14 +52,15 @@ fn no_source_file_is_over_600_lines_and_no_test_is_ignored() {
     assert!(ignored.is_empty(), "ignored tests: {ignored:?}");
 }
 
-/// Fakes stay out of the production graph: no crate turns on a `testing` feature in its
-/// `[dependencies]` (a dev-dependency may), so `cargo build --workspace` compiles no fake
-/// into `specc`.
+/// Fakes stay out of the production graph: no crate turns on a `testing` feature outside
+/// its dev-dependencies (in `[dependencies]`, a `[dependencies.NAME]` table, a target's
+/// dependencies, `[workspace.dependencies]` or a feature list), so `cargo build --workspace`
+/// compiles no fake into `specc`.
 #[test]
 fn no_crate_depends_on_a_testing_feature_outside_its_dev_dependencies() {
     let root = crate::support::root();
-    let mut offenders = Vec::new();
     let mut manifests = vec![
+        root.join("Cargo.toml"),
         root.join("tests/Cargo.toml"),
         root.join("tests/support/Cargo.toml"),
     ];
@@ -72,17 +73,58 @@ fn no_crate_depends_on_a_testing_feature_outside_its_dev_dependencies() {
     {
         manifests.push(e.path().join("Cargo.toml"));
     }
+    let mut offenders = Vec::new();
     for m in manifests.iter().filter(|m| m.is_file()) {
         let text = std::fs::read_to_string(m).expect("manifest");
-        let mut section = String::new();
-        for line in text.lines() {
-            let t = line.trim();
-            if t.starts_with('[') {
-                section = t.to_owned();
-            } else if section == "[dependencies]" && t.contains("\"testing\"") {
-                offenders.push(format!("{}: {t}", m.display()));
-            }
-        }
+        offenders.extend(
+            testing_outside_dev(&text)
+                .into_iter()
+                .map(|l| format!("{}: {l}", m.display())),
+        );
     }
     assert!(offenders.is_empty(), "{offenders:#?}");
+}
+
+/// The lines of a manifest that turn on a `testing` feature outside dev-dependencies.
+fn testing_outside_dev(text: &str) -> Vec<String> {
+    let mut section = String::new();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            section = t.to_owned();
+            continue;
+        }
+        let dev = section.contains("dev-dependencies");
+        let deps = section.contains("dependencies");
+        let features = section == "[features]";
+        // A feature list turns it on in its value; `testing = []` only declares it.
+        let value = t.split_once('=').map_or(t, |(_, v)| v);
+        let on = if features {
+            value.contains("testing")
+        } else {
+            t.contains("testing")
+        };
+        if !dev && (deps || features) && on {
+            out.push(format!("{section} {t}"));
+        }
+    }
+    out
+}
+
+/// The manifest scan finds the feature in every place that would put it in a normal build.
+#[test]
+fn the_testing_feature_scan_sees_every_form() {
+    for manifest in [
+        "[dependencies]\nspecc-llm = { workspace = true, features = [\"testing\"] }\n",
+        "[dependencies.specc-llm]\nworkspace = true\nfeatures = [\"testing\"]\n",
+        "[workspace.dependencies]\nspecc-llm = { path = \"x\", features = [\"testing\"] }\n",
+        "[target.'cfg(unix)'.dependencies]\nspecc-llm = { features = [\"testing\"] }\n",
+        "[features]\ndefault = [\"specc-llm/testing\"]\n",
+    ] {
+        assert_eq!(testing_outside_dev(manifest).len(), 1, "{manifest}");
+    }
+    assert!(testing_outside_dev("[features]\ntesting = []\n").is_empty());
+    let dev = "[dev-dependencies]\nspecc-llm = { workspace = true, features = [\"testing\"] }\n[dev-dependencies.x]\nfeatures = [\"testing\"]\n";
+    assert!(testing_outside_dev(dev).is_empty());
 }
