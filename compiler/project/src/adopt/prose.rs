@@ -53,54 +53,14 @@ pub fn ask(
                 "use --provider",
             )
         })?;
-    // The code it describes goes to the model screened for secrets (design:
-    // secrets.redaction).
-    let secrets = crate::secrets::redactor(&crate::secrets::allow_list(config));
-    let mut client = crate::client::build(&llm, None, models)
-        .with_redactor(std::sync::Arc::new(crate::secrets::Secrets(secrets)));
-    if let Ok(ledger) = std::fs::create_dir_all(dir.join(".specc"))
-        .map_err(|e| e.to_string())
-        .and_then(|()| {
-            specc_llm::Ledger::open(&dir.join(".specc/state.db")).map_err(|e| e.to_string())
-        })
-    {
-        client = client.with_ledger(Arc::new(ledger), "adopt");
-    }
-    let mut sections = vec![serde_json::json!({"id": "", "title": title})];
-    let mut used = std::collections::HashSet::new();
-    for p in packages {
-        let pid = unique_package_id(p, &mut used);
-        sections.push(serde_json::json!({
-            "id": pid, "title": p.name, "language": p.language, "manifest": p.manifest,
-            "description": p.description, "test_command": p.test_command, "tests": p.tests.len(),
-        }));
-        for m in &p.modules {
-            let items: Vec<&str> = m
-                .items
-                .iter()
-                .take(30)
-                .map(|i| i.signature.as_str())
-                .collect();
-            sections.push(serde_json::json!({"id": module_id(&pid, &m.path), "title": m.path, "public_items": items}));
-        }
-    }
+    let client = client(&llm, config, dir, models);
+    let sections = sections(title, packages);
     let ids: Vec<String> = sections
         .iter()
         .filter_map(|s| s["id"].as_str().map(str::to_owned))
         .collect();
     let user = serde_json::json!({"task": {"id": "adopt"}, "sections": sections});
-    let tool = Tool {
-        name: "describe_sections".to_owned(),
-        description: "Give each section of the existing code base a short description.".to_owned(),
-        parameters: serde_json::json!({
-            "type": "object", "required": ["sections"], "additionalProperties": false,
-            "properties": {"sections": {"type": "array", "description": "One entry per section shown.",
-                "items": {"type": "object", "required": ["id", "prose"], "additionalProperties": false,
-                    "properties": {
-                        "id": {"type": "string", "description": "The section's id, as shown."},
-                        "prose": {"type": "string", "description": "One to three plain sentences, no RFC 2119 keywords in capitals."}}}}}
-        }),
-    };
+    let tool = tool();
     let max_tokens = llm.role(Role::Planner).map_or(4096, |r| r.max_tokens);
     let request = specc_plan::ask::request(SYSTEM, &user, tool, max_tokens);
     let check = |a: &Answer| problems(a, &ids);
@@ -133,6 +93,62 @@ pub fn ask(
         .map(|s| (s.id, plain(&s.prose)))
         .collect();
     Ok((prose, model))
+}
+
+/// The planner's client: screened for secrets (design: secrets.redaction), its calls in
+/// the project's ledger when `.specc/` can hold one.
+fn client(llm: &LlmConfig, config: &str, dir: &Path, models: Option<&Models>) -> specc_llm::Client {
+    let secrets = crate::secrets::redactor(&crate::secrets::allow_list(config));
+    let client = crate::client::build(llm, None, models)
+        .with_redactor(std::sync::Arc::new(crate::secrets::Secrets(secrets)));
+    match std::fs::create_dir_all(dir.join(".specc"))
+        .map_err(|e| e.to_string())
+        .and_then(|()| {
+            specc_llm::Ledger::open(&dir.join(".specc/state.db")).map_err(|e| e.to_string())
+        }) {
+        Ok(ledger) => client.with_ledger(Arc::new(ledger), "adopt"),
+        Err(_) => client,
+    }
+}
+
+/// The sections shown to the planner: the project, each package, each module with at most
+/// 30 of its public items' signatures.
+fn sections(title: &str, packages: &[Package]) -> Vec<serde_json::Value> {
+    let mut sections = vec![serde_json::json!({"id": "", "title": title})];
+    let mut used = std::collections::HashSet::new();
+    for p in packages {
+        let pid = unique_package_id(p, &mut used);
+        sections.push(serde_json::json!({
+            "id": pid, "title": p.name, "language": p.language, "manifest": p.manifest,
+            "description": p.description, "test_command": p.test_command, "tests": p.tests.len(),
+        }));
+        for m in &p.modules {
+            let items: Vec<&str> = m
+                .items
+                .iter()
+                .take(30)
+                .map(|i| i.signature.as_str())
+                .collect();
+            sections.push(serde_json::json!({"id": module_id(&pid, &m.path), "title": m.path, "public_items": items}));
+        }
+    }
+    sections
+}
+
+/// The tool the planner answers with (its schema as data).
+fn tool() -> Tool {
+    Tool {
+        name: "describe_sections".to_owned(),
+        description: "Give each section of the existing code base a short description.".to_owned(),
+        parameters: serde_json::json!({
+            "type": "object", "required": ["sections"], "additionalProperties": false,
+            "properties": {"sections": {"type": "array", "description": "One entry per section shown.",
+                "items": {"type": "object", "required": ["id", "prose"], "additionalProperties": false,
+                    "properties": {
+                        "id": {"type": "string", "description": "The section's id, as shown."},
+                        "prose": {"type": "string", "description": "One to three plain sentences, no RFC 2119 keywords in capitals."}}}}}
+        }),
+    }
 }
 
 /// A model's prose as one plain paragraph: no line breaks (so no heading, list item, tag
