@@ -194,22 +194,13 @@ pub fn load_file(config: Option<&Path>, dir: &Path) -> Result<BuildConfig, Confi
     }
     let sandbox_read: Vec<PathBuf> = sandbox
         .read
+        .clone()
         .unwrap_or_default()
         .into_iter()
         .map(|p| if p.is_relative() { dir.join(p) } else { p })
         .collect();
     if let Some(e) = &eval {
-        if !e.tests.is_dir() {
-            return Err(at(TableError::NoTests(e.tests.clone())));
-        }
-        // Everything a sandboxed command may read: the system's directories, the toolchains,
-        // and `[sandbox] read`.
-        let system = specc_sandbox::SYSTEM_READABLE.iter().map(PathBuf::from);
-        let mut readable: Vec<PathBuf> = system.chain(specc_sandbox::toolchain_dirs()).collect();
-        readable.extend(sandbox_read.iter().cloned());
-        if let Some(why) = readable.iter().find_map(|r| e.exposed_by(r)) {
-            return Err(at(TableError::TestsExposed(why)));
-        }
+        hidden(e, &sandbox_read).map_err(at)?;
     }
     let state_url =
         state_url(file.state.and_then(|s| s.url)).map_err(|e| at(TableError::StateUrl(e)))?;
@@ -230,20 +221,38 @@ pub fn load_file(config: Option<&Path>, dir: &Path) -> Result<BuildConfig, Confi
         adopted: build.adopted.unwrap_or(false),
         allow_weaker: sandbox.allow_weaker.unwrap_or(false),
         sandbox_read,
-        sandbox_limits: {
-            let d = specc_sandbox::Rlimits::default();
-            specc_sandbox::Rlimits {
-                address_space: d.address_space,
-                memory: sandbox.memory_mb.map_or(d.memory, |m| m << 20),
-                file_size: sandbox.file_mb.map_or(d.file_size, |m| m << 20),
-                open_files: sandbox.open_files.unwrap_or(d.open_files),
-                pids: sandbox.pids.unwrap_or(d.pids),
-            }
-        },
+        sandbox_limits: limits_of(&sandbox),
         key_vars,
         runners,
         eval,
     })
+}
+
+/// `[eval] tests` must be a directory the sandbox cannot read: not under the system's
+/// directories, the toolchains or `[sandbox] read`.
+fn hidden(e: &specc_runtime::eval::EvalConfig, sandbox_read: &[PathBuf]) -> Result<(), TableError> {
+    if !e.tests.is_dir() {
+        return Err(TableError::NoTests(e.tests.clone()));
+    }
+    let system = specc_sandbox::SYSTEM_READABLE.iter().map(PathBuf::from);
+    let mut readable: Vec<PathBuf> = system.chain(specc_sandbox::toolchain_dirs()).collect();
+    readable.extend(sandbox_read.iter().cloned());
+    match readable.iter().find_map(|r| e.exposed_by(r)) {
+        Some(why) => Err(TableError::TestsExposed(why)),
+        None => Ok(()),
+    }
+}
+
+/// `[sandbox]`'s limits over the defaults.
+fn limits_of(sandbox: &SandboxTable) -> specc_sandbox::Rlimits {
+    let d = specc_sandbox::Rlimits::default();
+    specc_sandbox::Rlimits {
+        address_space: d.address_space,
+        memory: sandbox.memory_mb.map_or(d.memory, |m| m << 20),
+        file_size: sandbox.file_mb.map_or(d.file_size, |m| m << 20),
+        open_files: sandbox.open_files.unwrap_or(d.open_files),
+        pids: sandbox.pids.unwrap_or(d.pids),
+    }
 }
 
 /// The state database's URL: `SPECC_STATE_URL`, else specc.toml's `[state] url` (`from_file`),
