@@ -45,39 +45,10 @@ pub(crate) fn run(args: &DriftArgs, env: &Env, out: &mut dyn Write, err: &mut dy
         reporter.report(&files, &d, err);
         exit::USAGE
     };
-    let base = match findings::base(&tree) {
-        Ok(base) => base,
-        Err(why) => {
-            let message = match why {
-                NoBase::NotGit => format!("{} is not in a git repository", tree.display()),
-                NoBase::NoSpeccCommit => {
-                    format!("{}'s history has no commit specc made", tree.display())
-                }
-            };
-            let d = Diagnostic::new(codes::NOT_A_FILE, format!("drift: {message}"))
-                .with_help("drift compares the tree with what `specc build` exported to it; build first, or name the output with --tree");
-            return usage(d, &mut reporter, err);
-        }
+    let (base, found) = match drifted(&tree, &spec) {
+        Ok(drifted) => drifted,
+        Err(d) => return usage(*d, &mut reporter, err),
     };
-    let mut found = findings::changed_files(&tree, &base);
-    match CheckSession::open(
-        Database::default(),
-        &tree,
-        Some(&spec),
-        CheckOptions::default(),
-    ) {
-        Ok(mut session) => {
-            let report = session.check();
-            found.extend(findings::stale_pins(
-                &report.diagnostics,
-                session.files(),
-                &tree,
-            ));
-        }
-        Err(e) => return usage(*e.0, &mut reporter, err),
-    }
-    found.sort();
-    found.dedup();
     let baseline_path = dir.join(baseline::FILE);
     let mut baseline = match Baseline::load(&baseline_path) {
         Ok(b) => b,
@@ -121,6 +92,40 @@ pub(crate) fn run(args: &DriftArgs, env: &Env, out: &mut dyn Write, err: &mut dy
     } else {
         exit::ERRORS
     }
+}
+
+/// What drifted in `tree` since specc's last commit there (its base): the files changed
+/// since, and the pins `specc check` finds stale, sorted and without repeats.
+fn drifted(tree: &Path, spec: &Path) -> Result<(String, Vec<Finding>), Box<Diagnostic>> {
+    let base = findings::base(tree).map_err(|why| {
+        let message = match why {
+            NoBase::NotGit => format!("{} is not in a git repository", tree.display()),
+            NoBase::NoSpeccCommit => {
+                format!("{}'s history has no commit specc made", tree.display())
+            }
+        };
+        Box::new(
+            Diagnostic::new(codes::NOT_A_FILE, format!("drift: {message}"))
+                .with_help("drift compares the tree with what `specc build` exported to it; build first, or name the output with --tree"),
+        )
+    })?;
+    let mut found = findings::changed_files(tree, &base);
+    let mut session = CheckSession::open(
+        Database::default(),
+        tree,
+        Some(spec),
+        CheckOptions::default(),
+    )
+    .map_err(|e| e.0)?;
+    let report = session.check();
+    found.extend(findings::stale_pins(
+        &report.diagnostics,
+        session.files(),
+        tree,
+    ));
+    found.sort();
+    found.dedup();
+    Ok((base, found))
 }
 
 /// The requirement `id` names (as written in a reference: a short or a full id).
