@@ -47,36 +47,13 @@ pub(crate) fn pin(
     files: &mut Files,
     out: &mut dyn Write,
 ) -> Result<Vec<Diagnostic>, Box<Diagnostic>> {
-    let (path, line) = split_target(target);
-    let shown = path.display().to_string();
-    let method = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(Method::for_file_name)
-        .ok_or_else(|| {
-            usage(
-                codes::NOT_A_FILE,
-                format!("`{shown}` is not a source file specc knows the comments of"),
-                "specc pins references in the source files `specc check` searches",
-            )
-        })?;
-    if !path.is_file() {
-        return Err(usage(
-            codes::FILE_NOT_FOUND,
-            format!("`{shown}` does not exist or is not a file"),
-            "give the file as `specc check` printed it, e.g. `src/store.rs:42`",
-        ));
-    }
-    let root = match root {
-        Some(root) => root.to_path_buf(),
-        None => find_root(&path).ok_or_else(|| {
-            usage(
-                codes::FILE_NOT_FOUND,
-                format!("no `design-docs/` directory above `{shown}`"),
-                "run from the checked tree, or name it with --root",
-            )
-        })?,
-    };
+    let Target {
+        path,
+        line,
+        shown,
+        method,
+        root,
+    } = locate(target, root)?;
     let decisions = load_decisions(&root, files);
     let text = walk::read(&path, &shown).map_err(|s| Box::new(s.1))?;
     let file = files.add(shown.clone(), text.clone());
@@ -135,6 +112,58 @@ pub(crate) fn pin(
         })?;
     }
     Ok(diagnostics)
+}
+
+/// What `specc pin TARGET` points at: the file (as given, and as shown), the line if any,
+/// its comment syntax, and the checked tree's root.
+struct Target {
+    path: std::path::PathBuf,
+    line: Option<usize>,
+    shown: String,
+    method: Method,
+    root: std::path::PathBuf,
+}
+
+/// The target's file, which must be a source file specc reads the comments of, and the
+/// root (`root`, else the nearest directory above it with `design-docs/`).
+fn locate(target: &str, root: Option<&Path>) -> Result<Target, Box<Diagnostic>> {
+    let (path, line) = split_target(target);
+    let shown = path.display().to_string();
+    let method = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(Method::for_file_name)
+        .ok_or_else(|| {
+            usage(
+                codes::NOT_A_FILE,
+                format!("`{shown}` is not a source file specc knows the comments of"),
+                "specc pins references in the source files `specc check` searches",
+            )
+        })?;
+    if !path.is_file() {
+        return Err(usage(
+            codes::FILE_NOT_FOUND,
+            format!("`{shown}` does not exist or is not a file"),
+            "give the file as `specc check` printed it, e.g. `src/store.rs:42`",
+        ));
+    }
+    let root = match root {
+        Some(root) => root.to_path_buf(),
+        None => find_root(&path).ok_or_else(|| {
+            usage(
+                codes::FILE_NOT_FOUND,
+                format!("no `design-docs/` directory above `{shown}`"),
+                "run from the checked tree, or name it with --root",
+            )
+        })?,
+    };
+    Ok(Target {
+        path,
+        line,
+        shown,
+        method,
+        root,
+    })
 }
 
 /// `FILE:LINE` → (FILE, LINE); a target whose last `:` is not followed by a number is a path.
