@@ -1,8 +1,37 @@
-//! What the benches and tests that run the scheduler on synthetic plans share: the planner
-//! task over the leaves, and a leaf's work order.
+//! What the benches and tests that run the scheduler on synthetic plans share: leaf `i`'s
+//! file and key, a planner's answer for the leaf, the planner task over the leaves, and a
+//! leaf's work order.
 
 use specc_ir::plan::{ChildKind, TaskNode};
 use specc_runtime::WorkOrder;
+
+/// Leaf `i`'s file: a hundred to a directory, as a codebase spreads its files.
+pub fn file(i: usize) -> String {
+    format!("f/g{:03}/t-{i:05}.txt", i / 100)
+}
+
+/// Leaf `i`'s key in a planner's answer.
+pub fn key(i: usize) -> String {
+    format!("t{i:05}")
+}
+
+/// A planner's answer for leaf `i`: write its file, covering requirement `R-{i+1}`, checked
+/// by `test -f`, after the leaves `depends_on` names (none: no `depends_on` at all).
+pub fn file_leaf(i: usize, depends_on: &[String]) -> serde_json::Value {
+    let mut leaf = serde_json::json!({
+        "key": key(i),
+        "kind": "work",
+        "title": format!("write file {i}"),
+        "covers_requirements": [format!("R-{}", i + 1)],
+        "instructions": format!("Write {}.", file(i)),
+        "write_scope": [file(i)],
+        "acceptance": [format!("test -f {}", file(i))],
+    });
+    if !depends_on.is_empty() {
+        leaf["depends_on"] = serde_json::json!(depends_on);
+    }
+    leaf
+}
 
 /// The plan task `t` every synthetic leaf hangs under.
 pub fn root() -> TaskNode {

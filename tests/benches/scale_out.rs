@@ -33,19 +33,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use specc_tests::answers::AnswerBook;
+use specc_tests::plans::{file as path, file_leaf, key};
 
 use specc_test_support::pg;
 
 const TOKEN: &str = "scale-out-bench-token-0123456789";
-
-/// Leaf `i`'s file: a hundred to a directory (the scheduler benchmark's layout).
-fn path(i: usize) -> String {
-    format!("f/g{:03}/t-{i:05}.txt", i / 100)
-}
-
-fn key(i: usize) -> String {
-    format!("t{i:05}")
-}
 
 /// The scheduler benchmark's DAG: in each group of 100, a root, 49 that depend on it, and a
 /// chain of 50 after the 49th.
@@ -75,18 +67,7 @@ fn spec(n: usize) -> String {
 /// writing its file, then saying it is done.
 fn book(n: usize) -> Value {
     let children: Vec<Value> = (0..n)
-        .map(|i| {
-            json!({
-                "key": key(i),
-                "kind": "work",
-                "title": format!("write file {i}"),
-                "covers_requirements": [format!("R-{}", i + 1)],
-                "instructions": format!("Write {}.", path(i)),
-                "write_scope": [path(i)],
-                "acceptance": [format!("test -f {}", path(i))],
-                "depends_on": dependency(i).map(key).into_iter().collect::<Vec<_>>(),
-            })
-        })
+        .map(|i| file_leaf(i, &dependency(i).map(key).into_iter().collect::<Vec<_>>()))
         .collect();
     let workers: serde_json::Map<String, Value> = (0..n)
         .map(|i| {

@@ -88,10 +88,7 @@ impl Provider for Instant2 {
     }
 }
 
-/// Leaf `i`'s file: a hundred to a directory, as a codebase spreads its files.
-fn path(i: usize) -> String {
-    format!("f/g{:03}/t-{i:05}.txt", i / 100)
-}
+use specc_tests::plans::file as path;
 
 fn leaf(i: usize) -> TaskNode {
     let group = i / 100;

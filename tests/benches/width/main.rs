@@ -29,6 +29,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use specc_tests::plans::{file as path, file_leaf};
 
 mod probe;
 mod server;
@@ -128,11 +129,6 @@ impl Setup {
     }
 }
 
-/// Leaf `i`'s file: a hundred to a directory.
-fn path(i: usize) -> String {
-    format!("f/g{:03}/t-{i:05}.txt", i / 100)
-}
-
 /// The spec: a section of a hundred requirements per directory.
 fn spec(n: usize) -> String {
     let mut s = String::from(
@@ -157,19 +153,7 @@ fn spec(n: usize) -> String {
 
 /// The planner's answer: one work leaf per file, no dependencies.
 fn plan(n: usize) -> Value {
-    let children: Vec<Value> = (0..n)
-        .map(|i| {
-            json!({
-                "key": format!("t{i:05}"),
-                "kind": "work",
-                "title": format!("write file {i}"),
-                "covers_requirements": [format!("R-{}", i + 1)],
-                "instructions": format!("Write {}.", path(i)),
-                "write_scope": [path(i)],
-                "acceptance": [format!("test -f {}", path(i))],
-            })
-        })
-        .collect();
+    let children: Vec<Value> = (0..n).map(|i| file_leaf(i, &[])).collect();
     json!({"decisions": [], "children": children})
 }
 

@@ -11,7 +11,9 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::{Setup, path};
+use specc_tests::plans::file as path;
+
+use super::Setup;
 
 /// What the server was asked, for one build.
 pub(crate) struct Served {
