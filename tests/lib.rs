@@ -2,6 +2,7 @@
 //! answer book (`answers`), a scripted provider for `specc build`.
 
 pub mod answers;
+pub mod cpu;
 pub mod plans;
 pub mod recorded_run;
 pub mod settings;

@@ -90,25 +90,13 @@ fn medians<A, B>(n: usize, a: impl Fn() -> A, b: impl Fn() -> B) -> (Duration, D
     (ta[n / 2], tb[n / 2])
 }
 
-/// This process's CPU time (user + system, all threads), from /proc on Linux.
-fn cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split(' ').collect();
-    let ticks = |i: usize| fields.get(i)?.parse::<f64>().ok();
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name; Linux
-    // counts them in 1/100 s.
-    Some((ticks(11)? + ticks(12)?) / 100.0)
-}
-
 /// CPU time per run of `f` over `n` runs.
 fn cpu_per_run<T>(n: usize, f: impl Fn() -> T) -> Option<f64> {
-    let start = cpu_seconds()?;
+    let start = specc_tests::cpu::own_seconds()?;
     for _ in 0..n {
         std::hint::black_box(f());
     }
-    Some((cpu_seconds()? - start) / n as f64)
+    Some((specc_tests::cpu::own_seconds()? - start) / n as f64)
 }
 
 fn ratio(name: &str, text: &str) {

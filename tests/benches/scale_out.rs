@@ -151,21 +151,7 @@ fn exported(dir: &Path) -> usize {
 
 /// CPU time of this process's waited-for children (and theirs), in seconds.
 fn children_cpu() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // After the command's closing parenthesis: field 3 is the state; cutime and cstime are
-    // fields 16 and 17.
-    let rest = stat.rsplit(')').next().unwrap_or_default();
-    let f: Vec<f64> = rest
-        .split_whitespace()
-        .map(|x| x.parse().unwrap_or(0.0))
-        .collect();
-    let ticks: f64 = Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .unwrap_or(100.0);
-    (f.get(13).copied().unwrap_or(0.0) + f.get(14).copied().unwrap_or(0.0)) / ticks
+    specc_tests::cpu::children_seconds().unwrap_or(0.0)
 }
 
 /// CPU time of the PostgreSQL server's processes so far, in seconds: each live one's own
