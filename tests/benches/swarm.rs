@@ -121,7 +121,7 @@ async fn change(
 ) {
     let hot = HOT[(w + k) % HOT.len()];
     for _ in 0..TRIES {
-        let Some((head, file)) = s.repo.read_head(hot).await else {
+        let Ok((head, file)) = s.repo.read_head(hot).await else {
             return;
         };
         let current = file
@@ -185,7 +185,7 @@ async fn change(
 
 /// What a split task does here: every line of `path` but the last 50 moves to a part file.
 async fn split(repo: &Repo, path: &str, t: &Tally) {
-    let Some((head, Some(f))) = repo.read_head(path).await else {
+    let Ok((head, Some(f))) = repo.read_head(path).await else {
         return;
     };
     let text = String::from_utf8_lossy(&f.bytes).into_owned();
@@ -282,6 +282,7 @@ async fn run(mode: Mode, name: &str) {
                 Some((p, _)) => repo
                     .read_head(p)
                     .await
+                    .ok()
                     .and_then(|(_, f)| f)
                     .map_or(0, |f| f.bytes.iter().filter(|b| **b == b'\n').count()),
                 None => 0,

@@ -135,7 +135,7 @@ async fn resolve(
         if id.hex().starts_with(&given) {
             found.push(id);
         }
-        at = repo.commit(id).await.and_then(|c| c.parent);
+        at = repo.commit(id).await.ok().and_then(|c| c.parent);
     }
     match found.as_slice() {
         [one] => Ok(*one),

@@ -118,7 +118,7 @@ async fn run(repo: &Repo, agents: usize, seconds: f64, contention: f64) -> Run {
                     HOT + a * own.max(1) % (FILES - HOT) + (rng.next() as usize) % own.max(1)
                 };
                 let p = path(file.min(FILES - 1));
-                let Some((head, Some(current))) = repo.read_head(&p).await else {
+                let Ok((head, Some(current))) = repo.read_head(&p).await else {
                     continue;
                 };
                 let mut lines: Vec<String> = String::from_utf8_lossy(&current.bytes)

@@ -71,7 +71,7 @@ fn main() {
         let mut read = 0u64;
         for p in 0..paths.max(64) {
             let path = path_of(p, paths);
-            if let Some((_, Some(f))) = rt.block_on(repo.read_head(&path)) {
+            if let Ok((_, Some(f))) = rt.block_on(repo.read_head(&path)) {
                 read += f.bytes.len() as u64;
             }
         }
@@ -101,7 +101,7 @@ fn main() {
                     } else {
                         path_of((a * per + k) % paths, paths)
                     };
-                    let Some((head, file)) = repo.read_head(&path).await else {
+                    let Ok((head, file)) = repo.read_head(&path).await else {
                         return;
                     };
                     let s = Submission {

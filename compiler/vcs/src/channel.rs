@@ -9,7 +9,6 @@ use crate::{Bundle, FileList, HeadFile, Outcome, Stats, Submission, export, read
 pub(crate) enum Request {
     Submit(Box<Submission>, oneshot::Sender<Outcome>),
     ReadHead(String, oneshot::Sender<(ObjectId, Option<HeadFile>)>),
-    Read(ObjectId, String, oneshot::Sender<Option<Vec<u8>>>),
     File(ObjectId, String, oneshot::Sender<Option<read::FileAt>>),
     Changes(ObjectId, ObjectId, oneshot::Sender<Option<read::Changes>>),
     Flag(String),

@@ -54,8 +54,7 @@ pub(crate) fn integrate(
                 // commit from a durable head or outcome, so the batch's fsync adds nothing
                 // to what it may see, and it does not wait for that fsync (design:
                 // vcs.store).
-                r @ (Request::Read(..)
-                | Request::File(..)
+                r @ (Request::File(..)
                 | Request::Changes(..)
                 | Request::Commit(..)
                 | Request::Files(..)) => answer(&state, r, batches),
@@ -111,9 +110,6 @@ fn answer(state: &state::State, r: Request, batches: u64) {
             if let Some(file) = state.head_file(&path) {
                 let _ = tx.send((state.head, file));
             }
-        }
-        Request::Read(commit, path, tx) => {
-            let _ = tx.send(read::file_at(state, commit, &path));
         }
         Request::File(commit, path, tx) => {
             let _ = tx.send(read::entry_at(state, commit, &path));

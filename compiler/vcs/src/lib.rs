@@ -28,7 +28,9 @@ mod wire;
 pub use bundle::Bundle;
 pub use replica::{Boxed, SyncError, Upstream, UpstreamError};
 mod bundle;
+mod error;
 mod read;
+pub use error::ReadError;
 pub use read::{Changes, FileAt};
 mod state;
 mod view;
@@ -217,35 +219,55 @@ impl Repo {
         self.queue.lock().map_or(0, |q| q.len())
     }
 
-    /// The head commit and the file at `path` there (durable state only).
-    pub async fn read_head(&self, path: &str) -> Option<(ObjectId, Option<HeadFile>)> {
+    /// Asks the integrator and waits for its answer: `Stopped` if the store stopped (or
+    /// dropped the answer), `Missing(commit)` if it answered that it has no such commit.
+    async fn ask<T>(
+        &self,
+        commit: ObjectId,
+        make: impl FnOnce(oneshot::Sender<Option<T>>) -> Request,
+    ) -> Result<T, ReadError> {
         let (tx, rx) = oneshot::channel();
-        self.send(Request::ReadHead(path.to_owned(), tx)).ok()?;
-        rx.await.ok()
+        self.send(make(tx)).map_err(|()| ReadError::Stopped)?;
+        rx.await
+            .map_err(|_| ReadError::Stopped)?
+            .ok_or(ReadError::Missing(commit))
+    }
+
+    /// The head commit and the file at `path` there (durable state only).
+    pub async fn read_head(&self, path: &str) -> Result<(ObjectId, Option<HeadFile>), ReadError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Request::ReadHead(path.to_owned(), tx))
+            .map_err(|()| ReadError::Stopped)?;
+        rx.await.map_err(|_| ReadError::Stopped)
     }
 
     /// The content of `path` at `commit`, read through its trees without a checkout.
-    pub async fn read(&self, commit: ObjectId, path: &str) -> Option<Vec<u8>> {
-        let (tx, rx) = oneshot::channel();
-        self.send(Request::Read(commit, path.to_owned(), tx)).ok()?;
-        rx.await.ok().flatten()
+    pub async fn read(&self, commit: ObjectId, path: &str) -> Result<Vec<u8>, ReadError> {
+        match self.file(commit, path).await? {
+            Some((bytes, _)) => Ok(bytes),
+            None => Err(ReadError::NoFile {
+                commit,
+                path: path.to_owned(),
+            }),
+        }
     }
 
-    /// The content and mode of `path` at `commit`: `None` if the commit is unknown,
-    /// `Some(None)` if it has no file there.
-    pub async fn file(&self, commit: ObjectId, path: &str) -> Option<FileAt> {
-        let (tx, rx) = oneshot::channel();
-        self.send(Request::File(commit, path.to_owned(), tx)).ok()?;
-        rx.await.ok().flatten()
+    /// The content and mode of `path` at `commit` (`None`: it has no file there).
+    pub async fn file(&self, commit: ObjectId, path: &str) -> Result<FileAt, ReadError> {
+        let path = path.to_owned();
+        self.ask(commit, |tx| Request::File(commit, path, tx)).await
     }
 
     /// What moving a checkout from commit `from` to commit `to` writes: each path whose
     /// content or mode differs, with `to`'s (`None`: removed). It costs what changed, not
-    /// the tree: equal subtrees are skipped. `None` if either commit is unknown.
-    pub async fn changes(&self, from: ObjectId, to: ObjectId) -> Option<read::Changes> {
-        let (tx, rx) = oneshot::channel();
-        self.send(Request::Changes(from, to, tx)).ok()?;
-        rx.await.ok().flatten()
+    /// the tree: equal subtrees are skipped.
+    pub async fn changes(&self, from: ObjectId, to: ObjectId) -> Result<read::Changes, ReadError> {
+        let answer = self.ask(to, |tx| Request::Changes(from, to, tx)).await;
+        // The integrator does not say which of the two it lacks: name `from` if it is that.
+        if answer == Err(ReadError::Missing(to)) && self.commit(from).await.is_err() {
+            return Err(ReadError::Missing(from));
+        }
+        answer
     }
 
     /// Flags a file for the megafile guard: it may not grow until a split lands.
@@ -257,17 +279,13 @@ impl Repo {
     }
 
     /// The commit `id`, if it is on the branch.
-    pub async fn commit(&self, id: ObjectId) -> Option<object::Commit> {
-        let (tx, rx) = oneshot::channel();
-        self.send(Request::Commit(id, tx)).ok()?;
-        rx.await.ok().flatten()
+    pub async fn commit(&self, id: ObjectId) -> Result<object::Commit, ReadError> {
+        self.ask(id, |tx| Request::Commit(id, tx)).await
     }
 
     /// Every file of `commit`, with its content and mode, sorted by path.
-    pub async fn files(&self, commit: ObjectId) -> Option<FileList> {
-        let (tx, rx) = oneshot::channel();
-        self.send(Request::Files(commit, tx)).ok()?;
-        rx.await.ok().flatten()
+    pub async fn files(&self, commit: ObjectId) -> Result<FileList, ReadError> {
+        self.ask(commit, |tx| Request::Files(commit, tx)).await
     }
 
     /// Makes `dir` (created if needed) hold exactly the files of `commit`, for a worker that
@@ -284,10 +302,7 @@ impl Repo {
         dir: &Path,
         keep: &[&str],
     ) -> std::io::Result<usize> {
-        let files = self
-            .files(commit)
-            .await
-            .ok_or_else(|| std::io::Error::other("no such commit"))?;
+        let files = self.files(commit).await?;
         self.checkout_files(files, dir, keep).await
     }
 

@@ -90,7 +90,8 @@ impl Repo {
     pub async fn resolve_next(&self, resolver: &dyn Resolver) -> Option<(Queued, Option<Outcome>)> {
         let mut q = self.queue.lock().ok()?.pop()?;
         // The branch may have moved since the conflict: the resolver sees today's head.
-        let (head, file) = self.read_head(&q.conflict.path).await?;
+        // A stopped store answers nothing more: there is no branch to resolve onto.
+        let (head, file) = self.read_head(&q.conflict.path).await.ok()?;
         q.conflict.head = file.as_ref().map(|f| f.bytes.to_vec());
         let Some(content) = resolver.resolve(&q) else {
             return Some((q, None));

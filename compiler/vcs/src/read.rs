@@ -21,10 +21,6 @@ pub(crate) fn commit(state: &State, id: ObjectId) -> Option<Commit> {
     Commit::decode(&state.object(id)?)
 }
 
-pub(crate) fn file_at(state: &State, commit_id: ObjectId, path: &str) -> Option<Vec<u8>> {
-    entry_at(state, commit_id, path)?.map(|(bytes, _)| bytes)
-}
-
 /// The content and mode of `path` at a commit: `None` if the commit is unknown,
 /// `Some(None)` if it has no file there.
 pub(crate) fn entry_at(

@@ -161,12 +161,16 @@ async fn history(repo: &Repo, seed: &mut u64) -> Vec<ObjectId> {
             for p in blocking {
                 changes.push(Change {
                     path: p.clone(),
-                    expected: repo.read_head(p).await.and_then(|(_, f)| f.map(|f| f.blob)),
+                    expected: repo
+                        .read_head(p)
+                        .await
+                        .ok()
+                        .and_then(|(_, f)| f.map(|f| f.blob)),
                     new: None,
                     executable: false,
                 });
             }
-        } else if let Some((_, Some(f))) = repo.read_head(&path).await
+        } else if let Ok((_, Some(f))) = repo.read_head(&path).await
             && r % 13 == 1
         {
             // Only the mode changes: the same blob, the other bit.
@@ -181,6 +185,7 @@ async fn history(repo: &Repo, seed: &mut u64) -> Vec<ObjectId> {
             let expected = repo
                 .read_head(&path)
                 .await
+                .ok()
                 .and_then(|(_, f)| f.map(|f| f.blob));
             let delete = expected.is_some() && r.is_multiple_of(7);
             changes.push(Change {

@@ -60,15 +60,21 @@ async fn pushrebase_merges_and_conflicts() {
     }
     let (head, _) = head_of(&repo, "src/a.txt").await;
     assert_eq!(
-        repo.read(head, "src/a.txt").await.as_deref(),
+        repo.read(head, "src/a.txt").await.as_deref().ok(),
         Some(&b"ONE\ntwo\nthree\nfour\nFIVE\n"[..])
     );
     // The old commit still reads as it was, without a checkout.
     assert_eq!(
-        repo.read(base, "src/a.txt").await.as_deref(),
+        repo.read(base, "src/a.txt").await.as_deref().ok(),
         Some(base_text.as_bytes())
     );
-    assert_eq!(repo.read(base, "src/b.txt").await, None);
+    assert_eq!(
+        repo.read(base, "src/b.txt").await,
+        Err(specc_vcs::ReadError::NoFile {
+            commit: base,
+            path: "src/b.txt".into()
+        })
+    );
 
     // The same line from a stale base: a conflict with both sides.
     let clash = repo
@@ -122,7 +128,10 @@ async fn an_idempotency_key_commits_once_even_after_a_restart() {
         "the first result, after a restart too"
     );
     assert_eq!(repo.stats().await.seq, 1, "nothing committed twice");
-    assert_eq!(repo.read(head, "x").await.as_deref(), Some(&b"1\n"[..]));
+    assert_eq!(
+        repo.read(head, "x").await.as_deref().ok(),
+        Some(&b"1\n"[..])
+    );
 }
 
 #[tokio::test]
@@ -354,7 +363,7 @@ async fn old_bases_resolve_past_the_in_memory_history_and_after_a_restart() {
     let repo = Repo::open(&path, Options::default()).expect("reopen");
     let (h, blob) = head_of(&repo, "p").await;
     assert_eq!(
-        repo.read(h, "p").await.as_deref(),
+        repo.read(h, "p").await.as_deref().ok(),
         Some(&b"head 79\nmiddle\nTAIL\n"[..])
     );
     assert!(matches!(

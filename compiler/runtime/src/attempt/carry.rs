@@ -29,7 +29,7 @@ pub(super) async fn carry(
             note.dropped.push(c.path.clone());
             continue;
         }
-        let Some(now) = repo.file(base, &c.path).await else {
+        let Ok(now) = repo.file(base, &c.path).await else {
             note.dropped.push(c.path.clone());
             continue;
         };

@@ -80,10 +80,7 @@ pub(crate) async fn diff_tracked(
     for (path, touched) in paths.iter().filter(|(p, _)| !skipped(p) && !is_cache(p)) {
         let before = match &touched.before {
             Some(before) => before.clone(),
-            None => repo
-                .file(base, path)
-                .await
-                .ok_or_else(|| std::io::Error::other("the VCS does not know the base commit"))?,
+            None => repo.file(base, path).await?,
         };
         let full = dir.join(path);
         let now = match &touched.now {

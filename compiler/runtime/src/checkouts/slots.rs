@@ -161,10 +161,7 @@ async fn owed(
     // vcs.recent-changes); the VCS's tree diff when they are not recent.
     let changes = match repo.changes_now(from, base) {
         Some(changes) => changes,
-        None => repo
-            .changes(from, base)
-            .await
-            .ok_or_else(|| std::io::Error::other("the VCS does not know the slot's commit"))?,
+        None => repo.changes(from, base).await?,
     };
     for (p, file) in changes {
         behind.insert(p, file);
@@ -175,10 +172,7 @@ async fn owed(
             // Unchanged since `from`: the base's file is `from`'s, which the tools overwrote
             // and, when they wrote it while the directory held `from` there, read first.
             (None, Some(before)) => before,
-            (None, None) => repo
-                .file(base, &p)
-                .await
-                .ok_or_else(|| std::io::Error::other("the VCS does not know the base"))?,
+            (None, None) => repo.file(base, &p).await?,
         };
         // A file the last tools wrote whole into the directory as it now lands is there
         // already.

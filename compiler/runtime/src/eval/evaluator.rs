@@ -61,7 +61,7 @@ impl Evaluator {
             .repo
             .files(commit)
             .await
-            .ok_or(EvalError::NoCommit(commit))?;
+            .map_err(|_| EvalError::NoCommit(commit))?;
         // The commit's files are read once: measured, then written out.
         let conflicts = conflicts.to_vec();
         let (metrics, files) =

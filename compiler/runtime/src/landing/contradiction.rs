@@ -48,7 +48,7 @@ pub(crate) async fn settle(
 ) -> Vec<FollowUp> {
     let mut followups = Vec::new();
     for c in found {
-        let Some((head, _)) = s.repo.read_head("").await else {
+        let Ok((head, _)) = s.repo.read_head("").await else {
             break;
         };
         let (Some(a), Some(b)) = (entry(s, head, &c.a).await, entry(s, head, &c.b).await) else {
@@ -112,7 +112,7 @@ pub(crate) async fn record_settled(
 ) -> Vec<FollowUp> {
     let mut followups = Vec::new();
     for row in settled {
-        let Some((head, _)) = s.repo.read_head("").await else {
+        let Ok((head, _)) = s.repo.read_head("").await else {
             break;
         };
         let Some(e) = entry(s, head, &row.decision).await else {
@@ -165,6 +165,7 @@ async fn commit(
             .repo
             .file(head, &doc)
             .await
+            .ok()
             .flatten()
             .map(|(b, _)| ObjectId::of(specc_vcs::object::Kind::Blob, &b));
         changes.push(Change {
@@ -201,13 +202,13 @@ async fn commit(
 }
 
 async fn file_text(s: &Services<'_>, commit: ObjectId, path: &str) -> Option<String> {
-    let (bytes, _) = s.repo.file(commit, path).await??;
+    let (bytes, _) = s.repo.file(commit, path).await.ok()??;
     String::from_utf8(bytes).ok()
 }
 
 /// The entry of decision `id` in the head's design documents, with its rationale.
 async fn entry(s: &Services<'_>, head: ObjectId, id: &str) -> Option<Entry> {
-    let files = s.repo.files(head).await?;
+    let files = s.repo.files(head).await.ok()?;
     files
         .iter()
         .filter(|f| f.path.starts_with("design-docs/") && f.path.ends_with(".md"))

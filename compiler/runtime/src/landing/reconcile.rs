@@ -73,14 +73,14 @@ pub async fn reconcile(
     let mut notes = Vec::new();
     let mut last_path = conflict.path.clone();
     for round in 0..ROUNDS {
-        let Some((head, _)) = s.repo.read_head("").await else {
+        let Ok((head, _)) = s.repo.read_head("").await else {
             return (sent_back(&last_path, "the VCS is unavailable"), notes);
         };
         let mut changes = Vec::new();
         let mut merged = Vec::new();
         let mut resolved = Vec::new();
         for c in &submitted.changes {
-            let (Some(base), Some(now)) = (
+            let (Ok(base), Ok(now)) = (
                 s.repo.file(submitted.base, &c.path).await,
                 s.repo.file(head, &c.path).await,
             ) else {

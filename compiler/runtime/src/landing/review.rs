@@ -223,8 +223,8 @@ async fn view(
     attempt: u32,
     commit: ObjectId,
 ) -> Option<serde_json::Value> {
-    let parent = s.repo.commit(commit).await?.parent?;
-    let changes = s.repo.changes(parent, commit).await?;
+    let parent = s.repo.commit(commit).await.ok()?.parent?;
+    let changes = s.repo.changes(parent, commit).await.ok()?;
     let touched: Vec<&str> = changes.iter().map(|(p, _)| p.as_str()).collect();
     match lens {
         Lens::Transcript => {
@@ -241,7 +241,7 @@ async fn view(
         Lens::Diff => {
             let mut files = Vec::new();
             for (path, after) in &changes {
-                let before = s.repo.file(parent, path).await.flatten();
+                let before = s.repo.file(parent, path).await.ok().flatten();
                 files.push(json!({"path": path,
                     "before": before.map(|(b, _)| cap(&String::from_utf8_lossy(&b))),
                     "after": after.as_ref().map(|(b, _)| cap(&String::from_utf8_lossy(b)))}));
@@ -249,10 +249,10 @@ async fn view(
             Some(json!({"lens": "diff", "files": files}))
         }
         Lens::Codebase => {
-            let head = s.repo.read_head("").await?.0;
+            let head = s.repo.read_head("").await.ok()?.0;
             let mut files = Vec::new();
             for path in &touched {
-                if let Some(Some((b, _))) = s.repo.file(head, path).await {
+                if let Ok(Some((b, _))) = s.repo.file(head, path).await {
                     files.push(json!({"path": path, "text": cap(&String::from_utf8_lossy(&b))}));
                 }
             }

@@ -28,7 +28,7 @@ pub struct SplitNeed {
 /// What a split of `path` needs to know of the head; `None` if the head has no such file
 /// (a new file over the budget is the writer's to make smaller, not a split's).
 pub(crate) async fn need(repo: &specc_vcs::Repo, path: &str) -> Option<SplitNeed> {
-    let (_, file) = repo.read_head(path).await?;
+    let (_, file) = repo.read_head(path).await.ok()?;
     let text = String::from_utf8_lossy(&file?.bytes).into_owned();
     Some(SplitNeed {
         path: path.to_owned(),

@@ -38,7 +38,7 @@ pub(super) async fn recheck(s: &Services<'_>, order: &WorkOrder) -> Result<(), R
     if order.checks.is_empty() {
         return Ok(()); // nothing to check: it stays as it landed
     }
-    let Some((head, _)) = s.repo.read_head("").await else {
+    let Ok((head, _)) = s.repo.read_head("").await else {
         return Err(RecheckFailed::Unavailable);
     };
     let lease = s

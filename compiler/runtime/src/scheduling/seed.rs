@@ -25,7 +25,11 @@ pub(super) async fn seed(
     let mut base = None;
     let mut unmerged: Vec<String> = Vec::new();
     for (path, text) in files {
-        let (head, current) = s.repo.read_head(path).await.ok_or(SeedError::Unavailable)?;
+        let (head, current) = s
+            .repo
+            .read_head(path)
+            .await
+            .map_err(|_| SeedError::Unavailable)?;
         base.get_or_insert(head);
         if path == GUIDE && current.is_some() {
             continue;

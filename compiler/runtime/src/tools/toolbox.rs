@@ -70,7 +70,7 @@ impl Base {
                 self.repo
                     .files(self.commit)
                     .await
-                    .ok_or_else(|| std::io::Error::other("the base commit has no files listing"))
+                    .map_err(std::io::Error::from)
             })
             .await
             .map(Vec::as_slice)

@@ -97,7 +97,7 @@ pub fn snapshot(
         if stats.seq != 0 {
             // A build killed after the snapshot was taken and before it was recorded: the
             // store's one commit is that snapshot.
-            let taken = repo.commit(head).await.is_some_and(|c| {
+            let taken = repo.commit(head).await.is_ok_and(|c| {
                 stats.seq == 1 && c.message.contains(&format!("Imported-From: {sha}"))
             });
             return if taken {

@@ -450,7 +450,7 @@ impl Dispatch {
         let mut found: HashMap<String, ObjectId> = HashMap::new();
         let mut at = self.repo.head_now();
         while let Some(id) = at {
-            let Some(c) = self.repo.commit(id).await else {
+            let Ok(c) = self.repo.commit(id).await else {
                 break;
             };
             if c.idempotency_key.starts_with(&prefix)
