@@ -159,7 +159,7 @@ async fn change(
             Outcome::Conflict(c) => {
                 t.conflicts.fetch_add(1, Ordering::Relaxed);
                 if mode.merger {
-                    let (m, _) = merge(s, o, &sub, &c).await;
+                    let m = merge(s, o, &sub, &c).await.merged;
                     if let Merged::Landed { .. } = m {
                         t.landed.fetch_add(1, Ordering::Relaxed);
                         t.merged.fetch_add(1, Ordering::Relaxed);

@@ -235,6 +235,77 @@ impl Walk<'_> {
         Ok(Walked::Planned(out))
     }
 
+    /// What is wrong with answer `a` of task `p`, with today's owners `owned`.
+    fn check(
+        &self,
+        p: &Pending<'_>,
+        owned: &BTreeMap<String, Owned>,
+        a: &PlannerAnswer,
+    ) -> Vec<Diagnostic> {
+        let (task, node, depth) = (&p.task, p.node, p.depth);
+        let assigned = p
+            .assignment
+            .as_ref()
+            .map_or(&[][..], |a| &a.covers_requirements[..]);
+        // A text a merge replaced counts as the merged one: no repair for it.
+        let mut seen = a.clone();
+        self.replace_settled_texts(&mut seen);
+        let mut d = plan::check_ownership(task, &seen, owned);
+        d.extend(plan::check_spec_decisions(a, self.tree));
+        d.extend(plan::check_keys(task, a));
+        d.extend(plan::check_names_and_scopes(task, a));
+        d.extend(plan::check_node_coverage(node, a));
+        d.extend(plan::check_known_ids(node, assigned, a));
+        d.extend(plan::check_acceptance(task, a, self.commands));
+        let mut open = a.clone();
+        open.contested.retain(|c| !self.ruled(task, &c.id));
+        d.extend(plan::check_contests(task, &open, &p.above));
+        d.extend(plan::check_cycles(task, a));
+        let limits = self.limits;
+        d.extend(plan::check_limits(
+            task,
+            depth,
+            a,
+            limits.max_depth,
+            limits.max_width,
+        ));
+        d
+    }
+
+    /// Asks the planner to amend task `task`'s earlier answer `e`. What the planner marked
+    /// unchanged keeps its earlier text, unless that text fails the checks: then its answer
+    /// is taken as written, so a repair can change it.
+    async fn amend(
+        &self,
+        task: &str,
+        inputs: &serde_json::Value,
+        e: &(PlannerAnswer, serde_json::Value),
+        check: &(dyn Fn(&PlannerAnswer) -> Vec<Diagnostic> + Sync),
+        reader: Option<ask::Reader<'_>>,
+    ) -> Result<Asked<PlannerAnswer>, PlanError> {
+        let req = amend::request(inputs, &as_earlier(e), self.limits.max_tokens);
+        let resolve = |am: &Amended| {
+            let kept = am.resolve(&e.0);
+            let fails = check(&kept)
+                .iter()
+                .any(|d| d.is_error() && !planner::survives_repairs(d));
+            if fails { am.as_written() } else { kept }
+        };
+        let checked = |am: &Amended| check(&resolve(am));
+        let mut call = ForcedCall::new(specc_llm::Role::Planner, task, req, planner::TOOL)
+            .check(&checked)
+            .tolerate(&planner::survives_repairs);
+        if let Some(reader) = reader {
+            call = call.reading(spec_text::read_spec_tool(), reader);
+        }
+        let a = call.ask(self.client).await?;
+        Ok(Asked {
+            answer: resolve(&a.answer),
+            calls: a.calls,
+            unresolved: a.unresolved,
+        })
+    }
+
     /// Task `p`'s answer: the cached one if it passes today's checks (its ownership clashes
     /// checked against today's owners), else asked — amending an earlier answer of the task
     /// when there is one — within the plan's call limit. `calls` counts the calls made.
@@ -246,38 +317,11 @@ impl Walk<'_> {
         owned: &BTreeMap<String, Owned>,
         calls: &mut usize,
     ) -> Result<PlannerAnswer, PlanError> {
-        let (task, node, depth) = (&p.task, p.node, p.depth);
-        let assigned = p
-            .assignment
-            .as_ref()
-            .map_or(&[][..], |a| &a.covers_requirements[..]);
+        let task = &p.task;
         let request = planner::request_for(inputs, self.limits.max_tokens);
         let key = cache_key(self.client, request.clone());
         let limits = self.limits;
-        let check = |a: &PlannerAnswer| {
-            // A text a merge replaced counts as the merged one: no repair for it.
-            let mut seen = a.clone();
-            self.replace_settled_texts(&mut seen);
-            let mut d = plan::check_ownership(task, &seen, owned);
-            d.extend(plan::check_spec_decisions(a, self.tree));
-            d.extend(plan::check_keys(task, a));
-            d.extend(plan::check_names_and_scopes(task, a));
-            d.extend(plan::check_node_coverage(node, a));
-            d.extend(plan::check_known_ids(node, assigned, a));
-            d.extend(plan::check_acceptance(task, a, self.commands));
-            let mut open = a.clone();
-            open.contested.retain(|c| !self.ruled(task, &c.id));
-            d.extend(plan::check_contests(task, &open, &p.above));
-            d.extend(plan::check_cycles(task, a));
-            d.extend(plan::check_limits(
-                task,
-                depth,
-                a,
-                limits.max_depth,
-                limits.max_width,
-            ));
-            d
-        };
+        let check = |a: &PlannerAnswer| self.check(p, owned, a);
         let clashing = |a: &PlannerAnswer| {
             let mut seen = a.clone();
             self.replace_settled_texts(&mut seen);
@@ -309,32 +353,7 @@ impl Walk<'_> {
         let reader = planner::needs_reading(inputs).then_some(&read as ask::Reader<'_>);
         let asked = match cache.earlier(task, inputs) {
             None => planner::ask(self.client, task, request, &check, reader).await?,
-            Some(e) => {
-                let req = amend::request(inputs, &as_earlier(&e), limits.max_tokens);
-                // What the planner marked unchanged keeps its earlier text, unless that text
-                // fails the checks: then its answer is taken as written, so a repair can
-                // change it.
-                let resolve = |am: &Amended| {
-                    let kept = am.resolve(&e.0);
-                    let fails = check(&kept)
-                        .iter()
-                        .any(|d| d.is_error() && !planner::survives_repairs(d));
-                    if fails { am.as_written() } else { kept }
-                };
-                let checked = |am: &Amended| check(&resolve(am));
-                let mut call = ForcedCall::new(specc_llm::Role::Planner, task, req, planner::TOOL)
-                    .check(&checked)
-                    .tolerate(&planner::survives_repairs);
-                if let Some(reader) = reader {
-                    call = call.reading(spec_text::read_spec_tool(), reader);
-                }
-                let a = call.ask(self.client).await?;
-                Asked {
-                    answer: resolve(&a.answer),
-                    calls: a.calls,
-                    unresolved: a.unresolved,
-                }
-            }
+            Some(e) => self.amend(task, inputs, &e, &check, reader).await?,
         };
         *calls += asked.calls;
         let contested = clashing(&asked.answer);

@@ -75,3 +75,18 @@ fn screen_value(r: &Redactor, v: &mut serde_json::Value) {
         _ => {}
     }
 }
+
+/// The environment variables holding API keys that the specc.toml in `dir` names (none when
+/// there is no readable one): a command run as a worker's would be runs without them.
+pub fn key_vars(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("specc.toml"))
+        .ok()
+        .and_then(|t| specc_llm::LlmConfig::parse(&t).ok())
+        .map(|c| {
+            c.providers
+                .values()
+                .filter_map(|p| p.api_key_env.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}

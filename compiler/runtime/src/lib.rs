@@ -30,8 +30,8 @@ pub use attempt::{
 pub use checkouts::{Scope, Slots, apply as apply_changes};
 pub use events::Event;
 pub use landing::{
-    Intents, Lens, MERGE_TOOL, Merged, PinError, Pins, ReviewConfig, ReviewConfigError, Settled,
-    Severity, StaleRef, reconcile,
+    Intents, Lens, MERGE_TOOL, Merged, PinError, Pins, Reconciled, ReviewConfig, ReviewConfigError,
+    Settled, Severity, StaleRef, reconcile,
 };
 pub use scheduling::dispatch::{Claimed, Counters, wire};
 pub use scheduling::{BuildReport, Dispatch, Landings, Plan, TaskReport, Workers, build};

@@ -165,7 +165,26 @@ pub(crate) async fn launch(
     let cap = spec.output_cap.max(2);
     let out = child.stdout.take().map(|s| tokio::spawn(capture(s, cap)));
     let err = child.stderr.take().map(|s| tokio::spawn(capture(s, cap)));
-    let exit = match tokio::time::timeout(spec.timeout, child.wait()).await {
+    let exit = wait(&mut child, group, spec.timeout).await;
+    let (stdout, out_log) = collect(out).await;
+    let (stderr, err_log) = collect(err).await;
+    write_log(&spec.log, &out_log, &err_log).await;
+    CommandResult {
+        exit,
+        stdout,
+        stderr,
+        log: spec.log,
+    }
+}
+
+/// Waits for the command up to `timeout`, then kills its process group: background
+/// children and daemons that kept the group die with it.
+async fn wait(
+    child: &mut tokio::process::Child,
+    group: Option<nix::unistd::Pid>,
+    timeout: Duration,
+) -> Exit {
+    let exit = match tokio::time::timeout(timeout, child.wait()).await {
         Ok(Ok(status)) => {
             use std::os::unix::process::ExitStatusExt;
             match (status.code(), status.signal()) {
@@ -177,35 +196,33 @@ pub(crate) async fn launch(
         Ok(Err(e)) => Exit::NotStarted(e.to_string()),
         Err(_) => Exit::TimedOut,
     };
-    // The group dies with the command: background children, daemons that kept the group.
     if let Some(pgid) = group {
         let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
     }
     let _ = child.wait().await;
-    // A child that left the group may still hold the pipes: wait a moment, not forever.
+    exit
+}
+
+/// A stream's capture. A child that left the group may still hold the pipes: wait a
+/// moment, not forever.
+async fn collect(h: Option<tokio::task::JoinHandle<(Captured, Vec<u8>)>>) -> (Captured, Vec<u8>) {
     let grace = Duration::from_secs(2);
-    let collect = |h: Option<tokio::task::JoinHandle<(Captured, Vec<u8>)>>| async move {
-        match h {
-            Some(h) => match tokio::time::timeout(grace, h).await {
-                Ok(Ok(c)) => c,
-                _ => (Captured::default(), Vec::new()),
-            },
-            None => (Captured::default(), Vec::new()),
-        }
-    };
-    let (stdout, out_log) = collect(out).await;
-    let (stderr, err_log) = collect(err).await;
-    if let Ok(mut f) = tokio::fs::File::create(&spec.log).await {
-        let _ = f.write_all(b"--- stdout ---\n").await;
-        let _ = f.write_all(&out_log).await;
-        let _ = f.write_all(b"\n--- stderr ---\n").await;
-        let _ = f.write_all(&err_log).await;
+    match h {
+        Some(h) => match tokio::time::timeout(grace, h).await {
+            Ok(Ok(c)) => c,
+            _ => (Captured::default(), Vec::new()),
+        },
+        None => (Captured::default(), Vec::new()),
     }
-    CommandResult {
-        exit,
-        stdout,
-        stderr,
-        log: spec.log,
+}
+
+/// The command's log file: both streams, as kept.
+async fn write_log(log: &Path, out: &[u8], err: &[u8]) {
+    if let Ok(mut f) = tokio::fs::File::create(log).await {
+        let _ = f.write_all(b"--- stdout ---\n").await;
+        let _ = f.write_all(out).await;
+        let _ = f.write_all(b"\n--- stderr ---\n").await;
+        let _ = f.write_all(err).await;
     }
 }
 

@@ -31,51 +31,17 @@ pub(crate) fn integrate(
             }
         }
         let flags_before = state.flagged.clone();
-        let mut replies: Vec<(oneshot::Sender<Outcome>, Outcome)> = Vec::new();
-        let mut later = Vec::new();
-        let mut imports = Vec::new();
-        let mut moved = false;
-        for r in requests {
-            match r {
-                Request::Submit(s, tx) => {
-                    let outcome = state.apply(&s);
-                    replies.push((tx, outcome));
-                }
-                Request::Flag(path) => {
-                    state.flagged.insert(path);
-                }
-                Request::Import(b, tx) => {
-                    let before = state.head;
-                    let ok = state.import(&b);
-                    moved |= state.head != before;
-                    imports.push((tx, ok));
-                }
-                // A read at a commit the reader names is answered at once: it knows the
-                // commit from a durable head or outcome, so the batch's fsync adds nothing
-                // to what it may see, and it does not wait for that fsync (design:
-                // vcs.store).
-                r @ (Request::File(..)
-                | Request::Changes(..)
-                | Request::Commit(..)
-                | Request::Files(..)) => answer(&state, r, batches),
-                other => later.push(other),
-            }
-        }
+        let batch = apply(&mut state, requests, batches);
         let flags_changed = state.flagged != flags_before;
-        if !replies.is_empty() || flags_changed || moved {
-            if flags_changed {
-                let flags: Vec<&str> = state.flagged.iter().map(String::as_str).collect();
-                state.log.push_flags(&flags);
-            }
-            state.log.push_head(state.head, state.seq);
-            if state.log.sync().is_err() {
+        if !batch.replies.is_empty() || flags_changed || batch.moved {
+            if !durable(&mut state, flags_changed) {
                 // Not durable: nobody is told it committed, and the store stops (after an
                 // fsync error the file's state is not known), before anyone is told.
                 published.stop();
-                for (tx, _) in replies {
+                for (tx, _) in batch.replies {
                     let _ = tx.send(Outcome::Refused(Refusal::Unavailable));
                 }
-                for (tx, _) in imports {
+                for (tx, _) in batch.imports {
                     let _ = tx.send(false);
                 }
                 return;
@@ -83,7 +49,7 @@ pub(crate) fn integrate(
             batches += 1;
             // An import moved the head past commits this process did not make: the recent
             // commits start again at the head (design: vcs.recent-changes).
-            let made = match moved {
+            let made = match batch.moved {
                 true => Vec::new(),
                 false => std::mem::take(&mut state.made),
             };
@@ -91,16 +57,74 @@ pub(crate) fn integrate(
             let flagged = flags_changed.then_some(&state.flagged);
             published.set_with(state.head, flagged, made);
         }
-        for (tx, outcome) in replies {
+        for (tx, outcome) in batch.replies {
             let _ = tx.send(outcome);
         }
-        for (tx, ok) in imports {
+        for (tx, ok) in batch.imports {
             let _ = tx.send(ok);
         }
-        for r in later {
+        for r in batch.later {
             answer(&state, r, batches);
         }
     }
+}
+
+/// What a batch applied and owes an answer once it is durable.
+struct Batch {
+    replies: Vec<(oneshot::Sender<Outcome>, Outcome)>,
+    imports: Vec<(oneshot::Sender<bool>, bool)>,
+    /// Requests answered after the batch is durable.
+    later: Vec<Request>,
+    /// Whether an import moved the head.
+    moved: bool,
+}
+
+/// Applies a batch's submissions, flags and imports to `state` in memory; reads at a named
+/// commit are answered at once.
+fn apply(state: &mut state::State, requests: Vec<Request>, batches: u64) -> Batch {
+    let mut batch = Batch {
+        replies: Vec::new(),
+        imports: Vec::new(),
+        later: Vec::new(),
+        moved: false,
+    };
+    for r in requests {
+        match r {
+            Request::Submit(s, tx) => {
+                let outcome = state.apply(&s);
+                batch.replies.push((tx, outcome));
+            }
+            Request::Flag(path) => {
+                state.flagged.insert(path);
+            }
+            Request::Import(b, tx) => {
+                let before = state.head;
+                let ok = state.import(&b);
+                batch.moved |= state.head != before;
+                batch.imports.push((tx, ok));
+            }
+            // A read at a commit the reader names is answered at once: it knows the commit
+            // from a durable head or outcome, so the batch's fsync adds nothing to what it
+            // may see, and it does not wait for that fsync (design: vcs.store).
+            r @ (Request::File(..)
+            | Request::Changes(..)
+            | Request::Commit(..)
+            | Request::Files(..)) => answer(state, r, batches),
+            other => batch.later.push(other),
+        }
+    }
+    batch
+}
+
+/// Writes the batch's head (and the flags, if they changed) and syncs the log: one fsync
+/// for the whole batch. `false` if the log could not be made durable.
+fn durable(state: &mut state::State, flags_changed: bool) -> bool {
+    if flags_changed {
+        let flags: Vec<&str> = state.flagged.iter().map(String::as_str).collect();
+        state.log.push_flags(&flags);
+    }
+    state.log.push_head(state.head, state.seq);
+    state.log.sync().is_ok()
 }
 
 fn answer(state: &state::State, r: Request, batches: u64) {

@@ -14,59 +14,79 @@ use crate::source::Files;
 use crate::{Env, exit};
 
 pub(crate) fn run(args: &SandboxArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let mut reporter = Reporter::new(MessageFormat::Human, env);
-    let setup = |reporter: &mut Reporter, err: &mut dyn Write, message: String| {
-        let d = Diagnostic::new(codes::BUILD_SETUP, message);
-        reporter.report(&Files::default(), &d, err);
-        exit::USAGE
-    };
-    let Some(helper) = env.sandbox_helper.clone() else {
-        return setup(
-            &mut reporter,
-            err,
-            "no sandbox helper: run the specc binary".to_owned(),
-        );
-    };
-    let rt = match tokio::runtime::Builder::new_current_thread()
+    match prepare(args, env) {
+        Ok((rt, runner, dir)) => {
+            if args.probe || args.command.is_empty() {
+                let _ = write_probe(&runner.probe, out);
+                return if runner.probe.full() {
+                    exit::OK
+                } else {
+                    exit::ERRORS
+                };
+            }
+            match command(args, &rt, &runner, dir, out, err) {
+                Ok(code) => code,
+                Err(d) => setup(env, err, d),
+            }
+        }
+        Err(d) => setup(env, err, d),
+    }
+}
+
+/// What stopped the command before it ran (E0406).
+struct Unset(String);
+
+fn unset(message: impl Into<String>) -> Unset {
+    Unset(message.into())
+}
+
+/// Reports what stopped the command before it ran.
+fn setup(env: &Env, err: &mut dyn Write, Unset(message): Unset) -> i32 {
+    let d = Diagnostic::new(codes::BUILD_SETUP, message);
+    Reporter::new(MessageFormat::Human, env).report(&Files::default(), &d, err);
+    exit::USAGE
+}
+
+/// The runtime, the sandbox runner (which probes the host) and the directory to run in.
+fn prepare(
+    args: &SandboxArgs,
+    env: &Env,
+) -> Result<(tokio::runtime::Runtime, SandboxRunner, std::path::PathBuf), Unset> {
+    let helper = env
+        .sandbox_helper
+        .clone()
+        .ok_or_else(|| unset("no sandbox helper: run the specc binary"))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return setup(&mut reporter, err, format!("no async runtime: {e}")),
-    };
+        .map_err(|e| unset(format!("no async runtime: {e}")))?;
+    let dir = args
+        .dir
+        .clone()
+        .map_or_else(std::env::current_dir, Ok)
+        .map_err(|e| unset(format!("the working directory: {e}")))?;
     // As a worker's `run` would: the key variables specc.toml names (beside the directory,
     // if there is one) are kept from the command, as every variable named like a key is.
-    let dir = match args.dir.clone().map_or_else(std::env::current_dir, Ok) {
-        Ok(d) => d,
-        Err(e) => return setup(&mut reporter, err, format!("the working directory: {e}")),
-    };
-    let secret_vars = std::fs::read_to_string(dir.join("specc.toml"))
-        .ok()
-        .and_then(|t| specc_llm::LlmConfig::parse(&t).ok())
-        .map(|c| {
-            c.providers
-                .values()
-                .filter_map(|p| p.api_key_env.clone())
-                .collect()
-        })
-        .unwrap_or_default();
+    let secret_vars = specc_project::secrets::key_vars(&dir);
     let runner = rt.block_on(SandboxRunner::new(
         helper,
         ProcessRunner { secret_vars },
         Rlimits::default(),
     ));
-    if args.probe || args.command.is_empty() {
-        let _ = write_probe(&runner.probe, out);
-        return if runner.probe.full() {
-            exit::OK
-        } else {
-            exit::ERRORS
-        };
-    }
-    let logs = match tempfile::tempdir() {
-        Ok(t) => t,
-        Err(e) => return setup(&mut reporter, err, format!("a directory for the logs: {e}")),
-    };
+    Ok((rt, runner, dir))
+}
+
+/// Runs the command in `dir` as a worker's `run` would; its output goes to ours, and its
+/// exit status is ours (128 + a signal, 124 on a timeout).
+fn command(
+    args: &SandboxArgs,
+    rt: &tokio::runtime::Runtime,
+    runner: &SandboxRunner,
+    dir: std::path::PathBuf,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32, Unset> {
+    let logs = tempfile::tempdir().map_err(|e| unset(format!("a directory for the logs: {e}")))?;
     let script = args
         .command
         .iter()
@@ -86,17 +106,13 @@ pub(crate) fn run(args: &SandboxArgs, env: &Env, out: &mut dyn Write, err: &mut 
     let _ = write!(out, "{}", result.stdout.text());
     let _ = write!(err, "{}", result.stderr.text());
     match result.exit {
-        Exit::Code(c) => c,
-        Exit::Signal(s) => 128 + s,
+        Exit::Code(c) => Ok(c),
+        Exit::Signal(s) => Ok(128 + s),
         Exit::TimedOut => {
             let _ = writeln!(err, "specc sandbox: timed out after {} s", args.timeout);
-            124
+            Ok(124)
         }
-        Exit::NotStarted(e) => setup(
-            &mut reporter,
-            err,
-            format!("the command did not start: {e}"),
-        ),
+        Exit::NotStarted(e) => Err(unset(format!("the command did not start: {e}"))),
     }
 }
 

@@ -59,8 +59,18 @@ fn files(dir: &Path) -> Vec<String> {
 pub fn scan(dir: &Path) -> Vec<Package> {
     let all = files(dir);
     let read = |rel: &str| std::fs::read_to_string(dir.join(rel)).ok();
-    // Manifests of fixtures, examples and vendored code are not the project's packages;
-    // two in one directory (pyproject.toml and setup.py) are one package.
+    let mut packages = declared(dir, &all, &read);
+    let languages = assign(&mut packages, &all, &read);
+    for (i, p) in packages.iter_mut().enumerate() {
+        settle(p, languages.get(&i));
+    }
+    packages
+}
+
+/// The packages the manifests under `dir` declare, or one for the whole directory. Manifests
+/// of fixtures, examples and vendored code are not the project's packages; two in one
+/// directory (pyproject.toml and setup.py) are one package.
+fn declared(dir: &Path, all: &[String], read: &dyn Fn(&str) -> Option<String>) -> Vec<Package> {
     let mut packages: Vec<Package> = Vec::new();
     for rel in all.iter().filter(|r| !is_tooling(r) && !is_test_file(r)) {
         let Some(p) = read(rel).and_then(|text| manifest(rel, &text)) else {
@@ -87,11 +97,24 @@ pub fn scan(dir: &Path) -> Vec<Package> {
             test_command: None,
         });
     }
+    packages
+}
+
+/// Source files counted by language, per package (by index).
+type Languages = BTreeMap<usize, BTreeMap<&'static str, usize>>;
+
+/// Gives each source file to its nearest package, as a test or a module with its public
+/// items; returns the files' languages per package.
+fn assign(
+    packages: &mut [Package],
+    all: &[String],
+    read: &dyn Fn(&str) -> Option<String>,
+) -> Languages {
     // Deepest directories first, so a file goes to its nearest package.
     let mut order: Vec<usize> = (0..packages.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(packages[i].dir.len()));
-    let mut languages: BTreeMap<usize, BTreeMap<&'static str, usize>> = BTreeMap::new();
-    for rel in &all {
+    let mut languages = Languages::new();
+    for rel in all {
         let Some(syntax) = Path::new(rel)
             .extension()
             .and_then(|e| e.to_str())
@@ -124,25 +147,26 @@ pub fn scan(dir: &Path) -> Vec<Package> {
             });
         }
     }
-    for (i, p) in packages.iter_mut().enumerate() {
-        if p.language.is_empty() {
-            p.language = languages
-                .get(&i)
-                .and_then(|l| {
-                    l.iter()
-                        .max_by_key(|(_, n)| **n)
-                        .map(|(l, _)| (*l).to_owned())
-                })
-                .unwrap_or_else(|| "unknown".to_owned());
-        }
-        if p.modules.is_empty() && p.tests.is_empty() {
-            p.test_command = None; // nothing here a test command would run (a fuzz crate, a stub)
-        }
-        if p.test_command.is_none() && !p.tests.is_empty() && p.language == "Python" {
-            p.test_command = Some("python3 -m pytest -q".to_owned());
-        }
+    languages
+}
+
+/// A package's language (its manifest's, else its files' most common) and test command.
+fn settle(p: &mut Package, languages: Option<&BTreeMap<&'static str, usize>>) {
+    if p.language.is_empty() {
+        p.language = languages
+            .and_then(|l| {
+                l.iter()
+                    .max_by_key(|(_, n)| **n)
+                    .map(|(l, _)| (*l).to_owned())
+            })
+            .unwrap_or_else(|| "unknown".to_owned());
     }
-    packages
+    if p.modules.is_empty() && p.tests.is_empty() {
+        p.test_command = None; // nothing here a test command would run (a fuzz crate, a stub)
+    }
+    if p.test_command.is_none() && !p.tests.is_empty() && p.language == "Python" {
+        p.test_command = Some("python3 -m pytest -q".to_owned());
+    }
 }
 
 /// Whether `rel` is under `dir` (everything is under the root, `""`).
@@ -201,87 +225,81 @@ fn manifest(rel: &str, text: &str) -> Option<Package> {
         Some((d, n)) => (d.to_owned(), n),
         None => (String::new(), rel),
     };
-    let manifest_path = |dir: &str| {
-        if dir.is_empty() {
-            String::new()
-        } else {
-            format!(" --manifest-path {dir}/Cargo.toml")
-        }
+    let d = declaration(name, text, &dir)?;
+    Some(Package {
+        name: d.name,
+        dir,
+        language: d.language.to_owned(),
+        manifest: Some(rel.to_owned()),
+        description: d.description,
+        modules: Vec::new(),
+        tests: Vec::new(),
+        test_command: d.test,
+    })
+}
+
+/// What a manifest declares of its package.
+struct Declaration {
+    name: String,
+    language: &'static str,
+    description: Option<String>,
+    test: Option<String>,
+}
+
+/// What the manifest file `name` (in directory `dir`) declares, by its format.
+fn declaration(name: &str, text: &str, dir: &str) -> Option<Declaration> {
+    let in_dir = |cmd: &str| match dir {
+        "" => cmd.to_owned(),
+        _ => format!("cd {dir} && {cmd}"),
     };
-    let in_dir = |cmd: &str| {
-        if dir.is_empty() {
-            cmd.to_owned()
-        } else {
-            format!("cd {dir} && {cmd}")
-        }
-    };
-    let package =
-        |name: String, language: &str, description: Option<String>, test: Option<String>| {
-            Some(Package {
-                name,
-                dir: dir.clone(),
-                language: language.to_owned(),
-                manifest: Some(rel.to_owned()),
-                description,
-                modules: Vec::new(),
-                tests: Vec::new(),
-                test_command: test,
-            })
-        };
-    match name {
+    let (name, language, description, test) = match name {
         "Cargo.toml" => {
             let v: toml::Value = toml::from_str(text).ok()?;
             let p = v.get("package")?;
-            let name = p.get("name")?.as_str()?.to_owned();
-            let description = p
-                .get("description")
-                .and_then(|d| d.as_str())
-                .map(str::to_owned);
-            package(
-                name,
-                "Rust",
-                description,
-                Some(format!("cargo test{}", manifest_path(&dir))),
-            )
+            let field = |k: &str| p.get(k).and_then(|d| d.as_str()).map(str::to_owned);
+            let manifest_path = match dir {
+                "" => String::new(),
+                _ => format!(" --manifest-path {dir}/Cargo.toml"),
+            };
+            let test = Some(format!("cargo test{manifest_path}"));
+            (field("name")?, "Rust", field("description"), test)
         }
         "pyproject.toml" => {
             let v: toml::Value = toml::from_str(text).ok()?;
             let p = v.get("project").or_else(|| v.get("tool")?.get("poetry"))?;
-            let name = p.get("name")?.as_str()?.to_owned();
-            let description = p
-                .get("description")
-                .and_then(|d| d.as_str())
-                .map(str::to_owned);
-            package(name, "Python", description, None)
+            let field = |k: &str| p.get(k).and_then(|d| d.as_str()).map(str::to_owned);
+            (field("name")?, "Python", field("description"), None)
         }
         "setup.py" => {
             let at = text.find("name=")? + 5;
             let quoted = text[at..].trim_start();
             let q = quoted.chars().next().filter(|c| *c == '"' || *c == '\'')?;
             let name = quoted[1..].split(q).next()?.to_owned();
-            package(name, "Python", None, None)
+            (name, "Python", None, None)
         }
         "package.json" => {
             let v: serde_json::Value = serde_json::from_str(text).ok()?;
-            let name = v.get("name")?.as_str()?.to_owned();
-            let description = v
-                .get("description")
-                .and_then(|d| d.as_str())
-                .map(str::to_owned);
+            let field = |k: &str| v.get(k).and_then(|d| d.as_str()).map(str::to_owned);
             let test = v
                 .pointer("/scripts/test")
                 .and_then(|t| t.as_str())
                 .filter(|t| !t.contains("no test specified"))
                 .map(|_| in_dir("npm test"));
-            package(name, "JavaScript", description, test)
+            (field("name")?, "JavaScript", field("description"), test)
         }
         "go.mod" => {
             let module = text.lines().find_map(|l| l.strip_prefix("module "))?.trim();
             let name = module.rsplit('/').next().unwrap_or(module).to_owned();
-            package(name, "Go", None, Some(in_dir("go test ./...")))
+            (name, "Go", None, Some(in_dir("go test ./...")))
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some(Declaration {
+        name,
+        language,
+        description,
+        test,
+    })
 }
 
 /// The directory `specc adopt` reads, as given or the current one.

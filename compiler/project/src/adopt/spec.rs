@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use specc_ir::FileId;
 
-use super::scan::Package;
+use super::scan::{Module, Package};
 
 /// The most requirements one module section lists; the rest are counted.
 const ITEMS_PER_MODULE: usize = 60;
@@ -73,7 +73,7 @@ pub fn body(title: &str, packages: &[Package], prose: &Prose, mode: &str) -> Str
         s,
         "`specc adopt` wrote this spec from the code in this repository ({mode}). Each section below describes code that exists; the front matter lists them as adopted, so `specc build` builds none of them while their text is as adopted. Add a section for new work, or edit one to change that code: only that is planned and built, on top of what is here.\n"
     );
-    let mut tag = 0;
+    let mut tag = 0usize;
     let mut used = std::collections::HashSet::new();
     for p in packages {
         let pid = unique_package_id(p, &mut used);
@@ -115,31 +115,42 @@ pub fn body(title: &str, packages: &[Package], prose: &Prose, mode: &str) -> Str
         }
         let prefix = tag_prefix(&p.name);
         for m in &p.modules {
-            let mid = module_id(&pid, &m.path);
-            let _ = writeln!(s, "### `{}` {{#{mid}}}\n", m.path);
-            if let Some(text) = prose.get(&mid) {
-                let _ = writeln!(s, "{text}\n");
-            }
-            for item in m.items.iter().take(ITEMS_PER_MODULE) {
-                tag += 1;
-                let _ = writeln!(
-                    s,
-                    "- [{prefix}-{tag}] `{}` MUST keep `{}`.",
-                    m.path,
-                    item.signature.replace('`', "'")
-                );
-            }
-            if m.items.len() > ITEMS_PER_MODULE {
-                let _ = writeln!(
-                    s,
-                    "\nIt has {} more public items, not listed.",
-                    m.items.len() - ITEMS_PER_MODULE
-                );
-            }
-            s.push('\n');
+            module_section(&mut s, (&pid, &prefix, &mut tag), m, prose);
         }
     }
     s
+}
+
+/// A module's section: its prose and a requirement per public item (the first
+/// `ITEMS_PER_MODULE`), tagged `[prefix-n]` with `tag` counting on.
+fn module_section(
+    s: &mut String,
+    (pid, prefix, tag): (&str, &str, &mut usize),
+    m: &Module,
+    prose: &Prose,
+) {
+    let mid = module_id(pid, &m.path);
+    let _ = writeln!(s, "### `{}` {{#{mid}}}\n", m.path);
+    if let Some(text) = prose.get(&mid) {
+        let _ = writeln!(s, "{text}\n");
+    }
+    for item in m.items.iter().take(ITEMS_PER_MODULE) {
+        *tag += 1;
+        let _ = writeln!(
+            s,
+            "- [{prefix}-{tag}] `{}` MUST keep `{}`.",
+            m.path,
+            item.signature.replace('`', "'")
+        );
+    }
+    if m.items.len() > ITEMS_PER_MODULE {
+        let _ = writeln!(
+            s,
+            "\nIt has {} more public items, not listed.",
+            m.items.len() - ITEMS_PER_MODULE
+        );
+    }
+    s.push('\n');
 }
 
 /// The whole spec: the `[adopted]` front matter, with each section's digest, then `body`.

@@ -324,16 +324,9 @@ impl AgentLoop<'_> {
         Ok(())
     }
 
-    /// After `done`: the checks run on what would land. Passing ends the attempt; the first
-    /// failure goes back to the worker as `done`'s result; the second ends the attempt.
-    async fn accept(
-        &self,
-        t: &mut Turns,
-        summary: String,
-        outcome: &mut ToolOutcome,
-    ) -> Result<Option<LoopEnd>, LoopEnd> {
-        t.rounds += 1;
-        self.show(t, "acceptance checks".to_owned());
+    /// The checks run on what would land, and what lands: the references read, the line
+    /// budget measured and, when the checks pass, the ratchet's weakenings found.
+    async fn checked(&self, t: &mut Turns) -> Result<(acceptance::Report, Diff), LoopEnd> {
         // The checks run in the checkout, and the references are read from it.
         if !self.checks.is_empty() || !self.covers.is_empty() {
             self.tools
@@ -377,6 +370,20 @@ impl AgentLoop<'_> {
             )
             .await;
         }
+        Ok((report, diff))
+    }
+
+    /// After `done`: the checks run on what would land. Passing ends the attempt; the first
+    /// failure goes back to the worker as `done`'s result; the second ends the attempt.
+    async fn accept(
+        &self,
+        t: &mut Turns,
+        summary: String,
+        outcome: &mut ToolOutcome,
+    ) -> Result<Option<LoopEnd>, LoopEnd> {
+        t.rounds += 1;
+        self.show(t, "acceptance checks".to_owned());
+        let (report, diff) = self.checked(t).await?;
         t.step += 1;
         self.log(t.step, StepKind::Acceptance, &json!(report))?;
         if report.passed() {

@@ -11,7 +11,7 @@ use specc_state::{StepKind, TaskRef, TaskState};
 use super::context::WorkOrder;
 use super::ending::{Attempted, refusal, refused};
 use crate::events::Event;
-use crate::landing::{Merged, reconcile};
+use crate::landing::{Merged, Reconciled, reconcile};
 use crate::services::Services;
 
 /// Hands a conflict to the merge agent; journals what it did (step `step`).
@@ -41,18 +41,8 @@ pub(super) async fn merged(
         task: task.to_owned(),
         path: conflict.path.clone(),
     });
-    let (merged, notes) = reconcile(s, order, submission, conflict).await;
-    let outcome = match &merged {
-        Merged::Landed { id, resolved, .. } => {
-            json!({"committed": id.hex(), "resolved": resolved})
-        }
-        Merged::SentBack { path, reason } => {
-            json!({"sent_back": path, "reason": reason})
-        }
-        Merged::Refused(r) => json!({"refused": refusal(r)}),
-        Merged::Budget => json!({"stopped": "budget"}),
-        Merged::Unchanged => json!({"unchanged": true}),
-    };
+    let Reconciled { merged, notes } = reconcile(s, order, submission, conflict).await;
+    let outcome = journaled(&merged);
     let record = json!({"conflict": conflict.path, "merger": notes, "outcome": outcome});
     if let Err(e) = s
         .journal
@@ -97,5 +87,20 @@ pub(super) async fn merged(
             commit: None,
             merged: Vec::new(),
         },
+    }
+}
+
+/// How the merge ended, as its journal step records it.
+fn journaled(merged: &Merged) -> serde_json::Value {
+    match merged {
+        Merged::Landed { id, resolved, .. } => {
+            json!({"committed": id.hex(), "resolved": resolved})
+        }
+        Merged::SentBack { path, reason } => {
+            json!({"sent_back": path, "reason": reason})
+        }
+        Merged::Refused(r) => json!({"refused": refusal(r)}),
+        Merged::Budget => json!({"stopped": "budget"}),
+        Merged::Unchanged => json!({"unchanged": true}),
     }
 }

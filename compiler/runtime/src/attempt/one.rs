@@ -7,13 +7,13 @@
 
 use serde_json::json;
 use specc_llm::{Response, Role};
-use specc_state::StepKind;
+use specc_state::{JournalError, StepKind};
 use specc_vcs::object::ObjectId;
 use specc_vcs::{Change, Outcome, Submission};
 
 use super::agent::{AgentLoop, AttemptId, LoopEnd};
 use super::carry::carry;
-use super::context::{self, Retry, WorkOrder};
+use super::context::{self, CarriedNote, Retry, WorkOrder};
 use super::ending::{Attempted, Failure, Notes, describe, end, flag, refused, theirs};
 use super::handoff::merged;
 use super::resume::Resumed;
@@ -54,8 +54,8 @@ pub(super) async fn one_attempt(
         Ok(started) => started,
         Err(a) => return a,
     };
-    let lease = match s.slots.lease_lazily(s.repo, base).await {
-        Ok(l) => l,
+    let (lease, tools, carried) = match checkout(s, order, base, attempt, carried).await {
+        Ok(ready) => ready,
         Err(e) => {
             return end(
                 s,
@@ -65,74 +65,15 @@ pub(super) async fn one_attempt(
             );
         }
     };
-    let tools = toolbox(s, order, &lease, base, attempt);
-    let carried = if carried.is_empty() {
-        None
-    } else {
-        let scope = (carried, &tools.scope);
-        let carried = match tools.ready().await {
-            Ok(()) => carry(s.repo, base, &lease.dir, &tools.tracked, scope).await,
-            Err(e) => Err(e),
-        };
-        match carried {
-            Ok(note) => Some(note),
-            Err(e) => {
-                return end(
-                    s,
-                    task,
-                    attempt,
-                    Attempted::Broken(format!("checkout: {e}")),
-                );
-            }
-        }
-    };
     let guide = guide(&lease, s.policy.guide_lines);
-    let covers: Vec<String> = order.requirements.iter().map(|r| r.id.clone()).collect();
-    let allowance: String = std::iter::once(order.task.instructions.as_str())
-        .chain(order.decisions.iter().map(|d| d.text.as_str()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let agent = AgentLoop {
-        client: s.client,
-        journal: s.journal,
-        id: AttemptId {
-            run: s.run,
-            task,
-            attempt,
-            role,
-        },
-        tools: &tools,
-        checks: &order.checks,
-        covers: &covers,
-        allowance: &allowance,
-        limits: s.policy.attempt,
-        max_tokens_per_call: s.policy.worker_max_tokens,
-        events: s.events,
-        decisions: &order.decisions,
-        settled: &s.settled,
-        spec: &s.spec,
-    };
-    // A resumed attempt says again what it said (its opening messages as journaled), so a
-    // killed and resumed build sends the requests an uninterrupted one does (design:
-    // runtime.resume); a new one is told its task, journaled for `specc show`.
-    let journaled = match s.journal.journaled_context(s.run, task, attempt) {
-        Ok(j) => j.and_then(|v| serde_json::from_value::<Vec<specc_llm::Message>>(v).ok()),
+    let opening = match opening(s, order, attempt, &guide, retry, carried.as_ref()) {
+        Ok(opening) => opening,
         Err(e) => return Attempted::Journal(e),
     };
-    let opening = match journaled {
-        Some(opening) => opening,
-        None => {
-            let opening = context::messages(order, &guide, retry, carried.as_ref());
-            if let Err(e) = s
-                .journal
-                .attempt_context(s.run, task, attempt, &json!(opening))
-            {
-                return Attempted::Journal(e);
-            }
-            opening
-        }
-    };
-    let ended = agent.run(opening, replay).await;
+    let (covers, allowance) = covers_and_allowance(order);
+    let ended = agent(s, order, (attempt, role), &tools, (&covers, &allowance))
+        .run(opening, replay)
+        .await;
     // Flags reach the VCS, which makes them durable: the answers that asked for them are
     // committed first (design: llm.answer-durability). The loop waited at its other ends.
     let flags = matches!(&ended, LoopEnd::Done { flagged, .. } if !flagged.is_empty());
@@ -172,18 +113,114 @@ pub(super) async fn one_attempt(
         idempotency_key: format!("{}/{task}/{attempt}", s.run),
         changes: diff.changes.clone(),
     };
-    // Landed with nothing to follow (no review, no revisit, no contradiction), the attempt
-    // ends at once: it takes its job back without waiting for one.
-    let review = &s.policy.review;
-    let ends = (review.lenses.is_empty() || review.sample <= 0.0)
-        && notes.breaks.is_empty()
-        && notes.contradictions.is_empty();
+    let ends = ends_at_landing(s, notes);
     // The change is in memory: the slot goes back to the pool before the landing, so an
     // attempt at the VCS holds neither a job nor a checkout.
     drop(tools);
     drop(lease);
     let submitted = submit(s, order, &submission, &diff, (attempt, steps), ends).await;
     end(s, task, attempt, submitted)
+}
+
+/// Landed with nothing to follow (no review, no revisit, no contradiction), the attempt
+/// ends at once: it takes its job back without waiting for one.
+fn ends_at_landing(s: &Services<'_>, notes: &Notes) -> bool {
+    let review = &s.policy.review;
+    (review.lenses.is_empty() || review.sample <= 0.0)
+        && notes.breaks.is_empty()
+        && notes.contradictions.is_empty()
+}
+
+/// A leased checkout of `base`, the tools bound to it, and the earlier attempt's work
+/// written into it (with the note the worker is told about it).
+async fn checkout<'s>(
+    s: &'s Services<'_>,
+    order: &WorkOrder,
+    base: ObjectId,
+    attempt: u32,
+    carried: &[Change],
+) -> std::io::Result<(Lease<'s>, Toolbox, Option<CarriedNote>)> {
+    let lease = s.slots.lease_lazily(s.repo, base).await?;
+    let tools = toolbox(s, order, &lease, base, attempt);
+    if carried.is_empty() {
+        return Ok((lease, tools, None));
+    }
+    tools.ready().await?;
+    let note = carry(
+        s.repo,
+        base,
+        &lease.dir,
+        &tools.tracked,
+        (carried, &tools.scope),
+    )
+    .await?;
+    Ok((lease, tools, Some(note)))
+}
+
+/// The requirement ids the task covers, and the text a worker's scope is allowed by (its
+/// instructions and decisions).
+fn covers_and_allowance(order: &WorkOrder) -> (Vec<String>, String) {
+    let covers = order.requirements.iter().map(|r| r.id.clone()).collect();
+    let allowance = std::iter::once(order.task.instructions.as_str())
+        .chain(order.decisions.iter().map(|d| d.text.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    (covers, allowance)
+}
+
+/// The agent loop of one attempt, over its tools.
+fn agent<'a>(
+    s: &'a Services<'_>,
+    order: &'a WorkOrder,
+    (attempt, role): (u32, Role),
+    tools: &'a Toolbox,
+    (covers, allowance): (&'a [String], &'a str),
+) -> AgentLoop<'a> {
+    AgentLoop {
+        client: s.client,
+        journal: s.journal,
+        id: AttemptId {
+            run: s.run,
+            task: order.task.id.as_str(),
+            attempt,
+            role,
+        },
+        tools,
+        checks: &order.checks,
+        covers,
+        allowance,
+        limits: s.policy.attempt,
+        max_tokens_per_call: s.policy.worker_max_tokens,
+        events: s.events,
+        decisions: &order.decisions,
+        settled: &s.settled,
+        spec: &s.spec,
+    }
+}
+
+/// The attempt's opening messages. A resumed attempt says again what it said (as
+/// journaled), so a killed and resumed build sends the requests an uninterrupted one does
+/// (design: runtime.resume); a new one is told its task, journaled for `specc show`.
+fn opening(
+    s: &Services<'_>,
+    order: &WorkOrder,
+    attempt: u32,
+    guide: &str,
+    retry: Option<&Retry>,
+    carried: Option<&CarriedNote>,
+) -> Result<Vec<specc_llm::Message>, JournalError> {
+    let task = order.task.id.as_str();
+    let journaled = s
+        .journal
+        .journaled_context(s.run, task, attempt)?
+        .and_then(|v| serde_json::from_value::<Vec<specc_llm::Message>>(v).ok());
+    if let Some(opening) = journaled {
+        return Ok(opening);
+    }
+    let opening = context::messages(order, guide, retry, carried);
+    s.journal
+        .attempt_context(s.run, task, attempt, &json!(opening))?;
+    Ok(opening)
 }
 
 /// The loop's end: its summary, last step and what lands when the worker is done and the

@@ -59,37 +59,62 @@ pub fn work_orders(
     planned: &[PlannedDecision],
     runners: &Runners,
 ) -> (Vec<WorkOrder>, Vec<Unrunnable>) {
-    // `(text, rationale, spec)` by id.
-    let mut texts: HashMap<&str, (&str, &str, bool)> = HashMap::new();
-    for d in planned {
-        texts
-            .entry(d.id.as_str())
-            .or_insert((d.decision.as_str(), d.rationale.as_str(), false));
-    }
-    for n in tree.nodes() {
-        for d in &n.decisions {
-            if let Some(id) = &d.id {
-                // The spec's own text binds over any planner's.
-                texts.insert(id.as_str(), (d.text.as_str(), "", true));
+    let index = Index::of(tree, tasks, planned);
+    let mut unrunnable = Vec::new();
+    let orders = leaves(tasks)
+        .map(|t| order_of(&index, t, runners, &mut unrunnable))
+        .collect();
+    (orders, unrunnable)
+}
+
+/// What every leaf's order is made from, looked up by id.
+struct Index<'a> {
+    tree: &'a IntentTree,
+    /// `(text, rationale, spec)` by decision id.
+    texts: HashMap<&'a str, (&'a str, &'a str, bool)>,
+    /// The node holding each requirement.
+    owner: HashMap<&'a str, &'a IntentNode>,
+    tasks: HashMap<&'a str, &'a TaskNode>,
+    briefs: HashMap<String, ParentBrief>,
+}
+
+impl<'a> Index<'a> {
+    fn of(tree: &'a IntentTree, tasks: &'a [TaskNode], planned: &'a [PlannedDecision]) -> Self {
+        let mut texts: HashMap<&str, (&str, &str, bool)> = HashMap::new();
+        for d in planned {
+            texts.entry(d.id.as_str()).or_insert((
+                d.decision.as_str(),
+                d.rationale.as_str(),
+                false,
+            ));
+        }
+        let mut owner: HashMap<&str, &IntentNode> = HashMap::new();
+        for n in tree.nodes() {
+            for d in &n.decisions {
+                if let Some(id) = &d.id {
+                    // The spec's own text binds over any planner's.
+                    texts.insert(id.as_str(), (d.text.as_str(), "", true));
+                }
+            }
+            for r in &n.requirements {
+                owner.insert(r.id.as_str(), n);
             }
         }
-    }
-    let mut owner: HashMap<&str, &IntentNode> = HashMap::new();
-    for n in tree.nodes() {
-        for r in &n.requirements {
-            owner.insert(r.id.as_str(), n);
+        Index {
+            tree,
+            texts,
+            owner,
+            tasks: tasks.iter().map(|t| (t.id.as_str(), t)).collect(),
+            briefs: parent_briefs(tree, tasks),
         }
     }
-    let by_id: HashMap<&str, &TaskNode> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
-    let briefs = parent_briefs(tree, tasks);
-    let mut orders = Vec::new();
-    let mut unrunnable = Vec::new();
-    for t in leaves(tasks) {
-        let in_scope: Vec<DecisionText> = t
-            .decisions_to_read
+
+    /// The decisions `t` reads, with their text.
+    fn decisions_of(&self, t: &TaskNode) -> Vec<DecisionText> {
+        t.decisions_to_read
             .iter()
             .filter_map(|id| {
-                let (text, rationale, spec) = *texts.get(id.as_str())?;
+                let (text, rationale, spec) = *self.texts.get(id.as_str())?;
                 Some(DecisionText {
                     id: id.clone(),
                     text: text.to_owned(),
@@ -97,11 +122,15 @@ pub fn work_orders(
                     spec,
                 })
             })
-            .collect();
+            .collect()
+    }
+
+    /// The requirements `t` covers, with their text, and the nodes that hold them.
+    fn requirements_of(&self, t: &TaskNode) -> (Vec<RequirementText>, Vec<&'a IntentNode>) {
         let mut requirements = Vec::new();
         let mut nodes: Vec<&IntentNode> = Vec::new();
         for rid in &t.covers_requirements {
-            let Some(n) = owner.get(rid.as_str()) else {
+            let Some(&n) = self.owner.get(rid.as_str()) else {
                 continue;
             };
             if let Some(r) = n.requirements.iter().find(|r| r.id.as_str() == rid) {
@@ -115,65 +144,80 @@ pub fn work_orders(
                 nodes.push(n);
             }
         }
-        let mut checks: Vec<Check> = t
-            .acceptance
-            .iter()
-            .enumerate()
-            .map(|(i, a)| Check::acceptance(i + 1, a))
-            .collect();
-        // What the worker reads: its sections as written — those holding its requirements
-        // and those its planner said it works on — and the decisions it needs in full
-        // (design: spec.node-text).
-        let mut read: Vec<&IntentNode> = nodes.clone();
-        for id in &t.covers_nodes {
-            if let Some(n) = tree.node(id).filter(|n| !read.iter().any(|m| m.id == n.id)) {
-                read.push(n);
-            }
-        }
-        let spec = reading::sections(tree, &read);
-        let planner = t.parent.as_deref().and_then(|p| by_id.get(p).copied());
-        let named: Vec<&str> = requirements
-            .iter()
-            .map(|r| r.text.as_str())
-            .chain(spec.iter().map(|s| s.text.as_str()))
-            .collect();
-        let (decisions, other_decisions) = reading::decisions(t, planner, in_scope, &named);
-        for n in nodes {
-            for (i, c) in n.checks.iter().enumerate() {
-                let name = format!("spec {} check {}", n.id.as_str(), i + 1);
-                match Check::from_block(name, &c.runner, &c.code, runners) {
-                    Some(check) => checks.push(check.of_section(n.id.as_str())),
-                    None => unrunnable.push(Unrunnable {
-                        task: t.id.clone(),
-                        node: n.id.as_str().to_owned(),
-                        runner: c.runner.clone(),
-                    }),
-                }
-            }
-        }
-        let mut order = WorkOrder {
-            origin: None,
-            parent: Some(
-                briefs
-                    .get(t.parent.as_deref().unwrap_or_default())
-                    .cloned()
-                    .unwrap_or_else(|| ParentBrief {
-                        title: tree.root.title.clone(),
-                        ..ParentBrief::default()
-                    }),
-            ),
-            spec,
-            other_decisions,
-            task: t.clone(),
-            fingerprint: String::new(),
-            decisions,
-            requirements,
-            checks,
-        };
-        order.fingerprint = fingerprint(&order);
-        orders.push(order);
+        (requirements, nodes)
     }
-    (orders, unrunnable)
+}
+
+/// The work order of leaf `t`; the spec checks it cannot run go into `unrunnable`.
+fn order_of(
+    index: &Index<'_>,
+    t: &TaskNode,
+    runners: &Runners,
+    unrunnable: &mut Vec<Unrunnable>,
+) -> WorkOrder {
+    let tree = index.tree;
+    let (requirements, nodes) = index.requirements_of(t);
+    let mut checks: Vec<Check> = t
+        .acceptance
+        .iter()
+        .enumerate()
+        .map(|(i, a)| Check::acceptance(i + 1, a))
+        .collect();
+    // What the worker reads: its sections as written — those holding its requirements
+    // and those its planner said it works on — and the decisions it needs in full
+    // (design: spec.node-text).
+    let mut read: Vec<&IntentNode> = nodes.clone();
+    for id in &t.covers_nodes {
+        if let Some(n) = tree.node(id).filter(|n| !read.iter().any(|m| m.id == n.id)) {
+            read.push(n);
+        }
+    }
+    let spec = reading::sections(tree, &read);
+    let planner = t
+        .parent
+        .as_deref()
+        .and_then(|p| index.tasks.get(p).copied());
+    let named: Vec<&str> = requirements
+        .iter()
+        .map(|r| r.text.as_str())
+        .chain(spec.iter().map(|s| s.text.as_str()))
+        .collect();
+    let (decisions, other_decisions) =
+        reading::decisions(t, planner, index.decisions_of(t), &named);
+    for n in nodes {
+        for (i, c) in n.checks.iter().enumerate() {
+            let name = format!("spec {} check {}", n.id.as_str(), i + 1);
+            match Check::from_block(name, &c.runner, &c.code, runners) {
+                Some(check) => checks.push(check.of_section(n.id.as_str())),
+                None => unrunnable.push(Unrunnable {
+                    task: t.id.clone(),
+                    node: n.id.as_str().to_owned(),
+                    runner: c.runner.clone(),
+                }),
+            }
+        }
+    }
+    let parent = index
+        .briefs
+        .get(t.parent.as_deref().unwrap_or_default())
+        .cloned()
+        .unwrap_or_else(|| ParentBrief {
+            title: tree.root.title.clone(),
+            ..ParentBrief::default()
+        });
+    let mut order = WorkOrder {
+        origin: None,
+        parent: Some(parent),
+        spec,
+        other_decisions,
+        task: t.clone(),
+        fingerprint: String::new(),
+        decisions,
+        requirements,
+        checks,
+    };
+    order.fingerprint = fingerprint(&order);
+    order
 }
 
 /// Gives each order whose write scope reaches an adopted package (its directory, or the

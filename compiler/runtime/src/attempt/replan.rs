@@ -271,6 +271,25 @@ fn problems(a: &Replan, commands: &Commands, order: &WorkOrder) -> Vec<Diagnosti
             .with_help("give at least one command that checks what the task must do, or leave `acceptance` out to keep the old ones"),
         );
     }
+    out.extend(sibling_overlaps(a, order));
+    if a.write_scope.as_ref().is_some_and(Vec::is_empty) {
+        out.push(Diagnostic::new(
+            codes::INVALID_SCOPE,
+            "the new write scope is empty: leave `write_scope` out to keep the old one",
+        ));
+    }
+    if !a.changes().is_empty() && a.reason.trim().is_empty() {
+        out.push(Diagnostic::new(
+            codes::PLANNING_FAILED,
+            "the checks or the scope change without a reason: say why in `reason`",
+        ));
+    }
+    out
+}
+
+/// The scopes a re-plan adds that may share paths with a sibling's.
+fn sibling_overlaps(a: &Replan, order: &WorkOrder) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
     let siblings = order
         .parent
         .iter()
@@ -301,18 +320,6 @@ fn problems(a: &Replan, commands: &Commands, order: &WorkOrder) -> Vec<Diagnosti
                 );
             }
         }
-    }
-    if a.write_scope.as_ref().is_some_and(Vec::is_empty) {
-        out.push(Diagnostic::new(
-            codes::INVALID_SCOPE,
-            "the new write scope is empty: leave `write_scope` out to keep the old one",
-        ));
-    }
-    if !a.changes().is_empty() && a.reason.trim().is_empty() {
-        out.push(Diagnostic::new(
-            codes::PLANNING_FAILED,
-            "the checks or the scope change without a reason: say why in `reason`",
-        ));
     }
     out
 }

@@ -17,6 +17,37 @@ use crate::events::Event;
 use crate::services::{Escalation, Services};
 use crate::task_end::TaskEnd;
 
+/// The re-plan journaled for `attempt` of `task` before the build died, and whether it was
+/// the parent's.
+fn journaled_replan(s: &Services<'_>, task: &str, attempt: u32) -> Option<(Replan, bool)> {
+    let (kind, body) = s.journal.prelude(s.run, task, attempt).ok().flatten()?;
+    if kind != StepKind::Replan {
+        return None;
+    }
+    let r = serde_json::from_value::<Replan>(body["replan"].clone()).ok()?;
+    Some((r, body["by"] == "parent"))
+}
+
+/// The disputed check a re-plan answers, as journaled (null when it answers none).
+fn dispute_of(why: &Why<'_>) -> serde_json::Value {
+    match why {
+        Why::Disputed(d) => json!(d),
+        _ => serde_json::Value::Null,
+    }
+}
+
+/// Journals a re-plan, a paid answer: committed before anything else happens.
+async fn journal_replan(
+    s: &Services<'_>,
+    task: &str,
+    attempt: u32,
+    step: &serde_json::Value,
+) -> Result<(), specc_state::JournalError> {
+    s.journal
+        .step(s.run, task, attempt, 0, StepKind::Replan, step)?;
+    s.journal.durable().await
+}
+
 impl Ladder {
     /// The re-plan for `why`, after which the task stands on `next`. A re-plan that cannot
     /// be had leaves a disputed check standing (the rung kept), goes on to the escalation
@@ -37,59 +68,37 @@ impl Ladder {
         // A re-plan journaled before the build died is used as it was, on the rung it
         // put the task on.
         let mut next = next;
-        let journaled = s
-            .journal
-            .prelude(s.run, &task, attempt)
-            .ok()
-            .flatten()
-            .filter(|(kind, _)| *kind == StepKind::Replan)
-            .and_then(|(_, body)| {
-                if body["by"] == "parent" {
+        let r = match journaled_replan(s, &task, attempt) {
+            Some((r, parent)) => {
+                if parent {
                     next = Rung::Parent;
-                }
-                serde_json::from_value::<Replan>(body["replan"].clone()).ok()
-            });
-        let replanned = match journaled {
-            Some(r) => Ok((r, true)),
-            None => {
-                let outcomes = replan::sibling_outcomes(s.journal, s.run);
-                let commands = &s.policy.known_commands;
-                replan::replan(s.client, &self.order, &why, commands, &outcomes)
-                    .await
-                    .map(|r| (r, false))
-            }
-        };
-        let r = match replanned {
-            Ok((r, true)) => r,
-            Ok((r, false)) => {
-                let dispute = match &why {
-                    Why::Disputed(d) => json!(d),
-                    _ => serde_json::Value::Null,
-                };
-                let step = json!({"replanned": r.instructions, "replan": r, "by": by,
-                                  "after": failure, "dispute": dispute, "carried": self.carried});
-                let journaled = s
-                    .journal
-                    .step(s.run, &task, attempt, 0, StepKind::Replan, &step);
-                // A paid answer: committed before anything else happens.
-                let durable = match journaled {
-                    Ok(()) => s.journal.durable().await,
-                    Err(e) => Err(e),
-                };
-                if let Err(e) = durable {
-                    return Some(TaskEnd::Journal(e));
                 }
                 r
             }
-            Err(e) if e.is_stop() => {
-                return Some(TaskEnd::Budget {
-                    attempts: self.attempt,
-                });
-            }
-            Err(e) => {
-                return self
-                    .unreplanned(s, &why, failure, next, &e.to_string())
-                    .await;
+            None => {
+                let outcomes = replan::sibling_outcomes(s.journal, s.run);
+                let commands = &s.policy.known_commands;
+                match replan::replan(s.client, &self.order, &why, commands, &outcomes).await {
+                    Ok(r) => {
+                        let step = json!({"replanned": r.instructions, "replan": r, "by": by,
+                                          "after": failure, "dispute": dispute_of(&why),
+                                          "carried": self.carried});
+                        if let Err(e) = journal_replan(s, &task, attempt, &step).await {
+                            return Some(TaskEnd::Journal(e));
+                        }
+                        r
+                    }
+                    Err(e) if e.is_stop() => {
+                        return Some(TaskEnd::Budget {
+                            attempts: self.attempt,
+                        });
+                    }
+                    Err(e) => {
+                        return self
+                            .unreplanned(s, &why, failure, next, &e.to_string())
+                            .await;
+                    }
+                }
             }
         };
         r.apply(&mut self.order);

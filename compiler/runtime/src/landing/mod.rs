@@ -22,7 +22,7 @@ pub(crate) use after::{reviewed, revisits};
 pub(crate) use contradiction::{record_settled, settle as settle_contradictions};
 pub use intents::Intents;
 pub use pins::{PinError, Pins, StaleRef};
-pub use reconcile::{Merged, TOOL as MERGE_TOOL, reconcile};
+pub use reconcile::{Merged, Reconciled, TOOL as MERGE_TOOL, reconcile};
 pub(crate) use reported::{BREAK_LINES, Break, Contradiction};
 pub(crate) use review::FollowUp;
 pub use review_config::{Lens, ReviewConfig, ReviewConfigError, Severity};

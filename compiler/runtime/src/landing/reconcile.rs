@@ -60,110 +60,73 @@ struct Resolution {
     explanation: String,
 }
 
+/// How a reconciliation ended, and the merger's explanations (for the journal).
+#[derive(Debug)]
+pub struct Reconciled {
+    pub merged: Merged,
+    pub notes: Vec<serde_json::Value>,
+}
+
+/// One round's rebased changes: what was merged three ways here and what the merger
+/// resolved.
+#[derive(Default)]
+struct Round {
+    changes: Vec<Change>,
+    merged: Vec<String>,
+    resolved: Vec<String>,
+}
+
 /// Rebases `submitted`, which met `conflict`, onto today's head with the merge agent's help,
-/// and submits it. Returns how it ended and the merger's explanations (for the journal).
+/// and submits it.
 pub async fn reconcile(
     s: &Services<'_>,
     order: &WorkOrder,
     submitted: &Submission,
     conflict: &Conflict,
-) -> (Merged, Vec<serde_json::Value>) {
+) -> Reconciled {
     // The merge agent takes the conflict out of the queue: it is served now.
     let _ = s.repo.withdraw(&order.task.id);
     let mut notes = Vec::new();
     let mut last_path = conflict.path.clone();
     for round in 0..ROUNDS {
         let Ok((head, _)) = s.repo.read_head("").await else {
-            return (sent_back(&last_path, "the VCS is unavailable"), notes);
+            let merged = sent_back(&last_path, "the VCS is unavailable");
+            return Reconciled { merged, notes };
         };
-        let mut changes = Vec::new();
-        let mut merged = Vec::new();
-        let mut resolved = Vec::new();
-        for c in &submitted.changes {
-            let (Ok(base), Ok(now)) = (
-                s.repo.file(submitted.base, &c.path).await,
-                s.repo.file(head, &c.path).await,
-            ) else {
-                return (sent_back(&c.path, "the VCS is unavailable"), notes);
-            };
-            let mine: FileAt = c.new.clone().map(|b| (b, c.executable));
-            let expected = now.as_ref().map(|(b, _)| ObjectId::of(Kind::Blob, b));
-            let mode = merged_mode(&base, &now, c.executable);
-            let new = match rebase(&base, &now, &mine) {
-                Rebased::Take => mine.clone(),
-                Rebased::Already => continue,
-                Rebased::Merged(text) => {
-                    merged.push(c.path.clone());
-                    Some((text.into_bytes(), mode))
-                }
-                Rebased::Overlap { base, head, mine } => {
-                    let other = (c.path == conflict.path)
-                        .then(|| conflict.head_task.clone())
-                        .flatten();
-                    let sides = Sides {
-                        path: &c.path,
-                        base: &base,
-                        head: &head,
-                        mine: &mine,
-                        head_intent: conflict.head_intent.as_deref(),
-                        head_task: other.as_deref(),
-                    };
-                    match ask(s, order, submitted, &sides).await {
-                        Ok(r) => {
-                            notes.push(json!({"path": c.path, "round": round,
-                                              "explanation": r.explanation}));
-                            resolved.push(c.path.clone());
-                            Some((r.content.into_bytes(), mode))
-                        }
-                        Err(end) => return (end, notes),
-                    }
-                }
-                Rebased::Unmergeable(why) => return (sent_back(&c.path, &why), notes),
-            };
-            changes.push(Change {
-                path: c.path.clone(),
-                expected,
-                new: new.as_ref().map(|(b, _)| b.clone()),
-                executable: new.is_some_and(|(_, x)| x),
-            });
+        let mut made = Round::default();
+        let at = (head, round);
+        if let Err(merged) =
+            rebase_all(s, order, (submitted, conflict), at, &mut made, &mut notes).await
+        {
+            return Reconciled { merged, notes };
         }
-        if changes.is_empty() {
-            return (Merged::Unchanged, notes); // the head already holds all of it
+        if made.changes.is_empty() {
+            // The head already holds all of it.
+            return Reconciled {
+                merged: Merged::Unchanged,
+                notes,
+            };
         }
-        let paths: Vec<&str> = resolved.iter().map(String::as_str).collect();
-        let rebased = Submission {
-            base: head,
-            message: if paths.is_empty() {
-                submitted.message.clone()
-            } else {
-                format!(
-                    "{}\n\nMerge agent: resolved {}",
-                    submitted.message,
-                    paths.join(", ")
-                )
-            },
-            task: submitted.task.clone(),
-            // No key stays no key: a derived key would make unrelated merges one.
-            idempotency_key: if submitted.idempotency_key.is_empty() {
-                String::new()
-            } else {
-                format!("{}#merge{round}", submitted.idempotency_key)
-            },
+        let Round {
             changes,
-        };
-        match s.repo.submit(rebased).await {
+            mut merged,
+            resolved,
+        } = made;
+        match s
+            .repo
+            .submit(rebased(submitted, at, changes, &resolved))
+            .await
+        {
             Outcome::Committed { id, merged: m, .. } => {
                 merged.extend(m);
                 merged.sort();
                 merged.dedup();
-                return (
-                    Merged::Landed {
-                        id,
-                        merged,
-                        resolved,
-                    },
-                    notes,
-                );
+                let merged = Merged::Landed {
+                    id,
+                    merged,
+                    resolved,
+                };
+                return Reconciled { merged, notes };
             }
             // The head moved again: rebase once more (and take this conflict out of the
             // queue the submission put it in).
@@ -171,16 +134,106 @@ pub async fn reconcile(
                 let _ = s.repo.withdraw(&order.task.id);
                 last_path = c.path;
             }
-            Outcome::Refused(r) => return (Merged::Refused(r), notes),
+            Outcome::Refused(r) => {
+                return Reconciled {
+                    merged: Merged::Refused(r),
+                    notes,
+                };
+            }
         }
     }
-    (
-        sent_back(
-            &last_path,
-            "the head kept moving while the merge agent worked",
-        ),
+    let why = "the head kept moving while the merge agent worked";
+    Reconciled {
+        merged: sent_back(&last_path, why),
         notes,
-    )
+    }
+}
+
+/// Rebases each of the submission's changes onto `head` into `made`: taken, merged three
+/// ways, or resolved by the merger. `Err` ends the reconciliation.
+async fn rebase_all(
+    s: &Services<'_>,
+    order: &WorkOrder,
+    (submitted, conflict): (&Submission, &Conflict),
+    (head, round): (ObjectId, usize),
+    made: &mut Round,
+    notes: &mut Vec<serde_json::Value>,
+) -> Result<(), Merged> {
+    for c in &submitted.changes {
+        let (Ok(base), Ok(now)) = (
+            s.repo.file(submitted.base, &c.path).await,
+            s.repo.file(head, &c.path).await,
+        ) else {
+            return Err(sent_back(&c.path, "the VCS is unavailable"));
+        };
+        let mine: FileAt = c.new.clone().map(|b| (b, c.executable));
+        let expected = now.as_ref().map(|(b, _)| ObjectId::of(Kind::Blob, b));
+        let mode = merged_mode(&base, &now, c.executable);
+        let new = match rebase(&base, &now, &mine) {
+            Rebased::Take => mine.clone(),
+            Rebased::Already => continue,
+            Rebased::Merged(text) => {
+                made.merged.push(c.path.clone());
+                Some((text.into_bytes(), mode))
+            }
+            Rebased::Overlap { base, head, mine } => {
+                let other = (c.path == conflict.path)
+                    .then(|| conflict.head_task.clone())
+                    .flatten();
+                let sides = Sides {
+                    path: &c.path,
+                    base: &base,
+                    head: &head,
+                    mine: &mine,
+                    head_intent: conflict.head_intent.as_deref(),
+                    head_task: other.as_deref(),
+                };
+                let r = ask(s, order, submitted, &sides).await?;
+                notes.push(json!({"path": c.path, "round": round,
+                                  "explanation": r.explanation}));
+                made.resolved.push(c.path.clone());
+                Some((r.content.into_bytes(), mode))
+            }
+            Rebased::Unmergeable(why) => return Err(sent_back(&c.path, &why)),
+        };
+        made.changes.push(Change {
+            path: c.path.clone(),
+            expected,
+            new: new.as_ref().map(|(b, _)| b.clone()),
+            executable: new.is_some_and(|(_, x)| x),
+        });
+    }
+    Ok(())
+}
+
+/// The submission rebased onto `head` in round `round`.
+fn rebased(
+    submitted: &Submission,
+    (head, round): (ObjectId, usize),
+    changes: Vec<Change>,
+    resolved: &[String],
+) -> Submission {
+    let paths: Vec<&str> = resolved.iter().map(String::as_str).collect();
+    Submission {
+        base: head,
+        message: if paths.is_empty() {
+            submitted.message.clone()
+        } else {
+            format!(
+                "{}\n\nMerge agent: resolved {}",
+                submitted.message,
+                paths.join(", ")
+            )
+        },
+        task: submitted.task.clone(),
+        // No key stays no key: a derived key would make unrelated merges one.
+        idempotency_key: if submitted.idempotency_key.is_empty() {
+            String::new()
+        } else {
+            format!("{}#merge{round}", submitted.idempotency_key)
+        },
+        changes,
+    }
 }
 
 /// The mode of a path both sides changed: the writer's if it changed the mode, else the
@@ -273,13 +326,35 @@ fn added_lines(resolution: &str, sides: [&str; 3]) -> Vec<String> {
     out
 }
 
-/// Asks the merger for one path's content.
-async fn ask(
+/// What the merger is told it is.
+const SYSTEM: &str = "You are specc's merge agent, neutral between two tasks that changed \
+    the same lines of one file. Write the file's whole content so that it keeps what each task \
+    needed, following the decisions both read. Combine, reorder or drop what the sides wrote; \
+    add nothing of your own: every line you write must be in the base or in one of the sides \
+    (blank lines aside). Answer only by calling submit_resolution.";
+
+/// The tool the merger answers with.
+fn tool() -> Tool {
+    Tool {
+        name: TOOL.to_owned(),
+        description: "Submit the merged content of the file.".to_owned(),
+        parameters: json!({
+            "type": "object", "required": ["content"],
+            "properties": {
+                "content": {"type": "string", "description": "The file's whole merged content: every line from the base or one of the sides."},
+                "explanation": {"type": "string", "description": "How the two sides were combined."}
+            }
+        }),
+    }
+}
+
+/// The merger's brief: the file's three versions, both tasks and the decisions both read.
+fn brief(
     s: &Services<'_>,
     order: &WorkOrder,
     submitted: &Submission,
     sides: &Sides<'_>,
-) -> Result<Resolution, Merged> {
+) -> serde_json::Value {
     let other = sides.head_task.and_then(|t| s.intents.get(t));
     let mut decisions = order.decisions.clone();
     for d in other.iter().flat_map(|o| o.decisions.iter()) {
@@ -287,12 +362,7 @@ async fn ask(
             decisions.push(d.clone());
         }
     }
-    let system = "You are specc's merge agent, neutral between two tasks that changed the same \
-        lines of one file. Write the file's whole content so that it keeps what each task \
-        needed, following the decisions both read. Combine, reorder or drop what the sides \
-        wrote; add nothing of your own: every line you write must be in the base or in one \
-        of the sides (blank lines aside). Answer only by calling submit_resolution.";
-    let user = json!({
+    json!({
         "path": sides.path,
         "base": sides.base,
         "landed": {
@@ -310,19 +380,18 @@ async fn ask(
             "content": sides.mine,
         },
         "decisions": decisions,
-    });
-    let tool = Tool {
-        name: TOOL.to_owned(),
-        description: "Submit the merged content of the file.".to_owned(),
-        parameters: json!({
-            "type": "object", "required": ["content"],
-            "properties": {
-                "content": {"type": "string", "description": "The file's whole merged content: every line from the base or one of the sides."},
-                "explanation": {"type": "string", "description": "How the two sides were combined."}
-            }
-        }),
-    };
-    let req = specc_plan::ask::request(system, &user, tool, s.policy.worker_max_tokens);
+    })
+}
+
+/// Asks the merger for one path's content.
+async fn ask(
+    s: &Services<'_>,
+    order: &WorkOrder,
+    submitted: &Submission,
+    sides: &Sides<'_>,
+) -> Result<Resolution, Merged> {
+    let user = brief(s, order, submitted, sides);
+    let req = specc_plan::ask::request(SYSTEM, &user, tool(), s.policy.worker_max_tokens);
     let check = |r: &Resolution| {
         let added = added_lines(&r.content, [sides.base, sides.head, sides.mine]);
         if added.is_empty() {

@@ -34,31 +34,16 @@ pub(super) async fn seed(
         if path == GUIDE && current.is_some() {
             continue;
         }
-        let head_text = current
-            .as_ref()
-            .map(|f| String::from_utf8_lossy(&f.bytes).into_owned());
         let last_seed = s.journal.seeded(path).ok().flatten();
-        let wanted = match (&head_text, &last_seed) {
-            // Changed by an agent since the last seed: keep its change.
-            (Some(head), Some(last)) if head != last => {
-                if text == last {
-                    continue; // the plan did not change it either
-                }
-                match specc_vcs::merge::merge3(last, text, head) {
-                    Some(merged) => merged,
-                    None => {
-                        // The plan's change to it waits: not recorded as seeded, so the
-                        // next seed tries again.
-                        tracing::warn!(
-                            path,
-                            "the plan's change to a document an agent changed does not merge; the document keeps the agent's text"
-                        );
-                        unmerged.push(path.clone());
-                        continue;
-                    }
-                }
+        let wanted = match wanted(path, text, current.as_ref(), last_seed.as_deref()) {
+            Wanted::Text(t) => t,
+            Wanted::Nothing => continue,
+            Wanted::Unmerged => {
+                // The plan's change to it waits: not recorded as seeded, so the next seed
+                // tries again.
+                unmerged.push(path.clone());
+                continue;
             }
-            _ => text.clone(),
         };
         if current
             .as_ref()
@@ -77,22 +62,12 @@ pub(super) async fn seed(
         record_seeded(s, files, &unmerged);
         return Ok(None);
     };
-    // The key names the base and the content: the same seed on another base is another
-    // commit, and a retried seed on the same base lands once.
-    let mut h = blake3::Hasher::new();
-    h.update(&base.0);
-    for (path, text) in files {
-        h.update(path.as_bytes());
-        h.update(&[0]);
-        h.update(text.as_bytes());
-        h.update(&[0]);
-    }
     let submission = Submission {
         base,
         changes,
         message: "plan: design decisions and field guide".to_owned(),
         task: "plan".to_owned(),
-        idempotency_key: format!("seed/{}", &h.finalize().to_hex()[..16]),
+        idempotency_key: seed_key(base, files),
     };
     match s.repo.submit(submission).await {
         Outcome::Committed { id, .. } => {
@@ -101,6 +76,59 @@ pub(super) async fn seed(
         }
         other => Err(SeedError::Refused(Box::new(other))),
     }
+}
+
+/// What the seed writes at one path.
+enum Wanted {
+    Text(String),
+    /// Nothing: an agent changed the document since the last seed and the plan did not.
+    Nothing,
+    /// The plan's change does not merge with the agent's.
+    Unmerged,
+}
+
+/// What the seed writes at `path` when the plan says `text` and the last seed wrote
+/// `last_seed`.
+fn wanted(
+    path: &str,
+    text: &str,
+    current: Option<&specc_vcs::HeadFile>,
+    last_seed: Option<&str>,
+) -> Wanted {
+    let head = current.map(|f| String::from_utf8_lossy(&f.bytes).into_owned());
+    match (head, last_seed) {
+        // Changed by an agent since the last seed: keep its change.
+        (Some(head), Some(last)) if head != last => {
+            if text == last {
+                return Wanted::Nothing; // the plan did not change it either
+            }
+            match specc_vcs::merge::merge3(last, text, &head) {
+                Some(merged) => Wanted::Text(merged),
+                None => {
+                    tracing::warn!(
+                        path,
+                        "the plan's change to a document an agent changed does not merge; the document keeps the agent's text"
+                    );
+                    Wanted::Unmerged
+                }
+            }
+        }
+        _ => Wanted::Text(text.to_owned()),
+    }
+}
+
+/// The seed's idempotency key names the base and the content: the same seed on another base
+/// is another commit, and a retried seed on the same base lands once.
+fn seed_key(base: ObjectId, files: &BTreeMap<String, String>) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(&base.0);
+    for (path, text) in files {
+        h.update(path.as_bytes());
+        h.update(&[0]);
+        h.update(text.as_bytes());
+        h.update(&[0]);
+    }
+    format!("seed/{}", &h.finalize().to_hex()[..16])
 }
 
 /// Why the seed commit did not land.

@@ -20,29 +20,59 @@ pub(super) struct BreakArgs {
     decision_text: String,
 }
 
-pub(super) fn break_scope(t: &Toolbox, a: BreakArgs) -> ToolOutcome {
+/// The decision's entry, in whichever design document holds it: the document's path
+/// (relative and full), its text with the entry changed, and the entry's old text.
+fn decision_entry(
+    t: &Toolbox,
+    a: &BreakArgs,
+) -> Option<(String, std::path::PathBuf, String, String)> {
+    let mut docs = Vec::new();
+    walk_files(&t.root.join("design-docs"), &mut docs);
+    docs.iter().find_map(|d| {
+        let path = t.root.join("design-docs").join(d);
+        let doc = std::fs::read_to_string(&path).ok()?;
+        let (updated, old) = update_decision(&doc, &a.decision, &a.decision_text, &a.why)?;
+        Some((format!("design-docs/{d}"), path, updated, old))
+    })
+}
+
+/// Checks a break's arguments before anything is read: the path outside the scope, a why,
+/// the decision's reference in the patch. `Err`: what the worker is told.
+fn precheck(t: &Toolbox, a: &BreakArgs) -> Result<String, ToolOutcome> {
     let Some(rel) = normalise(&a.path) else {
-        return ToolOutcome::error(format!(
+        return Err(ToolOutcome::error(format!(
             "`{}` is not a relative path inside the checkout",
             a.path
-        ));
+        )));
     };
     if t.scope.allows(&rel) {
-        return ToolOutcome::error(format!("`{rel}` is inside your write scope: use `edit`"));
+        return Err(ToolOutcome::error(format!(
+            "`{rel}` is inside your write scope: use `edit`"
+        )));
     }
+    if a.why.trim().is_empty() {
+        return Err(ToolOutcome::error(
+            "say why the core code must change (`why`)",
+        ));
+    }
+    let reference = format!("design: {}", a.decision);
+    if !a.new.contains(&reference) {
+        return Err(ToolOutcome::error(format!(
+            "the patch must carry a comment that references `{reference}` and says why it changed"
+        )));
+    }
+    Ok(rel)
+}
+
+pub(super) fn break_scope(t: &Toolbox, a: BreakArgs) -> ToolOutcome {
+    let rel = match precheck(t, &a) {
+        Ok(rel) => rel,
+        Err(e) => return e,
+    };
     let (rel, full) = match t.readable_file(&rel) {
         Ok(p) => p,
         Err(e) => return e,
     };
-    if a.why.trim().is_empty() {
-        return ToolOutcome::error("say why the core code must change (`why`)");
-    }
-    let reference = format!("design: {}", a.decision);
-    if !a.new.contains(&reference) {
-        return ToolOutcome::error(format!(
-            "the patch must carry a comment that references `{reference}` and says why it changed"
-        ));
-    }
     let lines = a.old.lines().count().max(1) + a.new.lines().count();
     let used: usize = t.breaks().iter().map(|b| b.lines).sum();
     if used + lines > BREAK_LINES {
@@ -59,15 +89,7 @@ pub(super) fn break_scope(t: &Toolbox, a: BreakArgs) -> ToolOutcome {
     if a.old.is_empty() || text.matches(a.old.as_str()).count() != 1 {
         return ToolOutcome::error(format!("`old` must occur exactly once in {rel}"));
     }
-    // The decision's entry, in whichever design document holds it.
-    let mut docs = Vec::new();
-    walk_files(&t.root.join("design-docs"), &mut docs);
-    let found = docs.iter().find_map(|d| {
-        let path = t.root.join("design-docs").join(d);
-        let doc = std::fs::read_to_string(&path).ok()?;
-        let (updated, old) = update_decision(&doc, &a.decision, &a.decision_text, &a.why)?;
-        Some((format!("design-docs/{d}"), path, updated, old))
-    });
+    let found = decision_entry(t, &a);
     let Some((doc_rel, doc_path, updated, old_text)) = found else {
         return ToolOutcome::error(format!(
             "no decision `{}` in design-docs/: a break changes a decision that exists",

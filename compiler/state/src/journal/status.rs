@@ -103,27 +103,72 @@ pub fn of(c: &mut dyn Sql) -> Result<Option<Status>, StateError> {
     if !has_table(c, "runs")? {
         return Ok(None);
     }
-    let run = c
-        .query_opt(
-            "SELECT run, spec, started_unix, finished_unix, status FROM runs
-             ORDER BY started_unix DESC, run DESC LIMIT 1",
-            &[],
-        )?
-        .map(|r| {
-            Ok::<_, StateError>(RunRow {
-                run: r.text(0)?,
-                spec: r.text(1)?,
-                started_unix: r.int(2)?,
-                finished_unix: r.opt_int(3)?,
-                status: r.text(4)?,
-            })
-        })
-        .transpose()?;
-    let Some(run) = run else {
+    let Some(run) = latest_run(c)? else {
         return Ok(None);
     };
     let id = run.run.as_str();
-    let landed_ms = match c.dialect() {
+    let landed_ms = has_landed_ms(c)?;
+    let counts = counts(c, id)?;
+    let running = running(c, id)?;
+    let merging = task_lines(
+        c,
+        id,
+        "SELECT task, state, reason FROM tasks WHERE run = ?1 AND state = 'running'
+         AND reason LIKE 'merging %' ORDER BY task",
+    )?;
+    let landed = task_lines(
+        c,
+        id,
+        if landed_ms {
+            "SELECT task, state, commit_id FROM tasks WHERE run = ?1 AND state = 'landed'
+             AND commit_id IS NOT NULL ORDER BY landed_ms DESC, task DESC LIMIT 10"
+        } else {
+            // A SQLite database from before migration 3, read without migrating it.
+            "SELECT task, state, commit_id FROM tasks WHERE run = ?1 AND state = 'landed'
+             AND commit_id IS NOT NULL ORDER BY rowid DESC LIMIT 10"
+        },
+    )?;
+    let failed = task_lines(
+        c,
+        id,
+        "SELECT task, state, reason FROM tasks WHERE run = ?1
+         AND state IN ('failed', 'skipped', 'stopped') ORDER BY task",
+    )?;
+    let submissions = submissions(c, id)?;
+    Ok(Some(Status {
+        run,
+        counts,
+        running,
+        merging,
+        landed,
+        failed,
+        submissions,
+    }))
+}
+
+/// The latest run's row.
+fn latest_run(c: &mut dyn Sql) -> Result<Option<RunRow>, StateError> {
+    c.query_opt(
+        "SELECT run, spec, started_unix, finished_unix, status FROM runs
+             ORDER BY started_unix DESC, run DESC LIMIT 1",
+        &[],
+    )?
+    .map(|r| {
+        Ok::<_, StateError>(RunRow {
+            run: r.text(0)?,
+            spec: r.text(1)?,
+            started_unix: r.int(2)?,
+            finished_unix: r.opt_int(3)?,
+            status: r.text(4)?,
+        })
+    })
+    .transpose()
+}
+
+/// Whether the tasks table has `landed_ms` (a SQLite database from before migration 3 has
+/// not).
+fn has_landed_ms(c: &mut dyn Sql) -> Result<bool, StateError> {
+    Ok(match c.dialect() {
         Dialect::Sqlite => {
             c.query_one(
                 "SELECT COUNT(*) FROM pragma_table_info('tasks') WHERE name = 'landed_ms'",
@@ -133,7 +178,11 @@ pub fn of(c: &mut dyn Sql) -> Result<Option<Status>, StateError> {
                 > 0
         }
         Dialect::Postgres => true, // every writer migrates it on connecting
-    };
+    })
+}
+
+/// How many of the run's tasks are in each state, in the states' order.
+fn counts(c: &mut dyn Sql, id: &str) -> Result<Vec<(String, u64)>, StateError> {
     let mut counts: Vec<(String, u64)> = c
         .query(
             "SELECT state, COUNT(*) FROM tasks WHERE run = ?1 GROUP BY state",
@@ -144,53 +193,47 @@ pub fn of(c: &mut dyn Sql) -> Result<Option<Status>, StateError> {
         .collect::<Result<_, StateError>>()?;
     let order = TASK_STATES;
     counts.sort_by_key(|(s, _)| order.iter().position(|o| o == s).unwrap_or(order.len()));
-    let running = c
-        .query(
-            "SELECT a.task, a.attempt, a.role, a.started_unix,
+    Ok(counts)
+}
+
+/// The run's running attempts, oldest first.
+fn running(c: &mut dyn Sql, id: &str) -> Result<Vec<RunningAttempt>, StateError> {
+    c.query(
+        "SELECT a.task, a.attempt, a.role, a.started_unix,
                     (SELECT COUNT(*) FROM steps s WHERE s.run = a.run AND s.task = a.task
                        AND s.attempt = a.attempt)
              FROM attempts a WHERE a.run = ?1 AND a.state = 'running' ORDER BY a.started_unix",
-            args![id],
-        )?
+        args![id],
+    )?
+    .iter()
+    .map(|r| {
+        Ok(RunningAttempt {
+            task: r.text(0)?,
+            attempt: r.u32(1)?,
+            role: r.text(2)?,
+            started_unix: r.int(3)?,
+            steps: r.u32(4)?,
+        })
+    })
+    .collect::<Result<_, StateError>>()
+}
+
+/// The task lines a query of `(task, state, detail)` answers.
+fn task_lines(c: &mut dyn Sql, id: &str, sql: &str) -> Result<Vec<TaskLine>, StateError> {
+    c.query(sql, args![id])?
         .iter()
         .map(|r| {
-            Ok(RunningAttempt {
+            Ok(TaskLine {
                 task: r.text(0)?,
-                attempt: r.u32(1)?,
-                role: r.text(2)?,
-                started_unix: r.int(3)?,
-                steps: r.u32(4)?,
+                state: r.text(1)?,
+                detail: r.opt_text(2)?,
             })
         })
-        .collect::<Result<_, StateError>>()?;
-    let mut lines = |sql: &str| -> Result<Vec<TaskLine>, StateError> {
-        c.query(sql, args![id])?
-            .iter()
-            .map(|r| {
-                Ok(TaskLine {
-                    task: r.text(0)?,
-                    state: r.text(1)?,
-                    detail: r.opt_text(2)?,
-                })
-            })
-            .collect()
-    };
-    let merging = lines(
-        "SELECT task, state, reason FROM tasks WHERE run = ?1 AND state = 'running'
-         AND reason LIKE 'merging %' ORDER BY task",
-    )?;
-    let landed = lines(if landed_ms {
-        "SELECT task, state, commit_id FROM tasks WHERE run = ?1 AND state = 'landed'
-         AND commit_id IS NOT NULL ORDER BY landed_ms DESC, task DESC LIMIT 10"
-    } else {
-        // A SQLite database from before migration 3, read without migrating it.
-        "SELECT task, state, commit_id FROM tasks WHERE run = ?1 AND state = 'landed'
-         AND commit_id IS NOT NULL ORDER BY rowid DESC LIMIT 10"
-    })?;
-    let failed = lines(
-        "SELECT task, state, reason FROM tasks WHERE run = ?1
-         AND state IN ('failed', 'skipped', 'stopped') ORDER BY task",
-    )?;
+        .collect()
+}
+
+/// How the run's submissions ended, counted from the journal.
+fn submissions(c: &mut dyn Sql, id: &str) -> Result<Submissions, StateError> {
     let counted = match c.dialect() {
         Dialect::Sqlite => {
             "SELECT COUNT(json_extract(body, '$.outcome.committed')),
@@ -207,18 +250,9 @@ pub fn of(c: &mut dyn Sql) -> Result<Option<Status>, StateError> {
         }
     };
     let r = c.query_one(counted, args![id])?;
-    let submissions = Submissions {
+    Ok(Submissions {
         committed: r.u64(0)?,
         conflicts: r.u64(1)?,
         refused: r.u64(2)?,
-    };
-    Ok(Some(Status {
-        run,
-        counts,
-        running,
-        merging,
-        landed,
-        failed,
-        submissions,
-    }))
+    })
 }

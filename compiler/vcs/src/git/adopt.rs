@@ -38,18 +38,10 @@ impl std::fmt::Display for AdoptError {
     }
 }
 
-/// Imports `main`'s tree into the store at `log` as its first commit. Returns how many
-/// files it holds and how many git entries (symlinks, submodules) it left out.
-pub fn snapshot(
-    out: &Path,
-    log: &Path,
-    rt: &tokio::runtime::Runtime,
-) -> Result<(usize, usize), AdoptError> {
-    let git = |args: &[&str]| super::command::read(out, args);
-    let sha = git(&["rev-parse", "--verify", "-q", "refs/heads/main"])
-        .map(|s| s.trim().to_owned())
-        .ok_or_else(|| AdoptError::NoMain(out.to_path_buf()))?;
-    let listing = git(&["ls-tree", "-r", "-z", "--full-tree", &sha])
+/// The files of commit `sha` as store changes, and how many git entries the store cannot
+/// hold were left out.
+fn main_files(out: &Path, sha: &str) -> Result<(Vec<Change>, usize), AdoptError> {
+    let listing = super::command::read(out, &["ls-tree", "-r", "-z", "--full-tree", sha])
         .ok_or(AdoptError::Git("list the files of main"))?;
     let mut changes = Vec::new();
     let mut left_out = 0;
@@ -83,6 +75,21 @@ pub fn snapshot(
             executable: mode == "100755",
         });
     }
+    Ok((changes, left_out))
+}
+
+/// Imports `main`'s tree into the store at `log` as its first commit. Returns how many
+/// files it holds and how many git entries (symlinks, submodules) it left out.
+pub fn snapshot(
+    out: &Path,
+    log: &Path,
+    rt: &tokio::runtime::Runtime,
+) -> Result<(usize, usize), AdoptError> {
+    let git = |args: &[&str]| super::command::read(out, args);
+    let sha = git(&["rev-parse", "--verify", "-q", "refs/heads/main"])
+        .map(|s| s.trim().to_owned())
+        .ok_or_else(|| AdoptError::NoMain(out.to_path_buf()))?;
+    let (changes, left_out) = main_files(out, &sha)?;
     let files = changes.len();
     let options = Options {
         line_budget: usize::MAX,

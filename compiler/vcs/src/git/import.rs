@@ -124,33 +124,10 @@ pub async fn import(
     }
     // Every commit is read and checked before the first is submitted: a history with an
     // unsafe commit anywhere imports nothing.
-    let mut submissions = Vec::new();
-    for c in commits {
-        let unsafe_ = |why: Unsafe| ImportError::Unsafe {
-            out: out.to_path_buf(),
-            sha: c.sha.clone(),
-            why,
-        };
-        // A merge is imported as what it changed against its first parent, the line of
-        // `main` the walk followed: the store then holds exactly the merge's tree.
-        let Some(parent) = c.parents.first() else {
-            return Err(unsafe_(Unsafe::Orphan));
-        };
-        let changes = changes(out, parent, &c.sha).map_err(unsafe_)?;
-        let meta = git(
-            out,
-            &[
-                "log",
-                "-1",
-                "--no-show-signature",
-                "--format=%an <%ae>%x00%B",
-                &c.sha,
-            ],
-        )
-        .ok_or_else(|| unsafe_(Unsafe::Unreadable))?;
-        let (author, message) = meta.split_once('\0').unwrap_or(("someone", &meta));
-        submissions.push((c, author.to_owned(), message.trim_end().to_owned(), changes));
-    }
+    let submissions = commits
+        .iter()
+        .map(|c| read(out, c))
+        .collect::<Result<Vec<_>, _>>()?;
     for (c, author, message, changes) in submissions {
         let unsafe_ = |why: Unsafe| ImportError::Unsafe {
             out: out.to_path_buf(),
@@ -182,6 +159,37 @@ pub async fn import(
         }
     }
     Ok(commits.len())
+}
+
+/// A person's commit as it will be submitted: its author, message and changes.
+fn read<'c>(
+    out: &Path,
+    c: &'c PersonCommit,
+) -> Result<(&'c PersonCommit, String, String, Vec<Change>), ImportError> {
+    let unsafe_ = |why: Unsafe| ImportError::Unsafe {
+        out: out.to_path_buf(),
+        sha: c.sha.clone(),
+        why,
+    };
+    // A merge is imported as what it changed against its first parent, the line of `main`
+    // the walk followed: the store then holds exactly the merge's tree.
+    let Some(parent) = c.parents.first() else {
+        return Err(unsafe_(Unsafe::Orphan));
+    };
+    let changes = changes(out, parent, &c.sha).map_err(unsafe_)?;
+    let meta = git(
+        out,
+        &[
+            "log",
+            "-1",
+            "--no-show-signature",
+            "--format=%an <%ae>%x00%B",
+            &c.sha,
+        ],
+    )
+    .ok_or_else(|| unsafe_(Unsafe::Unreadable))?;
+    let (author, message) = meta.split_once('\0').unwrap_or(("someone", &meta));
+    Ok((c, author.to_owned(), message.trim_end().to_owned(), changes))
 }
 
 /// What commit `sha` changed against `parent`, as store changes: each path with the blob

@@ -136,79 +136,102 @@ fn file_findings(path: &str, old: &str, new: Option<&str>, out: &mut Vec<Finding
         })
     };
     let (before, after) = (refs(old), new.map(refs).unwrap_or_default());
-    let line = |text: &str, r: &Reference| {
-        text.get(..r.span.start as usize)
-            .map_or(0, |t| t.matches('\n').count() as u32 + 1)
-    };
-    let finding = |subject: &str, kind: Kind, line: u32, detail: String| Finding {
-        subject: subject.to_owned(),
-        kind,
-        path: path.to_owned(),
-        line,
-        content: content.clone(),
-        detail,
-    };
+    let site = Site { path, content };
     let mut subjects = BTreeSet::new();
-    let now: BTreeSet<(bool, &str)> = after
-        .iter()
-        .map(|r| (r.kind == RefKind::Requirement, r.id.as_str()))
-        .collect();
-    let mut gone = BTreeSet::new();
-    for r in &before {
-        subjects.insert(r.id.clone());
-        let key = (r.kind == RefKind::Requirement, r.id.clone());
-        if now.contains(&(key.0, r.id.as_str())) || !gone.insert(key) {
-            continue;
-        }
-        let at = line(old, r);
-        let test = r.kind == RefKind::Requirement && is_test_site(path, old, r.span.start as usize);
-        let (kind, word) = match (test, r.kind) {
-            (true, _) => (Kind::TestRemoved, "req"),
-            (false, RefKind::Requirement) => (Kind::ReferenceRemoved, "req"),
-            (false, RefKind::Decision) => (Kind::ReferenceRemoved, "design"),
-        };
-        out.push(finding(
-            &r.id,
-            kind,
-            at,
-            format!("`{word}: {}` was at line {at} when specc built it", r.id),
-        ));
-    }
+    site.removed(old, &before, &after, &mut subjects, out);
     if let Some(text) = new {
-        for r in after.iter().filter(|r| r.pin.is_some()) {
-            subjects.insert(r.id.clone());
-            let at = line(text, r);
-            out.push(finding(
-                &r.id,
-                Kind::PinnedCodeEdited,
-                at,
-                format!(
-                    "pinned to `{}@{}`; the file changed since specc built it",
-                    r.id,
-                    r.pin.as_deref().unwrap_or_default()
-                ),
-            ));
-        }
-        for r in &after {
-            subjects.insert(r.id.clone());
-        }
+        site.pinned(text, &after, out);
+        subjects.extend(after.iter().map(|r| r.id.clone()));
     }
-    let kind = if new.is_some() {
-        Kind::FileChanged
-    } else {
-        Kind::FileDeleted
-    };
-    let detail = match new {
-        Some(_) => "changed outside specc since specc built it".to_owned(),
-        None => "deleted outside specc since specc built it".to_owned(),
+    let (kind, detail) = match new {
+        Some(_) => (
+            Kind::FileChanged,
+            "changed outside specc since specc built it",
+        ),
+        None => (
+            Kind::FileDeleted,
+            "deleted outside specc since specc built it",
+        ),
     };
     if subjects.is_empty() {
-        out.push(finding("", kind, 0, detail));
+        out.push(site.finding("", kind, 0, detail.to_owned()));
     } else {
         for s in subjects {
-            out.push(finding(&s, kind, 0, detail.clone()));
+            out.push(site.finding(&s, kind, 0, detail.to_owned()));
         }
     }
+}
+
+/// The changed file the findings are about.
+struct Site<'a> {
+    path: &'a str,
+    /// Its content now, as the store names it (`deleted` if it is gone).
+    content: String,
+}
+
+impl Site<'_> {
+    fn finding(&self, subject: &str, kind: Kind, line: u32, detail: String) -> Finding {
+        Finding {
+            subject: subject.to_owned(),
+            kind,
+            path: self.path.to_owned(),
+            line,
+            content: self.content.clone(),
+            detail,
+        }
+    }
+
+    /// A finding for each reference (or test of a requirement) in `old` that is not in
+    /// `after`; every subject `old` referenced goes into `subjects`.
+    fn removed(
+        &self,
+        old: &str,
+        before: &[Reference],
+        after: &[Reference],
+        subjects: &mut BTreeSet<String>,
+        out: &mut Vec<Finding>,
+    ) {
+        let now: BTreeSet<(bool, &str)> = after
+            .iter()
+            .map(|r| (r.kind == RefKind::Requirement, r.id.as_str()))
+            .collect();
+        let mut gone = BTreeSet::new();
+        for r in before {
+            subjects.insert(r.id.clone());
+            let key = (r.kind == RefKind::Requirement, r.id.clone());
+            if now.contains(&(key.0, r.id.as_str())) || !gone.insert(key) {
+                continue;
+            }
+            let at = line_of(old, r);
+            let test = r.kind == RefKind::Requirement
+                && is_test_site(self.path, old, r.span.start as usize);
+            let (kind, word) = match (test, r.kind) {
+                (true, _) => (Kind::TestRemoved, "req"),
+                (false, RefKind::Requirement) => (Kind::ReferenceRemoved, "req"),
+                (false, RefKind::Decision) => (Kind::ReferenceRemoved, "design"),
+            };
+            let detail = format!("`{word}: {}` was at line {at} when specc built it", r.id);
+            out.push(self.finding(&r.id, kind, at, detail));
+        }
+    }
+
+    /// A finding for each pinned reference in the file's new `text`.
+    fn pinned(&self, text: &str, after: &[Reference], out: &mut Vec<Finding>) {
+        for r in after.iter().filter(|r| r.pin.is_some()) {
+            let detail = format!(
+                "pinned to `{}@{}`; the file changed since specc built it",
+                r.id,
+                r.pin.as_deref().unwrap_or_default()
+            );
+            out.push(self.finding(&r.id, Kind::PinnedCodeEdited, line_of(text, r), detail));
+        }
+    }
+}
+
+/// The line `r` is on in `text`.
+fn line_of(text: &str, r: &Reference) -> u32 {
+    text.get(..r.span.start as usize)
+        .map_or(0, |t| t.matches('\n').count() as u32 + 1)
 }
 
 /// A file's content as the store names it (blake3).

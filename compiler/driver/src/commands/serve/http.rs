@@ -139,20 +139,7 @@ async fn answer(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
             d.repo().flag(&f.path);
             text(StatusCode::OK, "")
         }),
-        (Method::POST, "/v1/finish") => match body::<FinishRequest>(req).await {
-            Ok(f) => {
-                let end = f.end.into_task_end();
-                let claim: specc_state::Claim = f.token.into();
-                Ok(match d.finish(&claim, end).await {
-                    Ok(()) => {
-                        budget::sweep(shared, &claim.task, claim.attempt);
-                        text(StatusCode::OK, "")
-                    }
-                    Err(e) => refused(&e),
-                })
-            }
-            Err(r) => Err(r),
-        },
+        (Method::POST, "/v1/finish") => finish(shared, req).await,
         (Method::POST, "/v1/journal") => match body::<JournalRequest>(req).await {
             Ok(j) => Ok(match d.journal(&j.token.into(), &j.steps).await {
                 Ok(()) => text(StatusCode::OK, ""),
@@ -160,19 +147,7 @@ async fn answer(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
             }),
             Err(r) => Err(r),
         },
-        (Method::POST, "/v1/release") => match body::<Token>(req).await {
-            Ok(t) => {
-                let claim: specc_state::Claim = t.into();
-                Ok(match d.release(&claim).await {
-                    Ok(()) => {
-                        budget::sweep(shared, &claim.task, claim.attempt);
-                        text(StatusCode::OK, "")
-                    }
-                    Err(e) => refused(&e),
-                })
-            }
-            Err(r) => Err(r),
-        },
+        (Method::POST, "/v1/release") => release(shared, req).await,
         (Method::POST, "/v1/budget/hold") => match body(req).await {
             Ok(h) => Ok(budget::hold(shared, h).await),
             Err(r) => Err(r),
@@ -188,6 +163,39 @@ async fn answer(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
         _ => Ok(text(StatusCode::NOT_FOUND, "no such route")),
     };
     r.unwrap_or_else(|r| r)
+}
+
+/// A worker's attempt ended: its end is recorded and its budget holds swept.
+async fn finish(
+    shared: &Shared,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Response<Full<Bytes>>> {
+    let f = body::<FinishRequest>(req).await?;
+    let end = f.end.into_task_end();
+    let claim: specc_state::Claim = f.token.into();
+    Ok(match shared.dispatch.finish(&claim, end).await {
+        Ok(()) => {
+            budget::sweep(shared, &claim.task, claim.attempt);
+            text(StatusCode::OK, "")
+        }
+        Err(e) => refused(&e),
+    })
+}
+
+/// A worker gave its claim back: the task is offered again and its budget holds swept.
+async fn release(
+    shared: &Shared,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Response<Full<Bytes>>> {
+    let t = body::<Token>(req).await?;
+    let claim: specc_state::Claim = t.into();
+    Ok(match shared.dispatch.release(&claim).await {
+        Ok(()) => {
+            budget::sweep(shared, &claim.task, claim.attempt);
+            text(StatusCode::OK, "")
+        }
+        Err(e) => refused(&e),
+    })
 }
 
 async fn claim(
