@@ -6,6 +6,7 @@
 use specc_ir::{Diagnostic, codes};
 use specc_plan::PlanError;
 use specc_project::BuildError;
+use specc_project::worker::StartError;
 
 use crate::exit;
 
@@ -30,6 +31,25 @@ pub(crate) fn build(e: &BuildError) -> (Diagnostic, i32) {
         | BuildError::PostgresBusy
         | BuildError::Journal(_)
         | BuildError::Store(_) => (setup(message), exit::USAGE),
+    }
+}
+
+/// A worker that could not start: its diagnostic and the exit status.
+pub(crate) fn worker(e: &StartError) -> (Diagnostic, i32) {
+    let message = e.to_string();
+    match e {
+        StartError::Weaker(_) => (
+            Diagnostic::new(codes::WEAKER_SANDBOX, message).with_help(
+                "run the worker where the full sandbox is available (`specc sandbox --probe` says what is missing), or set `[sandbox] allow_weaker = true` in its specc.toml",
+            ),
+            exit::USAGE,
+        ),
+        StartError::Config(_)
+        | StartError::State { .. }
+        | StartError::Runtime(_)
+        | StartError::Replica { .. }
+        | StartError::Ledger(_)
+        | StartError::Journal(_) => (setup(message), exit::USAGE),
     }
 }
 

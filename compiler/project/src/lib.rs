@@ -12,6 +12,7 @@ pub mod atomic;
 pub mod build_plan;
 pub mod client;
 pub mod config;
+pub mod drift;
 mod error;
 pub mod estimate;
 pub mod eval;
@@ -22,6 +23,7 @@ pub mod secrets;
 pub mod session;
 pub mod signals;
 pub mod trace;
+pub mod worker;
 
 pub use error::BuildError;
 

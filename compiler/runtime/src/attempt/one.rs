@@ -106,13 +106,7 @@ pub(super) async fn one_attempt(
         };
         return end(s, task, attempt, landed);
     }
-    let submission = Submission {
-        base,
-        message: format!("{}\n\n{}", order.task.title, summary.trim()),
-        task: task.to_owned(),
-        idempotency_key: format!("{}/{task}/{attempt}", s.run),
-        changes: diff.changes.clone(),
-    };
+    let submission = submission(s, order, (base, attempt), &summary, &diff);
     let ends = ends_at_landing(s, notes);
     // The change is in memory: the slot goes back to the pool before the landing, so an
     // attempt at the VCS holds neither a job nor a checkout.
@@ -120,6 +114,25 @@ pub(super) async fn one_attempt(
     drop(lease);
     let submitted = submit(s, order, &submission, &diff, (attempt, steps), ends).await;
     end(s, task, attempt, submitted)
+}
+
+/// What the attempt submits: its diff on its base, under the task's title and the
+/// worker's summary.
+fn submission(
+    s: &Services<'_>,
+    order: &WorkOrder,
+    (base, attempt): (ObjectId, u32),
+    summary: &str,
+    diff: &Diff,
+) -> Submission {
+    let task = order.task.id.as_str();
+    Submission {
+        base,
+        message: format!("{}\n\n{}", order.task.title, summary.trim()),
+        task: task.to_owned(),
+        idempotency_key: format!("{}/{task}/{attempt}", s.run),
+        changes: diff.changes.clone(),
+    }
 }
 
 /// Landed with nothing to follow (no review, no revisit, no contradiction), the attempt

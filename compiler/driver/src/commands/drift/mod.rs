@@ -6,22 +6,18 @@
 //! are not reported again until the file changes again; any other finding exits 1.
 //! design: driver.drift
 
-mod baseline;
-mod findings;
-
 use std::io::Write;
 use std::path::Path;
 
 use specc_ir::{Diagnostic, IntentTree, codes};
 
-use self::baseline::Baseline;
-use self::findings::{Finding, NoBase};
 use crate::check::{CheckOptions, CheckSession};
 use crate::cli::{DriftArgs, DriftFormat, MessageFormat};
 use crate::db::Database;
 use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
+use specc_project::drift::{Baseline, Finding, NoBase, baseline, findings};
 
 pub(crate) fn run(args: &DriftArgs, env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let mut reporter = Reporter::new(MessageFormat::Human, env);
@@ -118,11 +114,12 @@ fn drifted(tree: &Path, spec: &Path) -> Result<(String, Vec<Finding>), Box<Diagn
     )
     .map_err(|e| e.0)?;
     let report = session.check();
-    found.extend(findings::stale_pins(
-        &report.diagnostics,
-        session.files(),
-        tree,
-    ));
+    let files = session.files();
+    let locate = |label: &specc_ir::Label| {
+        let name = files.name(label.span.file).to_owned();
+        (name, files.line_col(label.span.file, label.span.start).line)
+    };
+    found.extend(findings::stale_pins(&report.diagnostics, &locate, tree));
     found.sort();
     found.dedup();
     Ok((base, found))

@@ -29,12 +29,9 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use specc_ir::{Diagnostic, codes};
-use specc_llm::Ledger;
 use specc_runtime::WorkOrder;
 use specc_runtime::wire::{ClaimAnswer, End, FinishRequest, Token};
 use specc_runtime::{Services, Stores, run_task};
-use specc_state::Journal;
-use specc_vcs::Repo;
 use tracing::Instrument as _;
 
 use self::held::Worker;
@@ -43,7 +40,7 @@ use crate::cli::{BuildArgs, MessageArgs, MessageFormat, WorkerArgs};
 use crate::reporter::Reporter;
 use crate::source::Files;
 use crate::{Env, exit};
-use specc_project::{config, session};
+use specc_project::worker::StartError;
 
 /// How long the serve may be unreachable before the worker gives up.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -111,7 +108,11 @@ pub(crate) fn run(args: &WorkerArgs, env: &Env, _out: &mut dyn Write, err: &mut 
     };
     let worker = match open(&build_args, env, &state, remote, &run, holder) {
         Ok(w) => w,
-        Err(e) => return refuse(err, e.to_string()),
+        Err(e) => {
+            let (d, status) = crate::command_error::worker(&e);
+            Reporter::new(MessageFormat::Human, env).report(&Files::default(), &d, err);
+            return status;
+        }
     };
     let jobs = args.jobs.unwrap_or(4).max(1);
     let halt = env.signals.then(|| worker.client.halt_switch());
@@ -136,46 +137,7 @@ pub(crate) fn run(args: &WorkerArgs, env: &Env, _out: &mut dyn Write, err: &mut 
     }
 }
 
-/// Why a worker could not start.
-#[derive(Debug)]
-enum StartError {
-    Config(specc_project::config::ConfigError),
-    /// Its state directory could not be made.
-    State {
-        dir: std::path::PathBuf,
-        error: std::io::Error,
-    },
-    Runtime(std::io::Error),
-    /// Live models' commands, and no full sandbox (what is missing).
-    Weaker(String),
-    /// Its replica of the repository could not be opened.
-    Replica {
-        dir: std::path::PathBuf,
-        error: std::io::Error,
-    },
-    Ledger(specc_llm::LlmError),
-    Journal(specc_state::JournalError),
-}
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StartError::Config(e) => write!(f, "{e}"),
-            StartError::State { dir, error } => write!(f, "{}: {error}", dir.display()),
-            StartError::Runtime(e) => write!(f, "no async runtime: {e}"),
-            StartError::Weaker(missing) => write!(
-                f,
-                "the full sandbox is not available here ({missing}), and this worker would run live models' commands"
-            ),
-            StartError::Replica { dir, error } => {
-                write!(f, "the replica in {}: {error}", dir.display())
-            }
-            StartError::Ledger(e) => write!(f, "the worker's state database: {e}"),
-            StartError::Journal(e) => write!(f, "{e}"),
-        }
-    }
-}
-
+/// Opens the worker's own state and its link to the serve (design: project.library).
 fn open(
     args: &BuildArgs,
     env: &Env,
@@ -184,61 +146,26 @@ fn open(
     run: &str,
     holder: String,
 ) -> Result<Worker, StartError> {
-    let dir = specc_project::spec_dir(Some(&args.spec));
-    let cfg = config::load(&args.source(), &dir, state).map_err(StartError::Config)?;
-    std::fs::create_dir_all(state.join("vcs")).map_err(|error| StartError::State {
-        dir: state.to_path_buf(),
-        error,
-    })?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(StartError::Runtime)?;
-    let (runner, missing) = session::runner(&cfg, env.sandbox_helper.as_deref(), &rt);
-    drop(rt);
-    if runner.confinement() == specc_sandbox::Confinement::Weaker
-        && session::live(&cfg, &env.overrides())
-        && !cfg.allow_weaker
-    {
-        return Err(StartError::Weaker(missing));
-    }
     let upstream = Arc::new(HttpUpstream::new(remote.clone(), &holder));
-    let replica = Repo::replica(
-        &state.join("vcs").join("log"),
-        specc_vcs::Options::default(),
-        upstream.clone(),
-    )
-    .map_err(|error| StartError::Replica {
-        dir: state.to_path_buf(),
-        error,
-    })?;
-    let ledger = Ledger::open(&state.join("state.db"))
-        .map(Arc::new)
-        .map_err(StartError::Ledger)?;
-    // Secrets are screened out of its requests and its journal as in a build (design:
-    // secrets.redaction).
-    let secrets = specc_project::secrets::redactor(&cfg.secrets_allow);
-    let journal = Journal::on(ledger.state_db())
-        .map_err(StartError::Journal)?
-        .screened(specc_project::secrets::screen(&secrets));
-    // Its calls are the build's: recorded under its run here, and held against the serve's
-    // budget and recorded in its ledger under the claim of their task.
-    let client =
-        specc_project::client::build(&cfg.llm, args.record.as_deref(), env.models.as_ref())
-            .with_ledger(ledger, run)
-            .with_gate(upstream.clone())
-            .with_redactor(Arc::new(specc_project::secrets::Secrets(secrets)));
+    let at = specc_project::worker::Start {
+        spec: &args.spec,
+        source: &args.source(),
+        state,
+        run,
+        record: args.record.as_deref(),
+    };
+    let opened = specc_project::worker::open(&at, &env.overrides(), upstream.clone())?;
     Ok(Worker {
         holder,
         remote,
         upstream,
-        replica,
-        journal,
-        client,
-        runner,
-        slots: specc_runtime::Slots::new(state.join("work")),
+        replica: opened.replica,
+        journal: opened.journal,
+        client: opened.client,
+        runner: opened.runner,
+        slots: opened.slots,
         intents: specc_runtime::Intents::default(),
-        policy: specc_project::policy::policy(&cfg),
+        policy: opened.policy,
     })
 }
 

@@ -17,7 +17,7 @@ use specc_vcs::git::read as git;
 /// What kind of drift.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum Kind {
+pub enum Kind {
     /// A `req:` or `design:` reference the build left is gone.
     ReferenceRemoved,
     /// A test of a requirement (a test file or test function that referenced it) is gone.
@@ -33,7 +33,7 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
-    pub(crate) fn words(self) -> &'static str {
+    pub fn words(self) -> &'static str {
         match self {
             Kind::ReferenceRemoved => "reference removed",
             Kind::TestRemoved => "test removed",
@@ -49,25 +49,25 @@ impl Kind {
 /// changed file that references neither), where, and the file's content now (`content`:
 /// blake3 hex, or `deleted`), which is what an accepted baseline entry matches.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub(crate) struct Finding {
-    pub(crate) subject: String,
-    pub(crate) kind: Kind,
-    pub(crate) path: String,
-    pub(crate) line: u32,
-    pub(crate) content: String,
+pub struct Finding {
+    pub subject: String,
+    pub kind: Kind,
+    pub path: String,
+    pub line: u32,
+    pub content: String,
     /// In words: what was there, or what the check said.
-    pub(crate) detail: String,
+    pub detail: String,
 }
 
 /// Why there is nothing to compare against.
 #[derive(Debug)]
-pub(crate) enum NoBase {
+pub enum NoBase {
     NotGit,
     NoSpeccCommit,
 }
 
 /// The newest commit of `tree`'s history (first parents) that specc made.
-pub(crate) fn base(tree: &Path) -> Result<String, NoBase> {
+pub fn base(tree: &Path) -> Result<String, NoBase> {
     let log = git(
         tree,
         &[
@@ -91,7 +91,7 @@ pub(crate) fn base(tree: &Path) -> Result<String, NoBase> {
 }
 
 /// The findings of every file the build wrote (present at `base`) that differs on disk.
-pub(crate) fn changed_files(tree: &Path, base: &str) -> Vec<Finding> {
+pub fn changed_files(tree: &Path, base: &str) -> Vec<Finding> {
     let Some(diff) = git(
         tree,
         &[
@@ -240,10 +240,11 @@ fn content_id(bytes: &[u8]) -> String {
 }
 
 /// A finding for each stale pin `specc check` reports in the tree (E0207), with the
-/// decision it names.
-pub(crate) fn stale_pins(
+/// decision it names. `locate` names a diagnostic's file as check showed it and gives the
+/// line of its label.
+pub fn stale_pins(
     diagnostics: &[specc_ir::Diagnostic],
-    files: &crate::source::Files,
+    locate: &dyn Fn(&specc_ir::Label) -> (String, u32),
     tree: &Path,
 ) -> Vec<Finding> {
     diagnostics
@@ -252,17 +253,17 @@ pub(crate) fn stale_pins(
         .filter_map(|d| {
             let label = d.primary.as_ref()?;
             let subject = d.message.split('`').nth(1)?.to_owned();
-            let shown = files.name(label.span.file);
-            let path = Path::new(shown)
+            let (shown, line) = locate(label);
+            let path = Path::new(&shown)
                 .strip_prefix(tree)
-                .map_or_else(|_| shown.to_owned(), |p| p.display().to_string());
+                .map_or_else(|_| shown.clone(), |p| p.display().to_string());
             let content = std::fs::read(tree.join(&path))
                 .map(|b| content_id(&b))
                 .unwrap_or_else(|_| "deleted".to_owned());
             Some(Finding {
                 subject,
                 kind: Kind::PinStale,
-                line: files.line_col(label.span.file, label.span.start).line,
+                line,
                 path,
                 content,
                 detail: d.message.clone(),

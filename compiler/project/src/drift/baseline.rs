@@ -11,24 +11,24 @@ use serde::{Deserialize, Serialize};
 
 use super::findings::Finding;
 
-pub(crate) const FILE: &str = "specc-drift.json";
+pub const FILE: &str = "specc-drift.json";
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Baseline {
+pub struct Baseline {
     accepted: BTreeSet<Finding>,
 }
 
 /// The baseline file exists and cannot be read or parsed.
 #[derive(Debug)]
-pub(crate) struct BadBaseline {
-    pub(crate) path: PathBuf,
-    pub(crate) why: String,
+pub struct BadBaseline {
+    pub path: PathBuf,
+    pub why: String,
 }
 
 impl Baseline {
     /// The baseline at `path`; none yet is an empty one.
-    pub(crate) fn load(path: &Path) -> Result<Baseline, BadBaseline> {
+    pub fn load(path: &Path) -> Result<Baseline, BadBaseline> {
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Baseline::default()),
@@ -45,14 +45,14 @@ impl Baseline {
         })
     }
 
-    pub(crate) fn accepts(&self, f: &Finding) -> bool {
+    pub fn accepts(&self, f: &Finding) -> bool {
         self.accepted.iter().any(|a| same(a, f))
     }
 
     /// Accepts the findings `ids` name (a requirement or decision id, or a path; all when
     /// empty), and forgets entries that match no finding any more. Returns how many it
     /// accepted now.
-    pub(crate) fn accept(&mut self, findings: &[Finding], ids: &[String]) -> usize {
+    pub fn accept(&mut self, findings: &[Finding], ids: &[String]) -> usize {
         let named =
             |f: &Finding| ids.is_empty() || ids.iter().any(|i| *i == f.subject || *i == f.path);
         self.accepted
@@ -67,10 +67,10 @@ impl Baseline {
         n
     }
 
-    pub(crate) fn save(&self, dir: &Path, path: &Path) -> std::io::Result<()> {
+    pub fn save(&self, dir: &Path, path: &Path) -> std::io::Result<()> {
         let mut text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         text.push('\n');
-        specc_project::atomic::write(dir, path, text.as_bytes())
+        crate::atomic::write(dir, path, text.as_bytes())
     }
 }
 
