@@ -101,6 +101,9 @@ codes! {
     // E05xx: scoring and reporting (`specc eval`, `specc report`).
     EVAL_SETUP = "E0501", Error, "specc eval could not run: no [eval] in specc.toml, nothing built yet, a build holds the state, or an unknown commit";
     REPORT_SETUP = "E0502", Error, "specc report could not run: no state database, no run with an eval series, or the page could not be written";
+    // E06xx: the way in for coding agents and editors (`specc mcp`, hooks).
+    MCP_SPEND_REFUSED = "E0601", Error, "a tool that spends money on models was called on a specc mcp server started without --allow-spend";
+    MCP_NO_NODE = "E0602", Error, "the spec has no node with the id a specc mcp tool was given";
 }
 
 pub fn lookup(code: &str) -> Option<&'static CodeInfo> {

@@ -3,22 +3,8 @@
 //! bridge, not by hand), replayed offline: every task lands and every hidden test passes. The workers' commands and the checks run
 //! for real, in the sandbox; only the answers are replayed.
 
-use std::path::Path;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("dir");
-    for e in std::fs::read_dir(from)
-        .expect("read")
-        .filter_map(Result::ok)
-    {
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        if src.is_dir() {
-            copy_dir(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).expect("copy");
-        }
-    }
-}
+use crate::support::copy_dir;
 
 /// `specc build` of the capable fixture `name`, replayed: its summary and its log.
 fn replayed(name: &str) -> (i32, String, String) {

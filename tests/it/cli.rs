@@ -218,3 +218,10 @@ fn two_labels_far_apart_are_two_snippets_not_the_lines_between() {
         "output grows with labels, not with the distance between them: {lines} lines"
     );
 }
+
+#[test]
+fn mcp_lists_its_tools_and_says_which_spend() {
+    let out = specc(&["mcp", "--list-tools"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    insta::assert_snapshot!(out.stdout);
+}

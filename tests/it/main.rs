@@ -35,6 +35,7 @@ mod hygiene;
 mod hygiene_imports;
 mod incremental;
 mod init_preview;
+mod mcp;
 mod own_design_docs;
 mod plan_cases;
 mod plan_tasks;

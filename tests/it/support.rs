@@ -47,3 +47,16 @@ pub(crate) fn json_diagnostics(stdout: &str) -> Vec<serde_json::Value> {
         .filter(|v| v.get("code").is_some() && v.get("severity").is_some())
         .collect()
 }
+
+/// Copies the directory `from` into `to`, recursively.
+pub(crate) fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("dir");
+    for e in std::fs::read_dir(from).expect("read").flatten() {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            copy_dir(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).expect("copy");
+        }
+    }
+}

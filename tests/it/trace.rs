@@ -3,23 +3,12 @@
 //! reference removed, `--fail-under 100` fails and names the requirement; JSON and Markdown
 //! carry the same rows.
 
-use std::path::Path;
 
 use serde_json::Value;
 
 use crate::support::specc;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("dir");
-    for e in std::fs::read_dir(from).expect("read").flatten() {
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        if e.file_type().is_ok_and(|t| t.is_dir()) {
-            copy_dir(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).expect("copy");
-        }
-    }
-}
+use crate::support::copy_dir;
 
 /// The example, copied and built in `specs/textstats` of a temporary directory (a directory
 /// named like a test directory, which must not make its code count as tests): the temporary

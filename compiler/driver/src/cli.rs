@@ -73,6 +73,10 @@ pub(crate) enum Command {
     Report(ReportArgs),
     /// Print the long explanation of a diagnostic code, or list every code.
     Explain(ExplainArgs),
+    /// Serve specc to a coding agent or editor over the Model Context Protocol (stdio):
+    /// preview, status, show, cost, trace, drift, check, explain and the spec's text, and
+    /// with --allow-spend build and approve.
+    Mcp(McpArgs),
     /// Show what the sandbox enforces on this host (`--probe`), or run a command in it
     /// exactly as a worker's `run` would.
     Sandbox(SandboxArgs),
@@ -483,6 +487,20 @@ impl MessageArgs {
             MessageFormat::Json => 0,
         })
     }
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct McpArgs {
+    /// The project the tools work in: specs and paths are read relative to it, and none
+    /// outside it [default: the current directory].
+    pub(crate) dir: Option<PathBuf>,
+    /// Offer the tools that spend money on models (build, approve) [default: `[mcp]
+    /// allow_spend` in the project's specc.toml].
+    #[arg(long)]
+    pub(crate) allow_spend: bool,
+    /// Print the tools (name, what they do, whether they spend) and exit.
+    #[arg(long)]
+    pub(crate) list_tools: bool,
 }
 
 #[derive(clap::Args, Debug)]

@@ -79,6 +79,8 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("W0413", include_str!("../explain/W0413.md")),
     ("E0501", include_str!("../explain/E0501.md")),
     ("E0502", include_str!("../explain/E0502.md")),
+    ("E0601", include_str!("../explain/E0601.md")),
+    ("E0602", include_str!("../explain/E0602.md")),
 ];
 
 /// The explanation of `code` (case-insensitive), if it has one.

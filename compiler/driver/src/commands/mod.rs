@@ -8,6 +8,7 @@ mod drift;
 mod eval;
 mod explain;
 mod init;
+mod mcp;
 mod metrics;
 pub use explain::explanation;
 mod pin;
@@ -75,6 +76,7 @@ fn run_command(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn Write) ->
         Command::Eval(args) => eval::run(&args, env, out, err),
         Command::Report(args) => report::run(&args, env, out, err),
         Command::Explain(args) => explain::run(&args, out, err),
+        Command::Mcp(args) => mcp::run(&args, env, out, err),
         Command::Sandbox(args) => sandbox::run(&args, env, out, err),
         Command::SandboxHelper { args } => specc_sandbox::helper::main(&args),
     }

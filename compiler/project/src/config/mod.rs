@@ -65,6 +65,18 @@ struct File {
     sandbox: Option<SandboxTable>,
     state: Option<StateTable>,
     secrets: Option<SecretsTable>,
+    /// Read by `specc mcp` itself; here so that a misspelt key is refused.
+    #[allow(dead_code)]
+    mcp: Option<McpTable>,
+}
+
+/// `[mcp]`: what `specc mcp` may do without being told on its command line (design:
+/// driver.mcp).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct McpTable {
+    #[allow(dead_code)]
+    allow_spend: Option<bool>,
 }
 
 /// `[secrets]`: values that look like secrets and are not (design: secrets.redaction).

@@ -22,6 +22,7 @@ const TABLES: &[&str] = &[
     "sandbox",   // config/mod.rs
     "state",     // config/mod.rs
     "secrets",   // config/mod.rs
+    "mcp",       // config/mod.rs, read by `specc mcp`
 ];
 
 /// specc.toml at `path`, read whole, with every table one specc reads.
