@@ -3,7 +3,6 @@
 //! bridge, not by hand), replayed offline: every task lands and every hidden test passes. The workers' commands and the checks run
 //! for real, in the sandbox; only the answers are replayed.
 
-
 use crate::support::copy_dir;
 
 /// `specc build` of the capable fixture `name`, replayed: its summary and its log.

@@ -3,6 +3,7 @@
 mod adopt;
 mod adopt_checks;
 mod adversarial;
+mod agents_md;
 mod answer_durability;
 mod approval;
 mod build;
@@ -31,6 +32,7 @@ mod eval;
 mod eval_report;
 mod fingerprints;
 mod fixtures;
+mod hooks;
 mod hygiene;
 mod hygiene_imports;
 mod incremental;

@@ -3,7 +3,6 @@
 //! reference removed, `--fail-under 100` fails and names the requirement; JSON and Markdown
 //! carry the same rows.
 
-
 use serde_json::Value;
 
 use crate::support::specc;

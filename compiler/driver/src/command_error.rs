@@ -53,6 +53,13 @@ pub(crate) fn worker(e: &StartError) -> (Diagnostic, i32) {
     }
 }
 
+/// A hook of the user's that did not end well: a warning, the build went on (W0603).
+pub(crate) fn hook(f: &specc_project::hooks::HookFailure) -> Diagnostic {
+    Diagnostic::new(codes::HOOK_FAILED, f.to_string()).with_help(
+        "run the hook by hand with the event on its stdin; `[hooks] timeout_seconds` in specc.toml sets how long it may run",
+    )
+}
+
 /// `out/` may not be written: nothing was overwritten (E0403).
 fn out_dir(message: String) -> Diagnostic {
     Diagnostic::new(codes::OUT_DIR_CHANGED, message)

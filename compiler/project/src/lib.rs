@@ -8,6 +8,7 @@
 //! design: project.library
 
 pub mod adopt;
+pub mod agents_md;
 pub mod atomic;
 pub mod build_plan;
 pub mod client;
@@ -17,6 +18,7 @@ mod error;
 pub mod estimate;
 pub mod eval;
 pub mod execute;
+pub mod hooks;
 pub mod planning;
 pub mod policy;
 pub mod secrets;

@@ -55,6 +55,8 @@ pub struct Session {
     /// git entries (symlinks, submodules) it left out.
     pub adopted_files: Option<(usize, usize)>,
     pub rt: tokio::runtime::Runtime,
+    /// The user's `[hooks]`, fired on the build's events (design: project.hooks).
+    pub hooks: crate::hooks::Hooks,
     /// Held while the build runs: one `specc build` per state directory.
     _lock: std::fs::File,
 }
@@ -64,10 +66,24 @@ impl Session {
     /// while the build ran are imported by the next build: exporting on top of them now
     /// would build on a base the build never saw, so the export is refused. `Ok(false)`:
     /// nothing to check out, the VCS holds no commit and `out/` never had a `main`.
-    pub fn export(&self) -> Result<bool, git::OutDirError> {
+    /// Unless `[build] agents_md = false`, AGENTS.md is committed first (design:
+    /// project.agents-md), naming `spec` as a person runs specc beside it.
+    pub fn export(&self, spec: &Path) -> Result<bool, git::OutDirError> {
         let pending = git::check_clean(&self.out)?;
         if !pending.commits.is_empty() {
             return Err(OutDirError::CommittedDuring(self.out.clone()));
+        }
+        if self.cfg.agents_md {
+            // As a person beside the spec names them.
+            let shown = |p: &Path| match p.strip_prefix(&self.dir) {
+                Ok(r) if r.as_os_str().is_empty() => ".".to_owned(),
+                Ok(r) => r.display().to_string(),
+                Err(_) => p.display().to_string(),
+            };
+            let out = shown(&self.out);
+            let text = crate::agents_md::output(&shown(spec), &out, self.repo.line_budget());
+            self.rt
+                .block_on(crate::agents_md::commit(&self.repo, &self.run, &text));
         }
         git::begin_export(&self.out)?;
         git::export(&self.out, || {
@@ -108,7 +124,9 @@ impl Session {
             crate::client::build(&cfg.llm, open.record.as_deref(), overrides.models.as_ref())
                 .with_ledger(ledger.clone(), &run)
                 .with_redactor(Arc::new(crate::secrets::Secrets(secrets.clone())));
+        let hooks = crate::hooks::Hooks::new(cfg.hooks.clone(), &dir, cfg.key_vars.clone());
         Ok(Session {
+            hooks,
             dir,
             state,
             cfg,

@@ -100,13 +100,34 @@ pub(crate) fn run(
         return exit::USAGE;
     }
     if args.approve {
-        let _ = write!(
-            err,
-            "{}",
-            specc_project::planning::approval::saved_message(&args.spec, planned.edited.len())
-        );
+        saved_for_approval(args, &planned, files, reporter, err);
     }
     reporter.finish(err)
+}
+
+/// Says how to approve the plan `--approve plan` saved, and tells the hooks waiting for
+/// it (design: project.hooks).
+fn saved_for_approval(
+    args: &PlanArgs,
+    planned: &planning::Planned,
+    files: &Files,
+    reporter: &mut Reporter,
+    err: &mut dyn Write,
+) {
+    let _ = write!(
+        err,
+        "{}",
+        specc_project::planning::approval::saved_message(&args.spec, planned.edited.len())
+    );
+    let failed = specc_project::planning::approval::awaiting(
+        &args.spec,
+        args.config.as_deref(),
+        &planned.tasks,
+        planned.edited.len(),
+    );
+    for f in failed {
+        reporter.report(files, &crate::command_error::hook(&f), err);
+    }
 }
 
 /// Plans `tree` with the hand edits of `dir`'s planned documents applied, reporting what

@@ -57,6 +57,11 @@ pub struct BuildConfig {
     pub state_url: Option<String>,
     /// `[secrets] allow`: what looks like a secret and is not.
     pub secrets_allow: Vec<String>,
+    /// `[hooks]`: the user's commands run on the build's events (design: project.hooks).
+    pub hooks: crate::hooks::HooksTable,
+    /// `[build] agents_md`: a build writes AGENTS.md into its output [default: true]
+    /// (design: project.agents-md).
+    pub agents_md: bool,
 }
 
 #[derive(Deserialize)]
@@ -65,6 +70,7 @@ struct File {
     sandbox: Option<SandboxTable>,
     state: Option<StateTable>,
     secrets: Option<SecretsTable>,
+    hooks: Option<crate::hooks::HooksTable>,
     /// Read by `specc mcp` itself; here so that a misspelt key is refused.
     #[allow(dead_code)]
     mcp: Option<McpTable>,
@@ -93,7 +99,7 @@ struct StateTable {
     url: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct BuildTable {
     out: Option<PathBuf>,
@@ -101,6 +107,8 @@ struct BuildTable {
     approve: Option<ApproveSetting>,
     /// The output is an existing repository `specc adopt` took in (design: driver.adopt).
     adopted: Option<bool>,
+    /// Write AGENTS.md into the output (design: project.agents-md).
+    agents_md: Option<bool>,
 }
 
 /// `[build] approve`: what a build waits for (design: driver.approval).
@@ -111,7 +119,7 @@ enum ApproveSetting {
     Plan,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct SandboxTable {
     allow_weaker: Option<bool>,
@@ -187,20 +195,8 @@ pub fn load_file(config: Option<&Path>, dir: &Path) -> Result<BuildConfig, Confi
         .values()
         .filter_map(|p| p.api_key_env.clone())
         .collect();
-    let sandbox = file.sandbox.unwrap_or(SandboxTable {
-        allow_weaker: None,
-        read: None,
-        memory_mb: None,
-        file_mb: None,
-        open_files: None,
-        pids: None,
-    });
-    let build = file.build.unwrap_or(BuildTable {
-        out: None,
-        jobs: None,
-        approve: None,
-        adopted: None,
-    });
+    let sandbox = file.sandbox.unwrap_or_default();
+    let build = file.build.unwrap_or_default();
     if !review.lenses.is_empty() && llm.role(specc_llm::Role::Reviewer).is_none() {
         return Err(at(TableError::NoReviewer));
     }
@@ -220,6 +216,8 @@ pub fn load_file(config: Option<&Path>, dir: &Path) -> Result<BuildConfig, Confi
     specc_passes::secrets::Redactor::new(&secrets_allow)
         .map_err(|e| at(TableError::SecretsAllow(e)))?;
     Ok(BuildConfig {
+        hooks: file.hooks.unwrap_or_default(),
+        agents_md: build.agents_md.unwrap_or(true),
         state_url,
         secrets_allow,
         llm,

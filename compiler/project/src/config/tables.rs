@@ -23,6 +23,7 @@ const TABLES: &[&str] = &[
     "state",     // config/mod.rs
     "secrets",   // config/mod.rs
     "mcp",       // config/mod.rs, read by `specc mcp`
+    "hooks",     // config/mod.rs: crate::hooks::HooksTable
 ];
 
 /// specc.toml at `path`, read whole, with every table one specc reads.

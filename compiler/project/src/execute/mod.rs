@@ -63,6 +63,7 @@ pub fn execute(s: &Session, plan: Plan, run: Run<'_>, observer: &dyn Observer) -
             sender.send_modify(|p| p.landings += 1);
         }
         observer.event(&e);
+        hooks_of(s, &e);
     };
     let slots = Slots::new(s.state.join("work"));
     let intents = Intents::default();
@@ -127,6 +128,26 @@ pub fn execute(s: &Session, plan: Plan, run: Run<'_>, observer: &dyn Observer) -
     }
 }
 
+/// The hooks an event fires (design: project.hooks): a task that failed, and the budget's
+/// 80 % the first time the spend reaches it (asked of the ledger only when a hook waits
+/// for it, after a model call).
+fn hooks_of(s: &Session, e: &Event) {
+    use crate::hooks::HookEvent;
+    match e {
+        Event::Failed { task, reason } => s.hooks.fire(
+            HookEvent::TaskFailed,
+            serde_json::json!({"run": s.run, "task": task, "reason": reason}),
+        ),
+        Event::Step { .. } | Event::AttemptFailed { .. } | Event::Landed { .. }
+            if s.hooks.wants(HookEvent::BudgetSpent80) =>
+        {
+            let spent = s.ledger.spent(&s.run).unwrap_or(0.0);
+            s.hooks.spent(&s.run, spent, s.cfg.llm.budget.dollars);
+        }
+        _ => {}
+    }
+}
+
 /// Journals the run's end: `stopped` when the report says the build stopped early.
 pub fn finish(s: &Session, report: &BuildReport) {
     let status = if report.stopped.is_some() {
@@ -137,4 +158,31 @@ pub fn finish(s: &Session, report: &BuildReport) {
     if let Err(e) = s.journal.finish_run(&s.run, status) {
         tracing::error!(run = %s.run, error = %e, "the journal could not record the run's end");
     }
+}
+
+/// Fires the `build_finished` hooks with how the build ended, and waits for every hook the
+/// build fired (each bounded by its timeout): the ones that did not end well, for the
+/// caller to report (design: project.hooks).
+pub fn finish_hooks(
+    s: &Session,
+    report: &BuildReport,
+    exit: i32,
+) -> Vec<crate::hooks::HookFailure> {
+    use specc_state::TaskState;
+    let count = |state| report.count(state);
+    let fields = serde_json::json!({
+        "run": s.run,
+        "outcome": if exit == 0 { "landed" } else { "failed" },
+        "exit": exit,
+        "landed": count(TaskState::Landed),
+        "up_to_date": count(TaskState::UpToDate),
+        "failed": count(TaskState::Failed),
+        "skipped": count(TaskState::Skipped),
+        "commits": report.commits,
+        "stopped": report.stopped,
+        "dollars": s.ledger.spent(&s.run).unwrap_or(0.0),
+        "out": s.out,
+    });
+    s.hooks.fire(crate::hooks::HookEvent::BuildFinished, fields);
+    s.hooks.finish()
 }

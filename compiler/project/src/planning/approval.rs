@@ -118,3 +118,33 @@ fn not_approved(spec: &Path, why: String) -> Box<Diagnostic> {
         )),
     )
 }
+
+/// Fires the `plan_awaiting_approval` hooks of the specc.toml in `dir` (or `config`) for the
+/// plan of `spec` just saved, with how many tasks it has, and waits for them: the ones that
+/// did not end well (design: project.hooks). No specc.toml, no hooks.
+pub fn awaiting(
+    spec: &Path,
+    config: Option<&Path>,
+    tasks: &[specc_ir::plan::TaskNode],
+    edited: usize,
+) -> Vec<crate::hooks::HookFailure> {
+    let dir = crate::spec_dir(Some(spec));
+    let Ok(cfg) = crate::config::load_file(config, &dir) else {
+        return Vec::new();
+    };
+    let hooks = crate::hooks::Hooks::new(cfg.hooks, &dir, cfg.key_vars);
+    let work = tasks
+        .iter()
+        .filter(|t| t.kind == specc_ir::plan::ChildKind::Work)
+        .count();
+    let fields = serde_json::json!({
+        "spec": spec,
+        "plan": dir.join(".specc").join(FILE),
+        "tasks": tasks.len(),
+        "work_tasks": work,
+        "decisions_edited_by_hand": edited,
+        "approve": format!("specc build {} --approve", spec.display()),
+    });
+    hooks.fire(crate::hooks::HookEvent::PlanAwaitingApproval, fields);
+    hooks.finish()
+}

@@ -150,7 +150,7 @@ pub(in crate::commands) fn run_with(
         let sink: &mut dyn Write = if json { &mut *out } else { &mut *err };
         execute(&s, args, env, planned.plan, serving, sink)
     };
-    for d in outcome_diagnostics(&s, &report)
+    for d in outcome_diagnostics(&s, &args.spec, &report)
         .into_iter()
         .chain(crate::reporter::recording_warning(&s.client))
     {
@@ -179,11 +179,17 @@ pub(in crate::commands) fn run_with(
     } else {
         summary.write_text(out)
     };
-    if reporter.status() != exit::OK || check.status != exit::OK {
+    let status = if reporter.status() != exit::OK || check.status != exit::OK {
         exit::ERRORS
     } else {
         exit::OK
+    };
+    // The user's hooks are told last, and their failures are warnings (design:
+    // project.hooks): the build's outcome is already decided.
+    for f in specc_project::execute::finish_hooks(&s, &report, status) {
+        reporter.report(&files, &crate::command_error::hook(&f), err);
     }
+    status
 }
 
 /// The spec parsed and the build's state opened, with what the user must be told about

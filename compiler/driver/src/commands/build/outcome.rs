@@ -15,9 +15,13 @@ use specc_project::session::Session;
 
 /// The build's errors: an export that failed, failed tasks, an early stop. The export comes
 /// first, whatever else happened: landed work is never held back.
-pub(super) fn outcome_diagnostics(s: &Session, report: &BuildReport) -> Vec<Diagnostic> {
+pub(super) fn outcome_diagnostics(
+    s: &Session,
+    spec: &std::path::Path,
+    report: &BuildReport,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let exported = s.export();
+    let exported = s.export(spec);
     match exported {
         Ok(true) => {}
         Ok(false) => out.push(

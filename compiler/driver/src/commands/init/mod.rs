@@ -116,6 +116,11 @@ fn files(p: &Preset, example: bool) -> Vec<(String, String)> {
     }
     out.push(("specc.toml".to_owned(), config));
     out.push(("field-guide/index.md".to_owned(), GUIDE.to_owned()));
+    // How a person's coding agent works on the project (design: project.agents-md).
+    out.push((
+        specc_project::agents_md::PATH.to_owned(),
+        specc_project::agents_md::PROJECT.to_owned(),
+    ));
     out
 }
 

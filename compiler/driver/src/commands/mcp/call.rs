@@ -53,17 +53,7 @@ pub(super) fn call(tool: &str, args: &Map<String, Value>, root: &Path) -> Result
             Call::Command(argv)
         }
         "specc_status" => Call::Command(command(&["status"], vec![spec()?.into()]).with(&json)),
-        "specc_show" => {
-            let task = a.string("task")?.ok_or_else(|| missing("task"))?;
-            let mut argv = command(&["show", task], vec![spec()?.into()]).with(&json);
-            if let Some(n) = a.positive("attempt")? {
-                argv.extend(["--attempt".into(), n.to_string().into()]);
-            }
-            if a.flag("full")? {
-                argv.push("--full".into());
-            }
-            Call::Command(argv)
-        }
+        "specc_show" => Call::Command(show(&a, command(&["show"], Vec::new()))?),
         "specc_cost" => {
             let state = specc_project::spec_dir(Some(&spec()?))
                 .join(".specc")
@@ -101,22 +91,42 @@ pub(super) fn call(tool: &str, args: &Map<String, Value>, root: &Path) -> Result
                 .to_owned(),
             timeout: a.number("timeout_seconds")?.unwrap_or(600.0),
         },
-        "specc_build" | "specc_approve" => {
-            let spec = spec()?;
-            let mut argv = match tool {
-                "specc_build" => command(&["build"], vec![spec.clone().into()]),
-                _ => command(&["approve"], vec![spec.clone().into()]),
-            };
-            if let Some(p) = a.choice("provider", &["config", "replay"])? {
-                argv.extend(["--provider".into(), p.into()]);
-            }
-            Call::Start {
-                argv,
-                spec,
-                follow: a.flag("follow")?,
-            }
-        }
+        "specc_build" | "specc_approve" => start(tool, &a)?,
         other => return Err(BadArgs(format!("no tool `{other}`"))),
+    })
+}
+
+/// `specc show TASK SPEC --format json` with its options, after `argv` (`specc show`).
+fn show(a: &Args<'_>, mut argv: Vec<OsString>) -> Result<Vec<OsString>, BadArgs> {
+    let task = a.string("task")?.ok_or_else(|| missing("task"))?;
+    argv.push(task.into());
+    argv.push(a.spec()?.into());
+    argv.extend(["--format", "json"].map(OsString::from));
+    if let Some(n) = a.positive("attempt")? {
+        argv.extend(["--attempt".into(), n.to_string().into()]);
+    }
+    if a.flag("full")? {
+        argv.push("--full".into());
+    }
+    Ok(argv)
+}
+
+/// A build (`specc_build`) or the approved plan's run (`specc_approve`) to start.
+fn start(tool: &str, a: &Args<'_>) -> Result<Call, BadArgs> {
+    let spec = a.spec()?;
+    let verb = if tool == "specc_build" {
+        "build"
+    } else {
+        "approve"
+    };
+    let mut argv: Vec<OsString> = vec!["specc".into(), verb.into(), spec.clone().into()];
+    if let Some(p) = a.choice("provider", &["config", "replay"])? {
+        argv.extend(["--provider".into(), p.into()]);
+    }
+    Ok(Call::Start {
+        argv,
+        spec,
+        follow: a.flag("follow")?,
     })
 }
 

@@ -66,24 +66,7 @@ pub(crate) fn run(args: &WorkerArgs, env: &Env, _out: &mut dyn Write, err: &mut 
         );
     };
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let build_args = BuildArgs {
-        spec: dir.join("spec.md"),
-        config: args.config.clone(),
-        out: None,
-        jobs: args.jobs,
-        provider: args.provider,
-        recording: args.recording.clone(),
-        record: None,
-        dry_run: false,
-        format: crate::cli::Format::Text,
-        force: Vec::new(),
-        approve: None,
-        gauges: None,
-        messages: MessageArgs {
-            message_format: MessageFormat::Human,
-            error_limit: None,
-        },
-    };
+    let build_args = build_args(args, &dir);
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_owned())
         .ok()
@@ -134,6 +117,28 @@ pub(crate) fn run(args: &WorkerArgs, env: &Env, _out: &mut dyn Write, err: &mut 
             exit::OK
         }
         Err(e) => refuse(err, e.to_string()),
+    }
+}
+
+/// The build a worker's tasks are of, as `specc build` would be given it.
+fn build_args(args: &WorkerArgs, dir: &std::path::Path) -> BuildArgs {
+    BuildArgs {
+        spec: dir.join("spec.md"),
+        config: args.config.clone(),
+        out: None,
+        jobs: args.jobs,
+        provider: args.provider,
+        recording: args.recording.clone(),
+        record: None,
+        dry_run: false,
+        format: crate::cli::Format::Text,
+        force: Vec::new(),
+        approve: None,
+        gauges: None,
+        messages: MessageArgs {
+            message_format: MessageFormat::Human,
+            error_limit: None,
+        },
     }
 }
 
