@@ -68,7 +68,8 @@ fn result(dir: &Path) -> (String, Vec<(String, usize)>) {
     )
     .lines()
     {
-        if !t.trim().is_empty() {
+        // AGENTS.md is specc's own commit, not a task's (design: project.agents-md).
+        if !t.trim().is_empty() && t.trim() != "agents-md" {
             *per_task.entry(t.trim().to_owned()).or_default() += 1;
         }
     }

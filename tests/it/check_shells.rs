@@ -148,7 +148,7 @@ fn git_status_diff_and_log_answer_in_a_checkout() {
     let files = String::from_utf8_lossy(&landed.stdout).into_owned();
     assert_eq!(
         files.lines().collect::<Vec<_>>(),
-        ["a.txt", "b.txt"],
+        ["AGENTS.md", "a.txt", "b.txt"],
         "{files}"
     );
 }

@@ -55,7 +55,8 @@ pub(crate) fn result(dir: &Path) -> (String, BTreeMap<String, usize>) {
     )
     .lines()
     {
-        if !t.trim().is_empty() {
+        // AGENTS.md is specc's own commit, not a task's (design: project.agents-md).
+        if !t.trim().is_empty() && t.trim() != "agents-md" {
             *per_task.entry(t.trim().to_owned()).or_default() += 1;
         }
     }

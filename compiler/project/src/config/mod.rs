@@ -59,7 +59,8 @@ pub struct BuildConfig {
     pub secrets_allow: Vec<String>,
     /// `[hooks]`: the user's commands run on the build's events (design: project.hooks).
     pub hooks: crate::hooks::HooksTable,
-    /// `[build] agents_md`: a build writes AGENTS.md into its output [default: true]
+    /// `[build] agents_md`: a build writes AGENTS.md into its output [default: true, but
+    /// false for an adopted repository]
     /// (design: project.agents-md).
     pub agents_md: bool,
 }
@@ -217,7 +218,8 @@ pub fn load_file(config: Option<&Path>, dir: &Path) -> Result<BuildConfig, Confi
         .map_err(|e| at(TableError::SecretsAllow(e)))?;
     Ok(BuildConfig {
         hooks: file.hooks.unwrap_or_default(),
-        agents_md: build.agents_md.unwrap_or(true),
+        // A person's own repository keeps its own AGENTS.md, if it has one.
+        agents_md: build.agents_md.unwrap_or(build.adopted != Some(true)),
         state_url,
         secrets_allow,
         llm,
