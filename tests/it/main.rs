@@ -55,4 +55,5 @@ mod spec_text;
 mod state_schema;
 mod support;
 mod trace;
+mod traces;
 mod worker_prose;

@@ -15,6 +15,7 @@ pub mod db;
 mod render;
 mod reporter;
 mod source;
+pub mod telemetry;
 
 use std::ffi::OsString;
 use std::io::Write;

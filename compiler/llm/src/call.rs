@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{Semaphore, SemaphorePermit};
+use tracing::Instrument as _;
 
 use crate::client::{AnswerHook, Client};
 use crate::config::Role;
@@ -82,7 +83,25 @@ impl Client {
         let mut number = 1;
         loop {
             let started = Instant::now();
-            let outcome = bound.provider.complete(&bound.request).await;
+            // For the build's trace (design: runtime.traces); off unless a trace is exported.
+            let span = tracing::info_span!(
+                "model call",
+                role = role.as_str(),
+                task,
+                provider = bound.provider.name(),
+                model = %bound.request.model,
+                attempt = number,
+                outcome = tracing::field::Empty,
+                input_tokens = tracing::field::Empty,
+                output_tokens = tracing::field::Empty,
+                dollars = tracing::field::Empty,
+            );
+            let outcome = bound
+                .provider
+                .complete(&bound.request)
+                .instrument(span.clone())
+                .await;
+            traced(&span, &bound, &outcome);
             let retry = match &outcome {
                 Ok(_) => None,
                 Err(e) => self.policy.delay(number, e),
@@ -286,4 +305,19 @@ impl Drop for Reservation {
             tracing::error!(error = %e, "a budget reservation could not be released");
         }
     }
+}
+
+/// A model call's span gets how it ended, its tokens and what it cost.
+fn traced(span: &tracing::Span, bound: &Bound<'_>, outcome: &Result<Response, LlmError>) {
+    if span.is_disabled() {
+        return;
+    }
+    let (usage, label) = match outcome {
+        Ok(r) => (r.usage, "ok"),
+        Err(e) => (Usage::default(), e.outcome()),
+    };
+    span.record("outcome", label);
+    span.record("input_tokens", usage.input + usage.cached_input);
+    span.record("output_tokens", usage.output);
+    span.record("dollars", bound.price.dollars(usage));
 }

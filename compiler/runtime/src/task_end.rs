@@ -69,3 +69,17 @@ pub enum TaskEnd {
     /// The journal failed: the build must stop.
     Journal(JournalError),
 }
+
+impl TaskEnd {
+    /// How the task ended, in one word (a trace's `outcome`).
+    pub fn word(&self) -> &'static str {
+        match self {
+            TaskEnd::Landed(_) => "landed",
+            TaskEnd::Blocked { .. } => "blocked",
+            TaskEnd::Failed { .. } => "failed",
+            TaskEnd::Budget { .. } => "budget",
+            TaskEnd::Parked { .. } => "parked",
+            TaskEnd::Journal(_) => "journal",
+        }
+    }
+}

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use specc_llm::types::Author;
 use specc_llm::{Client, LlmError, Message, Request, Response, Role, ToolCall, ToolChoice};
+use tracing::Instrument as _;
 
 use specc_state::{Journal, JournalError, StepAt, StepKind, step_write};
 
@@ -297,11 +298,20 @@ impl AgentLoop<'_> {
     /// Carries out one tool call, journals its result and hands it to the model.
     async fn carry_out(&self, t: &mut Turns, call: &ToolCall) -> Result<(), LoopEnd> {
         let left = self.limits.wall.saturating_sub(t.started.elapsed());
+        // For the build's trace (design: runtime.traces); off unless a trace is exported.
+        let span =
+            tracing::info_span!("tool call", tool = %call.name, failed = tracing::field::Empty);
         let mut outcome = match call.name.as_str() {
-            "contest_decision" => self.contest(call).await,
-            "read_spec" | "read_decision" => self.read(call),
-            _ => self.tools.call(call, t.step, left).await,
+            "contest_decision" => self.contest(call).instrument(span.clone()).await,
+            "read_spec" | "read_decision" => span.in_scope(|| self.read(call)),
+            _ => {
+                self.tools
+                    .call(call, t.step, left)
+                    .instrument(span.clone())
+                    .await
+            }
         };
+        span.record("failed", outcome.failed);
         if let Some(f) = outcome.flagged.take() {
             t.flagged.push(f);
         }

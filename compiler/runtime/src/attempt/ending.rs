@@ -33,6 +33,23 @@ pub(super) enum Attempted {
     Journal(JournalError),
 }
 
+impl Attempted {
+    /// How the attempt ended, in one word (a trace's `outcome`).
+    pub(super) fn word(&self) -> &'static str {
+        match self {
+            Attempted::Landed { .. } => "landed",
+            Attempted::Conflict { .. } => "conflict",
+            Attempted::Refused(_) => "refused",
+            Attempted::Blocked(_) => "blocked",
+            Attempted::Failed(_) => "failed",
+            Attempted::Broken(_) => "broken",
+            Attempted::Budget => "budget",
+            Attempted::Parked(_) => "parked",
+            Attempted::Journal(_) => "journal",
+        }
+    }
+}
+
 /// A failed attempt, as the ladder climbs on it.
 #[derive(Debug, Default)]
 pub(super) struct Failure {

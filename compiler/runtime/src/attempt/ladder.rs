@@ -128,8 +128,16 @@ impl Ladder {
             resumed: self.resumed.take(),
         };
         let ended = one_attempt(s, &self.order, start, &mut notes);
-        let span = tracing::error_span!("attempt", n = attempt, role = role.as_str());
-        Ok(match ended.instrument(span).await {
+        let span = tracing::error_span!(
+            "attempt",
+            n = attempt,
+            role = role.as_str(),
+            outcome = tracing::field::Empty
+        );
+        let ended = ended.instrument(span.clone()).await;
+        // For the build's trace (design: runtime.traces).
+        span.record("outcome", ended.word());
+        Ok(match ended {
             Attempted::Landed { commit, merged } => {
                 let mut end = landed(s, &self.order, attempt, commit, merged, &notes).await;
                 if let TaskEnd::Landed(l) = &mut end {

@@ -158,9 +158,16 @@ fn start_jobs<'s>(
         ));
     }
     for (i, order) in sched.ready(jobs) {
-        let span = tracing::error_span!("task", task = %order.task.id);
+        let span =
+            tracing::error_span!("task", task = %order.task.id, outcome = tracing::field::Empty);
         running.push(Box::pin(
-            async move { (i, Job::Ran(run_leaf(s, workers, order, i).await)) }.instrument(span),
+            async move {
+                let end = run_leaf(s, workers, order, i).await;
+                // For the build's trace (design: runtime.traces).
+                tracing::Span::current().record("outcome", end.word());
+                (i, Job::Ran(end))
+            }
+            .instrument(span),
         ));
     }
 }

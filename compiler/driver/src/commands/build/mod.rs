@@ -125,6 +125,11 @@ pub(in crate::commands) fn run_with(
     err: &mut dyn Write,
 ) -> i32 {
     let started = Instant::now();
+    // The trace's root: planning, the tasks and the export are in it (design:
+    // runtime.traces).
+    let span =
+        tracing::error_span!("build", spec = %args.spec.display(), run = tracing::field::Empty);
+    let _in_build = span.enter();
     let mut reporter =
         Reporter::new(args.messages.message_format, env).with_limit(args.messages.error_limit());
     let mut files = Files::default();
@@ -145,6 +150,7 @@ pub(in crate::commands) fn run_with(
             return status;
         }
     };
+    span.record("run", s.run.as_str());
     let json = args.messages.message_format == MessageFormat::Json;
     let report = {
         let sink: &mut dyn Write = if json { &mut *out } else { &mut *err };
