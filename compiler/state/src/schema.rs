@@ -166,6 +166,27 @@ pub fn has_table(c: &mut dyn Sql, name: &str) -> Result<bool, StateError> {
     }
 }
 
+/// Whether table `table` has column `column` (a database read without migrating it may
+/// predate the column).
+pub fn has_column(c: &mut dyn Sql, table: &str, column: &str) -> Result<bool, StateError> {
+    match c.dialect() {
+        Dialect::Sqlite => Ok(c
+            .query_one(
+                "SELECT COUNT(*) FROM pragma_table_info(?1) WHERE name = ?2",
+                args![table, column],
+            )?
+            .int(0)?
+            > 0),
+        Dialect::Postgres => c
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM information_schema.columns
+                   WHERE table_name = ?1 AND column_name = ?2)",
+                args![table, column],
+            )?
+            .flag(0),
+    }
+}
+
 /// Why a database whose `tables` are at version `at`, newer than this specc knows, is
 /// refused.
 fn too_new(tables: &Tables, at: i64) -> String {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value as Json, json};
 
-use super::{Finished, Value};
+use super::span::{Finished, Value};
 
 /// Most spans in one request.
 const BATCH: usize = 512;

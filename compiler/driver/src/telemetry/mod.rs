@@ -7,6 +7,7 @@
 //! design: runtime.traces
 
 mod export;
+mod span;
 
 use std::sync::mpsc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -19,30 +20,10 @@ use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 
 pub use export::Exporter;
+use span::{Finished, Value};
 
 /// The spans a trace holds.
 const SPANS: &[&str] = &["build", "task", "attempt", "model call", "tool call"];
-
-/// A span as exported: ids, parent, times and attributes.
-#[derive(Clone, Debug)]
-pub(crate) struct Finished {
-    pub(crate) trace: [u8; 16],
-    pub(crate) id: [u8; 8],
-    pub(crate) parent: Option<[u8; 8]>,
-    pub(crate) name: &'static str,
-    pub(crate) start_ns: u128,
-    pub(crate) end_ns: u128,
-    pub(crate) attributes: Vec<(String, Value)>,
-}
-
-/// An attribute's value.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Value {
-    Str(String),
-    Int(i64),
-    Float(f64),
-    Bool(bool),
-}
 
 /// The layer and what ships its spans, when the environment asks for a trace.
 pub fn from_env<S>() -> Option<(Filtered<Otlp, FilterFn, S>, Exporter)>

@@ -4,7 +4,7 @@
 //! `llm_calls`, read when the head was taken). `specc report` draws from it.
 //! design: eval.series
 
-use specc_state::schema::{Migration, Tables, has_table, migrate};
+use specc_state::schema::{Migration, Tables, has_column, has_table, migrate};
 use specc_state::{Row, Sql, StateDb, StateError, args};
 
 use super::evaluator::Evaluation;
@@ -13,10 +13,11 @@ use super::evaluator::Evaluation;
 /// point's costs by role and model.
 pub const EVAL: Tables = Tables {
     owner: "eval",
-    migrations: &[Migration {
-        version: 1,
-        legacy: Some(1),
-        sql: "
+    migrations: &[
+        Migration {
+            version: 1,
+            legacy: Some(1),
+            sql: "
 CREATE TABLE IF NOT EXISTS eval_runs (
     run {text} PRIMARY KEY, started_ms {int} NOT NULL, base_seq {int} NOT NULL);
 CREATE TABLE IF NOT EXISTS eval_points (
@@ -30,7 +31,15 @@ CREATE TABLE IF NOT EXISTS eval_costs (
     run {text} NOT NULL, point {int} NOT NULL, role {text} NOT NULL, model {text} NOT NULL,
     input_tokens {int} NOT NULL, output_tokens {int} NOT NULL, dollars {real} NOT NULL,
     PRIMARY KEY (run, point, role, model))",
-    }],
+        },
+        Migration {
+            version: 2,
+            legacy: None,
+            // Why an evaluation had no score (its exit and the end of its output), for the
+            // report's hover (design: eval.report).
+            sql: "ALTER TABLE eval_points ADD COLUMN why {text}",
+        },
+    ],
 };
 
 /// Makes the series' tables, and the ledger's, whose `llm_calls` a point's costs are read
@@ -71,6 +80,8 @@ pub struct Point {
     pub hottest: Option<(String, u64, u64)>,
     /// The evaluation at the build's end.
     pub last: bool,
+    /// Why there is no score (its exit and the end of its output), when there is none.
+    pub why: Option<String>,
     pub costs: Vec<Cost>,
 }
 
@@ -135,6 +146,7 @@ pub fn record(
     let commit = e.commit.hex();
     let score = e.score.clone();
     let m = e.metrics.clone();
+    let why = score.is_none().then(|| why_unscored(e));
     // Its own transaction: a point that cannot be written is reported, and the build's
     // queued journal and ledger writes are not lost with it.
     db.transaction(|tx| {
@@ -156,8 +168,9 @@ pub fn record(
         tx.execute(
             "INSERT INTO eval_points (run, point, t_ms, commit_id, score, passed, failed,
                  total, commits, conflicts, lines, files, packages, hottest_path,
-                 hottest_conflicts, hottest_lines, final) VALUES
-                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                 hottest_conflicts, hottest_lines, final, why) VALUES
+                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                  ?18)",
             args![
                 run,
                 point,
@@ -176,6 +189,7 @@ pub fn record(
                 hot.map(|h| h.1),
                 hot.map(|h| h.2),
                 last,
+                why.as_deref(),
             ],
         )?;
         for c in costs {
@@ -233,8 +247,41 @@ fn point_of(r: &Row) -> Result<Point, StateError> {
         packages: r.u64(10)?,
         hottest,
         last: r.flag(14)?,
+        why: r.opt_text(15)?,
         costs: Vec::new(),
     })
+}
+
+/// Why an evaluation has no score: how its command ended and the last lines of its output.
+fn why_unscored(e: &Evaluation) -> String {
+    use specc_sandbox::Exit;
+    let ended = match &e.exit {
+        Exit::Code(0) => "exit 0 with no test summary".to_owned(),
+        Exit::Code(c) => format!("exit {c}"),
+        Exit::Signal(s) => format!("killed by signal {s}"),
+        Exit::TimedOut => "timed out".to_owned(),
+        Exit::NotStarted(why) => format!("did not start: {why}"),
+    };
+    let text = std::fs::read_to_string(&e.log).unwrap_or_default();
+    let tail: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("---"))
+        .collect();
+    let tail = tail[tail.len().saturating_sub(2)..].join(" / ");
+    let mut why = match tail.is_empty() {
+        true => ended,
+        false => format!("{ended}: {tail}"),
+    };
+    if why.len() > 300 {
+        let cut = (0..=300)
+            .rev()
+            .find(|i| why.is_char_boundary(*i))
+            .unwrap_or(0);
+        why.truncate(cut);
+        why.push('…');
+    }
+    why
 }
 
 /// `run`'s series, in order; empty if it has none.
@@ -242,11 +289,19 @@ pub fn points(c: &mut dyn Sql, run: &str) -> Result<Vec<Point>, StateError> {
     if !has_table(c, "eval_points")? {
         return Ok(Vec::new());
     }
+    // A database read without migrating it may predate `why`.
+    let why = match has_column(c, "eval_points", "why")? {
+        true => "why",
+        false => "NULL",
+    };
     let mut points: Vec<Point> = c
         .query(
-            "SELECT point, t_ms, commit_id, score, passed, total, commits, conflicts, lines,
-                    files, packages, hottest_path, hottest_conflicts, hottest_lines, final
-             FROM eval_points WHERE run = ?1 ORDER BY point",
+            &format!(
+                "SELECT point, t_ms, commit_id, score, passed, total, commits, conflicts, lines,
+                        files, packages, hottest_path, hottest_conflicts, hottest_lines, final,
+                        {why}
+                 FROM eval_points WHERE run = ?1 ORDER BY point"
+            ),
             args![run],
         )?
         .iter()

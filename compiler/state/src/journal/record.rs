@@ -185,11 +185,13 @@ impl Journal {
         let noted = (run.clone(), task.clone());
         self.defer(move |c| {
             c.execute(
-                "INSERT INTO attempts (run, task, attempt, role, base, state, started_unix)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6)
+                "INSERT INTO attempts (run, task, attempt, role, base, state, started_unix,
+                     started_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6, ?7)
                  ON CONFLICT (run, task, attempt) DO UPDATE SET role = ?4, base = ?5,
-                     state = 'running', reason = NULL, started_unix = ?6, finished_unix = NULL",
-                args![&run, &task, attempt, &role, &base, now()],
+                     state = 'running', reason = NULL, started_unix = ?6, finished_unix = NULL,
+                     started_ms = ?7, finished_ms = NULL",
+                args![&run, &task, attempt, &role, &base, now(), now_ms()],
             )
             .map(drop)
         })?;
@@ -252,9 +254,17 @@ impl Journal {
         let reason = self.screen_text(reason);
         self.defer(move |c| {
             c.execute(
-                "UPDATE attempts SET state = ?4, reason = ?5, finished_unix = ?6
+                "UPDATE attempts SET state = ?4, reason = ?5, finished_unix = ?6, finished_ms = ?7
                  WHERE run = ?1 AND task = ?2 AND attempt = ?3",
-                args![&run, &task, attempt, &state, reason.as_deref(), now()],
+                args![
+                    &run,
+                    &task,
+                    attempt,
+                    &state,
+                    reason.as_deref(),
+                    now(),
+                    now_ms()
+                ],
             )
             .map(drop)
         })

@@ -29,6 +29,11 @@ pub const JOURNAL: Tables = Tables {
             legacy: None,
             sql: V4,
         },
+        Migration {
+            version: 5,
+            legacy: None,
+            sql: V5,
+        },
     ],
 };
 
@@ -78,3 +83,9 @@ CREATE TABLE IF NOT EXISTS settled (
     decision {text} PRIMARY KEY, text {text} NOT NULL, rationale {text} NOT NULL,
     replaced {text} NOT NULL, by_task {text} NOT NULL, attempt {int} NOT NULL,
     evidence {text} NOT NULL, run {text} NOT NULL)";
+
+/// When each attempt started and ended, in ms since the epoch: the swarm's timeline in
+/// `specc report` (design: eval.report).
+const V5: &str = "
+ALTER TABLE attempts ADD COLUMN started_ms {int};
+ALTER TABLE attempts ADD COLUMN finished_ms {int}";

@@ -1,0 +1,58 @@
+//! A run's attempts in time, for the swarm's timeline in `specc report`: when each started
+//! and ended (ms since the epoch), its role and how it ended, and when each task landed.
+//! A database from before migration 5 has no milliseconds: its attempts have none.
+//! design: eval.report
+
+use crate::schema::{has_column, has_table};
+use crate::{Sql, StateError, args};
+
+/// One attempt in time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttemptSpan {
+    pub task: String,
+    pub attempt: u32,
+    pub role: String,
+    /// `running`, `landed`, `failed`, … as the journal says.
+    pub state: String,
+    pub started_ms: Option<i64>,
+    /// `None` while it runs (or if the build died during it).
+    pub finished_ms: Option<i64>,
+}
+
+/// `run`'s attempts in the order they started, and each task's landing time.
+pub fn timeline(
+    c: &mut dyn Sql,
+    run: &str,
+) -> Result<(Vec<AttemptSpan>, Vec<(String, i64)>), StateError> {
+    if !has_table(c, "attempts")? || !has_column(c, "attempts", "started_ms")? {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let attempts = c
+        .query(
+            "SELECT task, attempt, role, state, started_ms, finished_ms FROM attempts
+             WHERE run = ?1 ORDER BY started_ms, task, attempt",
+            args![run],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(AttemptSpan {
+                task: r.text(0)?,
+                attempt: r.u32(1)?,
+                role: r.text(2)?,
+                state: r.text(3)?,
+                started_ms: r.opt_int(4)?,
+                finished_ms: r.opt_int(5)?,
+            })
+        })
+        .collect::<Result<Vec<_>, StateError>>()?;
+    let landed = c
+        .query(
+            "SELECT task, landed_ms FROM tasks WHERE run = ?1 AND landed_ms IS NOT NULL
+             ORDER BY landed_ms",
+            args![run],
+        )?
+        .iter()
+        .map(|r| Ok((r.text(0)?, r.int(1)?)))
+        .collect::<Result<Vec<_>, StateError>>()?;
+    Ok((attempts, landed))
+}
