@@ -30,8 +30,8 @@ pub use error::StateError;
 pub use journal::{
     AttemptSpan, AttemptStory, JOURNAL, Journal, JournalError, LastAttempt, RunRow, RunningAttempt,
     Screen, SettledRow, Status, StepAt, StepKind, StepRow, Story, StoryStep, Submissions,
-    TASK_STATES, TaskLine, TaskRef, TaskRow, TaskState, read_landed, read_status, read_story,
-    status_of, step_write, story_of, timeline,
+    TASK_STATES, TaskLine, TaskRef, TaskRow, TaskState, Timeline, read_landed, read_status,
+    read_story, status_of, step_write, story_of, timeline,
 };
 pub use leases::{
     Claim, LEASES, LeaseError, LeaseRow, LeaseStore, StepRecord, read as read_leases,

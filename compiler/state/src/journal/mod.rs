@@ -24,4 +24,4 @@ pub use status::{RunRow, RunningAttempt, Status, Submissions, TASK_STATES, TaskL
 pub use status::{of as status_of, read as read_status, read_landed};
 pub use story::{AttemptStory, Story, StoryStep, of as story_of, read as read_story};
 pub use tables::JOURNAL;
-pub use timeline::{AttemptSpan, timeline};
+pub use timeline::{AttemptSpan, Timeline, timeline};

@@ -17,20 +17,28 @@ pub struct AttemptSpan {
     pub started_ms: Option<i64>,
     /// `None` while it runs (or if the build died during it).
     pub finished_ms: Option<i64>,
+    /// Its submission conflicted and went to the merge agent (at its end).
+    pub merged: bool,
 }
 
-/// `run`'s attempts in the order they started, and each task's landing time.
-pub fn timeline(
-    c: &mut dyn Sql,
-    run: &str,
-) -> Result<(Vec<AttemptSpan>, Vec<(String, i64)>), StateError> {
+/// A run in time: its attempts in the order they started, and when each task landed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Timeline {
+    pub attempts: Vec<AttemptSpan>,
+    pub landed: Vec<(String, i64)>,
+}
+
+/// `run`'s timeline.
+pub fn timeline(c: &mut dyn Sql, run: &str) -> Result<Timeline, StateError> {
     if !has_table(c, "attempts")? || !has_column(c, "attempts", "started_ms")? {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Timeline::default());
     }
     let attempts = c
         .query(
-            "SELECT task, attempt, role, state, started_ms, finished_ms FROM attempts
-             WHERE run = ?1 ORDER BY started_ms, task, attempt",
+            "SELECT a.task, a.attempt, a.role, a.state, a.started_ms, a.finished_ms,
+                    (SELECT COUNT(*) FROM steps s WHERE s.run = a.run AND s.task = a.task
+                       AND s.attempt = a.attempt AND s.kind = 'merge')
+             FROM attempts a WHERE a.run = ?1 ORDER BY a.started_ms, a.task, a.attempt",
             args![run],
         )?
         .iter()
@@ -42,6 +50,7 @@ pub fn timeline(
                 state: r.text(3)?,
                 started_ms: r.opt_int(4)?,
                 finished_ms: r.opt_int(5)?,
+                merged: r.int(6)? > 0,
             })
         })
         .collect::<Result<Vec<_>, StateError>>()?;
@@ -54,5 +63,5 @@ pub fn timeline(
         .iter()
         .map(|r| Ok((r.text(0)?, r.int(1)?)))
         .collect::<Result<Vec<_>, StateError>>()?;
-    Ok((attempts, landed))
+    Ok(Timeline { attempts, landed })
 }
