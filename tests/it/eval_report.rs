@@ -125,10 +125,6 @@ fn the_report_draws_every_series_of_the_database() {
             "lines",
             "SELECT t_ms, lines FROM eval_points WHERE run = ?1 ORDER BY point",
         ),
-        (
-            "packages",
-            "SELECT t_ms, packages FROM eval_points WHERE run = ?1 ORDER BY point",
-        ),
     ] {
         let want = series(sql);
         let lines = drawn(&html, id, color);
@@ -144,6 +140,19 @@ fn the_report_draws_every_series_of_the_database() {
             "{id}: drawn {lines:?}, stored {want:?}"
         );
     }
+    // A tree without a package manifest: the packages chart says so in words instead of
+    // drawing a flat line at zero.
+    assert!(
+        series("SELECT t_ms, packages FROM eval_points WHERE run = ?1 ORDER BY point")
+            .iter()
+            .all(|(_, n)| *n == 0.0)
+    );
+    let packages = figure(&html, "packages");
+    assert!(
+        packages.starts_with("<figure class=\"chart empty\"")
+            && packages.contains("No package manifest in the tree"),
+        "{packages}"
+    );
     // Tokens by role: the worker's line is the ledger's worker tokens at each point.
     let legend = attr(
         &html[html.find("id=\"tokens\"").expect("tokens") - 30..],
@@ -229,9 +238,9 @@ fn runs_from_two_state_databases_share_each_chart_with_a_legend() {
 
 /// The figure `id` of the report at `html`.
 fn figure<'a>(html: &'a str, id: &str) -> &'a str {
-    let start = html
-        .find(&format!("<figure class=\"chart\" id=\"{id}\""))
-        .expect(id);
+    // A chart, or (class `chart empty`) a chart with nothing to draw, said in words.
+    let at = html.find(&format!(" id=\"{id}\"")).expect(id);
+    let start = html[..at].rfind("<figure").expect("figure");
     &html[start..start + html[start..].find("</figure>").expect("end")]
 }
 
@@ -249,11 +258,23 @@ fn an_unknown_score_and_a_one_point_series_still_draw_sensibly() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("score     unknown at the end"), "{out}");
     let html = std::fs::read_to_string(&html_path).expect("page");
-    // The unknown score is not drawn as zero: the chart says it has nothing to show.
+    // An evaluation whose output could not be read counts as 0, with a mark that says why
+    // on hover.
     let score = figure(&html, "score");
+    assert!(!score.contains("no points yet"), "{score}");
     assert!(
-        score.contains("no points yet") && !score.contains("<circle"),
+        score.contains("class=\"unscored\"")
+            && score.contains("could not score at point 0")
+            && score.contains("<title>"),
         "{score}"
+    );
+    let drawn_score = drawn(&html, "score", "#1F77B4");
+    // (The legend's sample line is drawn in the same colour, above the plot's data.)
+    assert!(
+        drawn_score
+            .iter()
+            .any(|l| l.len() == 1 && l[0].1.abs() < 0.5),
+        "the unknown score is drawn at 0: {drawn_score:?}"
     );
     // The one point of every other series is a visible mark inside the plot.
     for id in ["commits", "lines", "tokens"] {

@@ -43,6 +43,7 @@ mod plan_cases;
 mod plan_tasks;
 mod ratchet;
 mod readme;
+mod report_page;
 mod requirement_refs;
 mod sandbox;
 mod schemas;

@@ -356,3 +356,17 @@ pub fn last_conflicts(db: &StateDb, run: &str) -> Result<u64, StateError> {
         .map_or(Ok(0), |r| r.u64(0))
     })
 }
+
+/// When `run`'s series started (ms since the epoch), if it has one: the origin of its
+/// points' `t_ms`.
+pub fn started(c: &mut dyn Sql, run: &str) -> Result<Option<i64>, StateError> {
+    if !has_table(c, "eval_runs")? {
+        return Ok(None);
+    }
+    c.query_opt(
+        "SELECT started_ms FROM eval_runs WHERE run = ?1",
+        args![run],
+    )?
+    .map(|r| r.int(0))
+    .transpose()
+}

@@ -26,6 +26,10 @@ pub(super) struct Spec<'a> {
     /// Counts: the axis ends on a whole number and its labels are whole numbers.
     pub(super) integer: bool,
     pub(super) lines: Vec<Line>,
+    /// Said instead of a chart when there is nothing to draw: no point, or (with
+    /// `zero_is_nothing`) only zeros.
+    pub(super) nothing: &'a str,
+    pub(super) zero_is_nothing: bool,
 }
 
 /// A drawn chart.
@@ -37,6 +41,29 @@ pub(super) struct Chart {
     pub(super) plot: (i32, i32, i32, i32),
     /// Name and colour of each line, in legend order.
     pub(super) legend: Vec<(String, String)>,
+    pub(super) title: String,
+    /// In words, when there is nothing to draw: the page shows this instead.
+    pub(super) nothing: Option<String>,
+}
+
+impl Chart {
+    /// Where the data point `(x, y)` is drawn, in the SVG's pixels.
+    pub(super) fn pixel(&self, (x, y): (f64, f64)) -> (f64, f64) {
+        let (l, t, r, b) = self.plot;
+        let fx = (x - self.x.0) / (self.x.1 - self.x.0).max(f64::MIN_POSITIVE);
+        let fy = (y - self.y.0) / (self.y.1 - self.y.0).max(f64::MIN_POSITIVE);
+        (
+            f64::from(l) + fx * f64::from(r - l),
+            f64::from(b) - fy * f64::from(b - t),
+        )
+    }
+
+    /// Adds `svg` (elements) on top of the drawing.
+    pub(super) fn overlay(&mut self, svg: &str) {
+        if let Some(at) = self.svg.rfind("</svg>") {
+            self.svg.insert_str(at, svg);
+        }
+    }
 }
 
 const SIZE: (u32, u32) = (720, 380);
@@ -62,6 +89,11 @@ pub(super) fn hex(c: RGBColor) -> String {
 /// Draws `spec`. A drawing error (none is expected from the SVG backend) leaves what was
 /// drawn and says so in the chart's title.
 pub(super) fn draw(spec: &Spec<'_>) -> Chart {
+    let mut all = spec.lines.iter().flat_map(|l| l.points.iter());
+    let nothing = match all.clone().next() {
+        None => true,
+        Some(_) => spec.zero_is_nothing && all.all(|(_, y)| *y == 0.0),
+    };
     let all = spec.lines.iter().flat_map(|l| l.points.iter());
     let (mut x_max, mut y_max) = (0.0f64, 0.0f64);
     for (x, y) in all {
@@ -91,6 +123,8 @@ pub(super) fn draw(spec: &Spec<'_>) -> Chart {
             .iter()
             .map(|l| (l.name.clone(), hex(l.color)))
             .collect(),
+        title: spec.title.to_owned(),
+        nothing: nothing.then(|| spec.nothing.to_owned()),
     }
 }
 

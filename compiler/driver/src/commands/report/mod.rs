@@ -9,6 +9,7 @@ mod charts;
 mod html;
 mod runs;
 mod summary;
+mod timeline;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -106,10 +107,13 @@ fn load(args: &ReportArgs) -> Result<Vec<Run>, ReadError> {
                 run.clone()
             };
             if args.run.is_empty() || args.run.iter().any(|r| *r == run || *r == label) {
+                let (timeline, started_ms) = in_time(db, &run);
                 runs.push(Run {
                     label,
                     db: db.clone(),
                     points,
+                    timeline,
+                    started_ms,
                 });
             }
         }
@@ -134,6 +138,23 @@ fn load(args: &ReportArgs) -> Result<Vec<Run>, ReadError> {
         ));
     }
     Ok(runs)
+}
+
+/// `run`'s attempts in time and its series' start, read from `db` (nothing when they cannot
+/// be read: the timeline is then left out, and the charts are drawn as before).
+fn in_time(db: &Path, run: &str) -> (specc_state::Timeline, Option<i64>) {
+    let read = |c: &mut dyn specc_state::Sql| {
+        Ok((specc_state::timeline(c, run)?, series::started(c, run)?))
+    };
+    let got = match super::state_url::of(db) {
+        Some(url) => super::state_url::reader(url)
+            .ok()
+            .and_then(|r| r.read(read).ok()),
+        None => specc_state::sqlite::open_read_only(db)
+            .ok()
+            .and_then(|mut c| read(&mut c).ok()),
+    };
+    got.unwrap_or_default()
 }
 
 /// A state database's project, for a legend: the directory that holds `.specc/` (or a
@@ -281,7 +302,10 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 y_format: percent,
                 y_floor_max: 100.0,
                 integer: false,
-                lines: per_run(runs, unit, |p| p.score.map(|s| s * 100.0)),
+                // An evaluation that could not run counts as 0, its reason on hover.
+                lines: per_run(runs, unit, |p| Some(p.score.map_or(0.0, |s| s * 100.0))),
+                nothing: "No evaluation yet: the hidden tests have not been run on this build.",
+                zero_is_nothing: false,
             },
         ),
         (
@@ -294,6 +318,8 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 y_floor_max: 1.0,
                 integer: true,
                 lines: count(|p| p.commits),
+                nothing: "No commits yet: nothing has landed.",
+                zero_is_nothing: true,
             },
         ),
         (
@@ -306,6 +332,8 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 y_floor_max: 1.0,
                 integer: true,
                 lines: count(|p| p.conflicts),
+                nothing: "No conflicts: no two tasks changed the same lines at once.",
+                zero_is_nothing: true,
             },
         ),
         (
@@ -318,6 +346,8 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 y_floor_max: 1.0,
                 integer: true,
                 lines: per_run(runs, unit, |p| p.hottest.as_ref().map(|h| h.2 as f64)),
+                nothing: "No file was fought over: no conflict, so no most-conflicted file.",
+                zero_is_nothing: true,
             },
         ),
         (
@@ -330,6 +360,8 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 y_floor_max: 1.0,
                 integer: true,
                 lines: count(|p| p.packages),
+                nothing: "No package manifest in the tree (Cargo.toml, pyproject.toml, package.json, go.mod).",
+                zero_is_nothing: true,
             },
         ),
         (
@@ -342,6 +374,8 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 y_floor_max: 1.0,
                 integer: true,
                 lines: count(|p| p.lines),
+                nothing: "The tree is empty: no lines yet.",
+                zero_is_nothing: true,
             },
         ),
         (
@@ -354,6 +388,8 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 y_floor_max: 1.0,
                 integer: false,
                 lines: per_role(runs, unit, |c| (c.input_tokens + c.output_tokens) as f64),
+                nothing: "No model call recorded at these points.",
+                zero_is_nothing: true,
             },
         ),
         (
@@ -366,11 +402,45 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 y_floor_max: 0.01,
                 integer: false,
                 lines: per_role(runs, unit, |c| c.dollars),
+                nothing: "Nothing spent: every answer cost nothing (a free model, or a recording priced at zero).",
+                zero_is_nothing: true,
             },
         ),
     ];
-    specs
+    let mut charts: Vec<(&'static str, Chart)> = specs
         .into_iter()
         .map(|(id, spec)| (id, charts::draw(&spec)))
-        .collect()
+        .collect();
+    if let Some((_, score)) = charts.iter_mut().find(|(id, _)| *id == "score") {
+        unscored(score, runs, unit);
+    }
+    charts
+}
+
+/// A mark with its reason on hover over each score point that is 0 because its evaluation
+/// could not run (or its output could not be read).
+fn unscored(chart: &mut Chart, runs: &[Run], unit: Unit) {
+    let mut marks = String::new();
+    for r in runs {
+        for p in r.points.iter().filter(|p| p.score.is_none()) {
+            let (x, y) = chart.pixel((unit.at(p), 0.0));
+            let why = p
+                .why
+                .as_deref()
+                .unwrap_or("no test summary could be read from the suite's output");
+            let _ = std::fmt::Write::write_fmt(
+                &mut marks,
+                format_args!(
+                    "<circle class=\"unscored\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"6\" fill=\"none\" \
+                     stroke=\"#D62728\" stroke-width=\"2\"><title>{}: could not score at point {} \
+                     ({}): {}</title></circle>",
+                    html::escape(&r.label),
+                    p.point,
+                    html::escape(&p.commit.chars().take(12).collect::<String>()),
+                    html::escape(why)
+                ),
+            );
+        }
+    }
+    chart.overlay(&marks);
 }

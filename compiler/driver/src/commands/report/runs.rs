@@ -8,6 +8,11 @@ pub(in crate::commands) struct Run {
     pub(in crate::commands) label: String,
     pub(in crate::commands) db: PathBuf,
     pub(in crate::commands) points: Vec<Point>,
+    /// Its attempts in time, for the swarm's timeline (empty when the database predates
+    /// their times).
+    pub(in crate::commands) timeline: specc_state::Timeline,
+    /// When its series started (ms since the epoch): the origin of every time axis.
+    pub(in crate::commands) started_ms: Option<i64>,
 }
 
 /// The time axis' unit: seconds for builds under two minutes, minutes otherwise.

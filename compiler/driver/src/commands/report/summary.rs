@@ -74,3 +74,73 @@ pub(super) fn write(runs: &[Run], out: &mut dyn Write) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// The run's summary at the top of the page: a card per figure a reader looks for first
+/// (the final score, time, dollars, tokens, tasks landed and failed, commits, conflicts).
+pub(super) fn cards(h: &mut String, r: &Run, named: bool) {
+    use std::fmt::Write as _;
+    let last = r.points.last();
+    let (tokens, dollars) = last.map_or((0, 0.0), |p| {
+        p.costs.iter().fold((0, 0.0), |(t, d), c| {
+            (t + c.input_tokens + c.output_tokens, d + c.dollars)
+        })
+    });
+    let (score, class) = match last.map(|p| (p.score, p.passed, p.total)) {
+        Some((Some(s), Some(passed), Some(total))) => (
+            format!("{passed}/{total}"),
+            if s >= 1.0 { "good" } else { "" },
+        ),
+        Some(_) => ("could not score".to_owned(), "bad"),
+        None => ("–".to_owned(), ""),
+    };
+    let attempts = &r.timeline.attempts;
+    let landed = r.timeline.landed.len();
+    let failed = attempts
+        .iter()
+        .filter(|a| a.state == "failed")
+        .map(|a| a.task.as_str())
+        .filter(|t| !r.timeline.landed.iter().any(|(l, _)| l == t))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    if named {
+        let _ = writeln!(
+            h,
+            "<h2 class=\"run\">{}</h2>",
+            super::html::escape(&r.label)
+        );
+    }
+    h.push_str("<div class=\"cards\">");
+    let mut card = |value: String, what: &str, class: &str| {
+        let _ = write!(
+            h,
+            "<div class=\"card {class}\"><b>{}</b><span>{what}</span></div>",
+            super::html::escape(&value)
+        );
+    };
+    card(score, "hidden tests passing at the end", class);
+    card(
+        last.map_or("–".to_owned(), |p| super::html::duration(p.t_ms)),
+        "build time",
+        "",
+    );
+    card(format!("${dollars:.4}"), "spent on models", "");
+    card(super::tokens(tokens as f64), "tokens", "");
+    card(landed.to_string(), "tasks landed", "");
+    card(
+        failed.to_string(),
+        "tasks failed",
+        if failed > 0 { "bad" } else { "" },
+    );
+    card(attempts.len().to_string(), "attempts", "");
+    card(
+        last.map_or("–".to_owned(), |p| p.commits.to_string()),
+        "commits",
+        "",
+    );
+    card(
+        last.map_or("–".to_owned(), |p| p.conflicts.to_string()),
+        "conflicts",
+        "",
+    );
+    h.push_str("</div>\n");
+}
