@@ -4,20 +4,10 @@
 //! spending tool refused without `--allow-spend`; a bad argument answered with a protocol
 //! error (design: driver.mcp). The expectations are in `tests/mcp/client.py`.
 
-use crate::support::copy_dir;
-
 #[test]
 fn a_python_mcp_client_previews_builds_follows_and_reads_the_example() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let project = tmp.path().join("textstats");
-    let example = crate::support::root().join("examples/textstats");
-    std::fs::create_dir_all(&project).expect("project");
-    for f in ["spec.md", "specc.toml", "recording.jsonl"] {
-        std::fs::copy(example.join(f), project.join(f)).expect("copy");
-    }
-    for d in ["hidden", "field-guide"] {
-        copy_dir(&example.join(d), &project.join(d));
-    }
+    let project = crate::support::example_copy(tmp.path());
     let script = crate::support::root().join("tests/mcp/client.py");
     let out = std::process::Command::new("python3")
         .arg(&script)

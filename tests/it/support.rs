@@ -60,3 +60,18 @@ pub(crate) fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// The example (`examples/textstats`: its spec, specc.toml, recording, hidden tests and
+/// field guide, nothing built) copied into `dir/textstats`; returns the project.
+pub(crate) fn example_copy(dir: &std::path::Path) -> std::path::PathBuf {
+    let project = dir.join("textstats");
+    let example = root().join("examples/textstats");
+    std::fs::create_dir_all(&project).expect("project");
+    for f in ["spec.md", "specc.toml", "recording.jsonl"] {
+        std::fs::copy(example.join(f), project.join(f)).expect("copy");
+    }
+    for d in ["hidden", "field-guide"] {
+        copy_dir(&example.join(d), &project.join(d));
+    }
+    project
+}

@@ -11,8 +11,6 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::support::copy_dir;
-
 /// An OTLP/HTTP receiver on loopback: every request's JSON body, as received.
 fn receiver() -> (String, Arc<Mutex<Vec<Value>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -73,15 +71,7 @@ fn attr<'a>(span: &'a Value, key: &str) -> Option<&'a Value> {
 #[test]
 fn the_examples_build_exports_a_trace_of_its_tasks_attempts_and_calls() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let project = tmp.path().join("textstats");
-    let example = crate::support::root().join("examples/textstats");
-    std::fs::create_dir_all(&project).expect("project");
-    for f in ["spec.md", "specc.toml", "recording.jsonl"] {
-        std::fs::copy(example.join(f), project.join(f)).expect("copy");
-    }
-    for d in ["hidden", "field-guide"] {
-        copy_dir(&example.join(d), &project.join(d));
-    }
+    let project = crate::support::example_copy(tmp.path());
     let (url, bodies) = receiver();
     let out = std::process::Command::new(specc_tests::specc_binary())
         .args(["build", "spec.md"])

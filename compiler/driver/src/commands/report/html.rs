@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use super::charts::Chart;
 use super::runs::{Run, Unit};
+use super::text::{duration, escape};
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:0;padding:18px 24px;\
 color:#222;background:#f5f6f8}h1{font-size:22px;margin:0 0 2px}p.sub{color:#555;margin:0 0 14px}\
@@ -23,22 +24,6 @@ font-weight:normal}figure.empty p{color:#555;margin:0}\
 table{border-collapse:collapse;margin:6px 0 20px;font-size:13px;background:#fff}\
 th,td{border:1px solid #ccc;padding:4px 10px;text-align:right}th{background:#f0f1f3}\
 td.l,th.l{text-align:left}";
-
-/// `<`, `>`, `&` and quotes, escaped for text and attributes.
-pub(super) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 pub(super) fn page(runs: &[Run], charts: &[(&str, Chart)], unit: Unit) -> String {
     let mut h = String::new();
@@ -120,15 +105,6 @@ fn strip_prolog(svg: &str) -> &str {
     match svg.find("<svg") {
         Some(i) => &svg[i..],
         None => svg,
-    }
-}
-
-/// How long, in the unit that reads best.
-pub(super) fn duration(ms: u64) -> String {
-    if ms < 120_000 {
-        format!("{:.1} s", ms as f64 / 1000.0)
-    } else {
-        format!("{:.1} min", ms as f64 / 60_000.0)
     }
 }
 

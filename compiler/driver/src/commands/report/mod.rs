@@ -9,6 +9,7 @@ mod charts;
 mod html;
 mod runs;
 mod summary;
+mod text;
 mod timeline;
 
 use std::io::Write;
@@ -19,6 +20,7 @@ use specc_runtime::eval::series::{self, Point};
 
 use self::charts::{Chart, Line, PALETTE, Spec};
 use self::runs::{Run, Unit};
+use self::text::tokens;
 use crate::cli::{MessageFormat, ReportArgs};
 use crate::commands::state_url::ReadError;
 use crate::reporter::Reporter;
@@ -276,18 +278,6 @@ fn dollars(v: f64) -> String {
     }
 }
 
-fn tokens(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.1}M", v / 1e6)
-    } else if v >= 1e4 {
-        format!("{:.0}k", v / 1e3)
-    } else if v >= 1e3 {
-        format!("{:.1}k", v / 1e3)
-    } else {
-        format!("{v:.0}")
-    }
-}
-
 /// Every chart of the page, with its id.
 fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
     let count = |f: fn(&Point) -> u64| per_run(runs, unit, move |p| Some(f(p) as f64));
@@ -434,10 +424,10 @@ fn unscored(chart: &mut Chart, runs: &[Run], unit: Unit) {
                     "<circle class=\"unscored\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"6\" fill=\"none\" \
                      stroke=\"#D62728\" stroke-width=\"2\"><title>{}: could not score at point {} \
                      ({}): {}</title></circle>",
-                    html::escape(&r.label),
+                    text::escape(&r.label),
                     p.point,
-                    html::escape(&p.commit.chars().take(12).collect::<String>()),
-                    html::escape(why)
+                    text::escape(&p.commit.chars().take(12).collect::<String>()),
+                    text::escape(why)
                 ),
             );
         }

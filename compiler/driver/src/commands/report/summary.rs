@@ -106,7 +106,7 @@ pub(super) fn cards(h: &mut String, r: &Run, named: bool) {
         let _ = writeln!(
             h,
             "<h2 class=\"run\">{}</h2>",
-            super::html::escape(&r.label)
+            super::text::escape(&r.label)
         );
     }
     h.push_str("<div class=\"cards\">");
@@ -114,17 +114,17 @@ pub(super) fn cards(h: &mut String, r: &Run, named: bool) {
         let _ = write!(
             h,
             "<div class=\"card {class}\"><b>{}</b><span>{what}</span></div>",
-            super::html::escape(&value)
+            super::text::escape(&value)
         );
     };
     card(score, "hidden tests passing at the end", class);
     card(
-        last.map_or("–".to_owned(), |p| super::html::duration(p.t_ms)),
+        last.map_or("–".to_owned(), |p| super::text::duration(p.t_ms)),
         "build time",
         "",
     );
     card(format!("${dollars:.4}"), "spent on models", "");
-    card(super::tokens(tokens as f64), "tokens", "");
+    card(super::text::tokens(tokens as f64), "tokens", "");
     card(landed.to_string(), "tasks landed", "");
     card(
         failed.to_string(),

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use specc_state::Timeline;
 
-use super::html::escape;
+use super::text::escape;
 
 const WIDTH: f64 = 1200.0;
 const LEFT: f64 = 70.0;
