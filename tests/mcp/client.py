@@ -12,6 +12,7 @@ first failed expectation. Run by tests/it/mcp.rs (design: driver.mcp).
 """
 
 import asyncio
+import os
 import sys
 
 from mcp import ClientSession, StdioServerParameters
@@ -119,6 +120,13 @@ async def spending(binary, project):
                 expect(e.error.code == -32602, "a path outside the project is refused")
             again = await s.call_tool("specc_status", {})
             expect(not again.is_error, "the server goes on answering after a bad call")
+
+            lib = os.path.join(project, "out", "src", "lib.rs")
+            with open(lib, "a") as f:
+                f.write("\n// design: no.such.decision\n")
+            check = await s.call_tool("specc_check", {"path": "out"})
+            codes = [d.get("code") for d in check.structured_content.get("diagnostics", [])]
+            expect("E0206" in codes, f"check answers its diagnostics: {codes}")
 
 
 async def refusing(binary, project):

@@ -102,6 +102,8 @@ impl Client {
                 .instrument(span.clone())
                 .await;
             traced(&span, &bound, &outcome);
+            // The span is the call: recording it and a retry's wait are not.
+            drop(span);
             let retry = match &outcome {
                 Ok(_) => None,
                 Err(e) => self.policy.delay(number, e),

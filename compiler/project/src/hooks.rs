@@ -109,6 +109,23 @@ impl std::fmt::Display for HookFailure {
     }
 }
 
+/// The variables a hook is started without: specc's own secrets — the providers' API keys,
+/// the serve's worker token and the trace collector's headers. The user's other variables
+/// pass: a hook is the user's own command and may need its own token.
+pub fn hidden(cfg: &crate::config::BuildConfig) -> Vec<String> {
+    let mut out = cfg.key_vars.clone();
+    out.extend(
+        [
+            "SPECC_SERVE_TOKEN",
+            "SPECC_STATE_URL",
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        ]
+        .map(str::to_owned),
+    );
+    out
+}
+
 /// The hooks of one build: fired as events happen, waited for at its end.
 pub struct Hooks {
     table: HooksTable,
@@ -229,8 +246,12 @@ fn run(
         Err(e) => return Some(HookFailed::NotStarted(e.to_string())),
     };
     if let Some(mut stdin) = child.stdin.take() {
-        // A hook that does not read its input is not a failure.
-        let _ = stdin.write_all(input.as_bytes());
+        // From a thread: a hook that does not read a large input must not hold this one
+        // past its timeout. A hook that does not read its input is not a failure.
+        let input = input.to_owned();
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(input.as_bytes());
+        });
     }
     let stderr = child.stderr.take();
     let reader = std::thread::spawn(move || {
@@ -249,9 +270,11 @@ fn run(
             Err(e) => return Some(HookFailed::NotStarted(e.to_string())),
         }
     };
+    // Whatever it left running in its group goes with it: nothing outlives a hook, and
+    // nothing holds its stderr open.
+    let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
     let Some(status) = status else {
-        let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
-        let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
         let _ = child.wait();
         return Some(HookFailed::TimedOut(timeout));
     };

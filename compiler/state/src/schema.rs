@@ -180,7 +180,8 @@ pub fn has_column(c: &mut dyn Sql, table: &str, column: &str) -> Result<bool, St
         Dialect::Postgres => c
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM information_schema.columns
-                   WHERE table_name = ?1 AND column_name = ?2)",
+                   WHERE table_schema = current_schema() AND table_name = ?1
+                     AND column_name = ?2)",
                 args![table, column],
             )?
             .flag(0),

@@ -110,8 +110,11 @@ fn ship(endpoint: Endpoint, rx: mpsc::Receiver<Message>) {
             Ok(Message::Span(s)) => batch.push(s),
             Ok(Message::Finish) | Err(_) => break,
         }
+        // Lingers from the first span, not from each: a steady stream still ships.
+        let deadline = std::time::Instant::now() + LINGER;
         while batch.len() < BATCH {
-            match rx.recv_timeout(LINGER) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
                 Ok(Message::Span(s)) => batch.push(s),
                 Err(mpsc::RecvTimeoutError::Timeout) => break,
                 Ok(Message::Finish) | Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -128,12 +131,15 @@ fn ship(endpoint: Endpoint, rx: mpsc::Receiver<Message>) {
         for (k, v) in &endpoint.headers {
             req = req.header(k.as_str(), v.as_str());
         }
+        if told {
+            // A collector that failed once is not waited for again (at exit, each request
+            // could take its whole timeout).
+            continue;
+        }
         let sent = rt.block_on(async { req.send().await.and_then(|r| r.error_for_status()) });
-        if let Err(e) = sent
-            && !told
-        {
+        if let Err(e) = sent {
             told = true;
-            tracing::warn!(url = %endpoint.url, error = %e, "the trace could not be sent");
+            tracing::warn!(url = %endpoint.url, error = %e, "the trace could not be sent; no more of it will be");
         }
     }
 }

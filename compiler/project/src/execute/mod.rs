@@ -136,7 +136,8 @@ fn hooks_of(s: &Session, e: &Event) {
     match e {
         Event::Failed { task, reason } => s.hooks.fire(
             HookEvent::TaskFailed,
-            serde_json::json!({"run": s.run, "task": task, "reason": reason}),
+            // Screened as the journal screens it (design: secrets.redaction).
+            serde_json::json!({"run": s.run, "task": task, "reason": s.secrets.redact(reason)}),
         ),
         Event::Step { .. } | Event::AttemptFailed { .. } | Event::Landed { .. }
             if s.hooks.wants(HookEvent::BudgetSpent80) =>

@@ -132,7 +132,8 @@ pub fn awaiting(
     let Ok(cfg) = crate::config::load_file(config, &dir) else {
         return Vec::new();
     };
-    let hooks = crate::hooks::Hooks::new(cfg.hooks, &dir, cfg.key_vars);
+    let hidden = crate::hooks::hidden(&cfg);
+    let hooks = crate::hooks::Hooks::new(cfg.hooks, &dir, hidden);
     let work = tasks
         .iter()
         .filter(|t| t.kind == specc_ir::plan::ChildKind::Work)

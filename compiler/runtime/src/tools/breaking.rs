@@ -36,9 +36,10 @@ fn decision_entry(
     })
 }
 
-/// Checks a break's arguments before anything is read: the path outside the scope, a why,
-/// the decision's reference in the patch. `Err`: what the worker is told.
-fn precheck(t: &Toolbox, a: &BreakArgs) -> Result<String, ToolOutcome> {
+/// Checks a break's arguments before anything is written, in the order the worker is told
+/// of them: the path outside the scope and readable, a why, the decision's reference in
+/// the patch. `Err`: what the worker is told.
+fn precheck(t: &Toolbox, a: &BreakArgs) -> Result<(String, std::path::PathBuf), ToolOutcome> {
     let Some(rel) = normalise(&a.path) else {
         return Err(ToolOutcome::error(format!(
             "`{}` is not a relative path inside the checkout",
@@ -50,6 +51,7 @@ fn precheck(t: &Toolbox, a: &BreakArgs) -> Result<String, ToolOutcome> {
             "`{rel}` is inside your write scope: use `edit`"
         )));
     }
+    let (rel, full) = t.readable_file(&rel)?;
     if a.why.trim().is_empty() {
         return Err(ToolOutcome::error(
             "say why the core code must change (`why`)",
@@ -61,15 +63,11 @@ fn precheck(t: &Toolbox, a: &BreakArgs) -> Result<String, ToolOutcome> {
             "the patch must carry a comment that references `{reference}` and says why it changed"
         )));
     }
-    Ok(rel)
+    Ok((rel, full))
 }
 
 pub(super) fn break_scope(t: &Toolbox, a: BreakArgs) -> ToolOutcome {
-    let rel = match precheck(t, &a) {
-        Ok(rel) => rel,
-        Err(e) => return e,
-    };
-    let (rel, full) = match t.readable_file(&rel) {
+    let (rel, full) = match precheck(t, &a) {
         Ok(p) => p,
         Err(e) => return e,
     };

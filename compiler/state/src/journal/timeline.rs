@@ -26,6 +26,8 @@ pub struct AttemptSpan {
 pub struct Timeline {
     pub attempts: Vec<AttemptSpan>,
     pub landed: Vec<(String, i64)>,
+    /// The tasks the run ended as failed.
+    pub failed: Vec<String>,
 }
 
 /// `run`'s timeline.
@@ -38,7 +40,8 @@ pub fn timeline(c: &mut dyn Sql, run: &str) -> Result<Timeline, StateError> {
             "SELECT a.task, a.attempt, a.role, a.state, a.started_ms, a.finished_ms,
                     (SELECT COUNT(*) FROM steps s WHERE s.run = a.run AND s.task = a.task
                        AND s.attempt = a.attempt AND s.kind = 'merge')
-             FROM attempts a WHERE a.run = ?1 ORDER BY a.started_ms, a.task, a.attempt",
+             FROM attempts a WHERE a.run = ?1
+             ORDER BY COALESCE(a.started_ms, 0), a.task, a.attempt",
             args![run],
         )?
         .iter()
@@ -63,5 +66,17 @@ pub fn timeline(c: &mut dyn Sql, run: &str) -> Result<Timeline, StateError> {
         .iter()
         .map(|r| Ok((r.text(0)?, r.int(1)?)))
         .collect::<Result<Vec<_>, StateError>>()?;
-    Ok(Timeline { attempts, landed })
+    let failed = c
+        .query(
+            "SELECT task FROM tasks WHERE run = ?1 AND state = 'failed' ORDER BY task",
+            args![run],
+        )?
+        .iter()
+        .map(|r| r.text(0))
+        .collect::<Result<Vec<_>, StateError>>()?;
+    Ok(Timeline {
+        attempts,
+        landed,
+        failed,
+    })
 }

@@ -47,18 +47,46 @@ fn object(v: Value) -> Value {
 }
 
 /// What a command's run answers: its JSON (or text) when it printed some, else its
-/// diagnostic as an error.
+/// diagnostic as an error. A command that prints JSON lines (`--message-format json`: one
+/// diagnostic a line) answers them as `diagnostics`, with the JSON it printed on standard
+/// error (its summary) as `summary`; diagnostics printed as JSON lines on standard error
+/// beside a JSON answer are added as `diagnostics` too.
 pub(super) fn of(tool: &str, ran: &Ran) -> Answer {
     let out = ran.out.trim();
-    if let Ok(v) = serde_json::from_str::<Value>(out) {
+    let said = |mut v: Value, n: usize| {
         let text = format!(
-            "{tool}: exit {}; the structured result is what `--format json` prints",
-            ran.exit
+            "{tool}: exit {}{}; the structured result is what `--format json` prints",
+            ran.exit,
+            match n {
+                0 => String::new(),
+                n => format!(", {n} diagnostic(s)"),
+            }
         );
-        return Answer::ok(v, text);
+        if let Value::Object(o) = &mut v {
+            o.insert("exit".to_owned(), json!(ran.exit));
+        }
+        Answer::ok(v, text)
+    };
+    if let Ok(v) = serde_json::from_str::<Value>(out) {
+        let extra = json_lines(&ran.err).unwrap_or_default();
+        let diagnostics: Vec<Value> = extra.into_iter().filter(is_diagnostic).collect();
+        let n = diagnostics.len();
+        let v = match (v, n) {
+            (Value::Object(mut o), 1..) => {
+                o.entry("diagnostics").or_insert(json!(diagnostics));
+                Value::Object(o)
+            }
+            (v, _) => v,
+        };
+        return said(v, n);
+    }
+    if let Some(lines) = json_lines(out) {
+        let n = lines.iter().filter(|v| is_diagnostic(v)).count();
+        let summary = json_lines(&ran.err).and_then(|mut l| l.pop());
+        return said(json!({"diagnostics": lines, "summary": summary}), n);
     }
     if ran.exit == 0 {
-        return Answer::ok(json!({"text": ran.out}), ran.out.clone());
+        return Answer::ok(json!({"exit": 0}), ran.out.clone());
     }
     let d = diagnostic(&ran.err);
     Answer {
@@ -74,6 +102,23 @@ pub(super) fn of(tool: &str, ran: &Ran) -> Answer {
         },
         error: true,
     }
+}
+
+/// Every non-empty line of `text` as JSON, if each is.
+fn json_lines(text: &str) -> Option<Vec<Value>> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.is_empty() {
+        return None;
+    }
+    lines.iter().map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+fn is_diagnostic(v: &Value) -> bool {
+    v.get("code").is_some() && v.get("severity").is_some()
 }
 
 /// A diagnostic as a command prints it: its code (alone on a line, or in a JSON

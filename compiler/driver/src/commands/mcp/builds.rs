@@ -99,14 +99,24 @@ impl Builds {
         all.insert(build.id.clone(), build.clone());
         let (b, env) = (build.clone(), env.clone());
         std::thread::spawn(move || {
-            let mut out = Vec::new();
-            let mut err = Lines {
-                build: &b,
-                pending: Vec::new(),
-            };
-            let exit = crate::run(argv, &env, &mut out, &mut err);
-            err.flush_pending();
-            b.end(exit, String::from_utf8_lossy(&out).into_owned());
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut out = Vec::new();
+                let mut err = Lines {
+                    build: &b,
+                    pending: Vec::new(),
+                };
+                let exit = crate::run(argv, &env, &mut out, &mut err);
+                err.flush_pending();
+                (exit, out)
+            }));
+            // A build that panicked (a bug) still ends: its spec is not held for good.
+            match ran {
+                Ok((exit, out)) => b.end(exit, String::from_utf8_lossy(&out).into_owned()),
+                Err(_) => {
+                    b.line("specc: the build panicked (a bug in specc; its state is kept)".into());
+                    b.end(crate::exit::USAGE, String::new());
+                }
+            }
         });
         Ok(build)
     }

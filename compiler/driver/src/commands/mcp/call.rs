@@ -32,7 +32,13 @@ pub(super) enum Call {
 pub(super) struct BadArgs(pub(super) String);
 
 /// What `tool` runs with `args`, in the project at `root`.
-pub(super) fn call(tool: &str, args: &Map<String, Value>, root: &Path) -> Result<Call, BadArgs> {
+/// Without `allow_spend`, a preview asks no model unless told to (design: driver.mcp).
+pub(super) fn call(
+    tool: &str,
+    args: &Map<String, Value>,
+    root: &Path,
+    allow_spend: bool,
+) -> Result<Call, BadArgs> {
     let a = Args { args, root };
     let spec = || a.spec();
     let json = ["--format", "json"];
@@ -49,7 +55,8 @@ pub(super) fn call(tool: &str, args: &Map<String, Value>, root: &Path) -> Result
             let provider = a.choice("provider", &["config", "replay", "outline"])?;
             let mut argv = command(&["build"], vec![spec()?.into()]);
             argv.extend(["--dry-run", "--format", "json", "--provider"].map(OsString::from));
-            argv.push(provider.unwrap_or("config").into());
+            let default = if allow_spend { "config" } else { "outline" };
+            argv.push(provider.unwrap_or(default).into());
             Call::Command(argv)
         }
         "specc_status" => Call::Command(command(&["status"], vec![spec()?.into()]).with(&json)),
@@ -226,6 +233,14 @@ impl Args<'_> {
                 "`{rel}` is not a path inside the project (relative, without `..`)"
             )));
         }
-        Ok(self.root.join(p))
+        let joined = self.root.join(p);
+        // Nor through a link: the nearest part of it that exists is under the root.
+        let existing = joined.ancestors().find_map(|a| a.canonicalize().ok());
+        if existing.is_some_and(|e| !e.starts_with(self.root)) {
+            return Err(BadArgs(format!(
+                "`{rel}` leads out of the project through a link"
+            )));
+        }
+        Ok(joined)
     }
 }

@@ -158,7 +158,7 @@ impl ServerHandler for Server {
             return Ok(result(a).into());
         }
         let args = request.arguments.unwrap_or_default();
-        let call = call::call(name, &args, &self.root)
+        let call = call::call(name, &args, &self.root, self.allow_spend)
             .map_err(|BadArgs(why)| ErrorData::invalid_params(why, None))?;
         let answer = self.answer(name, call, &context).await?;
         Ok(result(answer).into())

@@ -40,11 +40,11 @@ pub(super) const TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "specc_preview",
         title: "Preview a build",
-        description: "Plan the spec and show the plan and what building it would cost, running no worker (`specc build --dry-run`). `provider`: `config` asks specc.toml's planner (its answers are cached for the build), `replay` answers from the recording, `outline` asks no model and costs nothing.",
+        description: "Plan the spec and show the plan and what building it would cost, running no worker (`specc build --dry-run`). `provider`: `config` asks specc.toml's planner, which may cost money (its answers are cached for the build), `replay` answers from the recording, `outline` asks no model and costs nothing; the default is `config` on a server started with --allow-spend, else `outline`.",
         effect: Effect::AsksModels,
         properties: || {
             json!({"spec": spec(), "provider": {"type": "string", "enum": ["config", "replay", "outline"],
-                   "description": "Who answers the planner [default: config]."}})
+                   "description": "Who answers the planner [default: config with --allow-spend, else outline]."}})
         },
         required: &[],
     },

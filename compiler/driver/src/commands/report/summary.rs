@@ -95,13 +95,7 @@ pub(super) fn cards(h: &mut String, r: &Run, named: bool) {
     };
     let attempts = &r.timeline.attempts;
     let landed = r.timeline.landed.len();
-    let failed = attempts
-        .iter()
-        .filter(|a| a.state == "failed")
-        .map(|a| a.task.as_str())
-        .filter(|t| !r.timeline.landed.iter().any(|(l, _)| l == t))
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
+    let failed = r.timeline.failed.len();
     if named {
         let _ = writeln!(
             h,
