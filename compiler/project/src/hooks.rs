@@ -112,8 +112,8 @@ impl std::fmt::Display for HookFailure {
 /// The variables a hook is started without: specc's own secrets — the providers' API keys,
 /// the serve's worker token and the trace collector's headers. The user's other variables
 /// pass: a hook is the user's own command and may need its own token.
-pub fn hidden(cfg: &crate::config::BuildConfig) -> Vec<String> {
-    let mut out = cfg.key_vars.clone();
+pub fn hidden(key_vars: &[String]) -> Vec<String> {
+    let mut out = key_vars.to_vec();
     out.extend(
         [
             "SPECC_SERVE_TOKEN",

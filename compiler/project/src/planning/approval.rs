@@ -132,7 +132,7 @@ pub fn awaiting(
     let Ok(cfg) = crate::config::load_file(config, &dir) else {
         return Vec::new();
     };
-    let hidden = crate::hooks::hidden(&cfg);
+    let hidden = crate::hooks::hidden(&cfg.key_vars);
     let hooks = crate::hooks::Hooks::new(cfg.hooks, &dir, hidden);
     let work = tasks
         .iter()
