@@ -104,6 +104,7 @@ codes! {
     // E06xx: the way in for coding agents and editors (`specc mcp`, hooks).
     MCP_SPEND_REFUSED = "E0601", Error, "a tool that spends money on models was called on a specc mcp server started without --allow-spend";
     MCP_NO_NODE = "E0602", Error, "the spec has no node with the id a specc mcp tool was given";
+    BENCH_SETUP = "E0604", Error, "specc bench could not run: its bench.toml is missing or invalid, a case lacks its spec or specc.toml, or its runs' folder cannot be written";
     HOOK_FAILED = "W0603", Warning, "a hook of [hooks] failed, ran past its timeout or did not start; the build went on";
 }
 

@@ -6,6 +6,7 @@ mod adversarial;
 mod agents_md;
 mod answer_durability;
 mod approval;
+mod bench;
 mod build;
 mod build_break;
 mod build_disputes;

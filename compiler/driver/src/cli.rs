@@ -77,6 +77,11 @@ pub(crate) enum Command {
     /// preview, status, show, cost, trace, drift, check, explain and the spec's text, and
     /// with --allow-spend build and approve.
     Mcp(McpArgs),
+    /// Build a suite of specs with a matrix of model configurations (bench.toml), each run
+    /// in a folder of its own, and print the table: hidden score, dollars and tokens by role,
+    /// calls, attempts, time, per run and per configuration; `--html` draws it. A bench
+    /// started again skips the runs that finished.
+    Bench(BenchArgs),
     /// Show what the sandbox enforces on this host (`--probe`), or run a command in it
     /// exactly as a worker's `run` would.
     Sandbox(SandboxArgs),
@@ -487,6 +492,21 @@ impl MessageArgs {
             MessageFormat::Json => 0,
         })
     }
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct BenchArgs {
+    /// The suite: a bench.toml naming its cases and configurations.
+    pub(crate) suite: PathBuf,
+    /// Where the runs go [default: .specc-bench/ beside bench.toml].
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    /// How to print the table.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+    /// Also draw the table as a self-contained HTML page.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]

@@ -10,6 +10,7 @@
 pub mod adopt;
 pub mod agents_md;
 pub mod atomic;
+pub mod bench;
 pub mod build_plan;
 pub mod client;
 pub mod config;

@@ -124,7 +124,8 @@ impl Session {
             crate::client::build(&cfg.llm, open.record.as_deref(), overrides.models.as_ref())
                 .with_ledger(ledger.clone(), &run)
                 .with_redactor(Arc::new(crate::secrets::Secrets(secrets.clone())));
-        let hooks = crate::hooks::Hooks::new(cfg.hooks.clone(), &dir, crate::hooks::hidden(&cfg.key_vars));
+        let hooks =
+            crate::hooks::Hooks::new(cfg.hooks.clone(), &dir, crate::hooks::hidden(&cfg.key_vars));
         Ok(Session {
             hooks,
             dir,

@@ -82,6 +82,7 @@ pub(crate) const EXPLANATIONS: &[(&str, &str)] = &[
     ("E0601", include_str!("../explain/E0601.md")),
     ("E0602", include_str!("../explain/E0602.md")),
     ("W0603", include_str!("../explain/W0603.md")),
+    ("E0604", include_str!("../explain/E0604.md")),
 ];
 
 /// The explanation of `code` (case-insensitive), if it has one.

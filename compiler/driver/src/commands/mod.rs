@@ -1,6 +1,7 @@
 //! One module per command; `dispatch` picks one.
 
 mod adopt;
+mod bench;
 mod build;
 mod check;
 mod cost;
@@ -77,6 +78,7 @@ fn run_command(cli: Cli, env: &Env, out: &mut dyn Write, err: &mut dyn Write) ->
         Command::Report(args) => report::run(&args, env, out, err),
         Command::Explain(args) => explain::run(&args, out, err),
         Command::Mcp(args) => mcp::run(&args, env, out, err),
+        Command::Bench(args) => bench::run(&args, env, out, err),
         Command::Sandbox(args) => sandbox::run(&args, env, out, err),
         Command::SandboxHelper { args } => specc_sandbox::helper::main(&args),
     }

@@ -7,48 +7,50 @@
 use plotters::prelude::*;
 
 /// One line: a name for the legend, a colour, and (x, y) points in data units.
-pub(super) struct Line {
-    pub(super) name: String,
-    pub(super) color: RGBColor,
-    pub(super) points: Vec<(f64, f64)>,
+pub(in crate::commands) struct Line {
+    pub(in crate::commands) name: String,
+    pub(in crate::commands) color: RGBColor,
+    pub(in crate::commands) points: Vec<(f64, f64)>,
 }
 
 /// What to draw.
-pub(super) struct Spec<'a> {
-    pub(super) title: &'a str,
+pub(in crate::commands) struct Spec<'a> {
+    pub(in crate::commands) title: &'a str,
     /// The x axis' title, with its unit.
-    pub(super) x_desc: &'a str,
-    pub(super) y_desc: &'a str,
+    pub(in crate::commands) x_desc: &'a str,
+    pub(in crate::commands) y_desc: &'a str,
     /// How a y value is labelled on its axis.
-    pub(super) y_format: fn(f64) -> String,
+    pub(in crate::commands) y_format: fn(f64) -> String,
     /// The y axis ends here at least (100 for a percentage).
-    pub(super) y_floor_max: f64,
+    pub(in crate::commands) y_floor_max: f64,
     /// Counts: the axis ends on a whole number and its labels are whole numbers.
-    pub(super) integer: bool,
-    pub(super) lines: Vec<Line>,
+    pub(in crate::commands) integer: bool,
+    pub(in crate::commands) lines: Vec<Line>,
     /// Said instead of a chart when there is nothing to draw: no point, or (with
     /// `zero_is_nothing`) only zeros.
-    pub(super) nothing: &'a str,
-    pub(super) zero_is_nothing: bool,
+    pub(in crate::commands) nothing: &'a str,
+    pub(in crate::commands) zero_is_nothing: bool,
+    /// Marks only, no line between them (a scatter: points that are not a series in time).
+    pub(in crate::commands) marks_only: bool,
 }
 
 /// A drawn chart.
-pub(super) struct Chart {
-    pub(super) svg: String,
-    pub(super) x: (f64, f64),
-    pub(super) y: (f64, f64),
+pub(in crate::commands) struct Chart {
+    pub(in crate::commands) svg: String,
+    pub(in crate::commands) x: (f64, f64),
+    pub(in crate::commands) y: (f64, f64),
     /// The plot's pixel box: left, top, right, bottom.
-    pub(super) plot: (i32, i32, i32, i32),
+    pub(in crate::commands) plot: (i32, i32, i32, i32),
     /// Name and colour of each line, in legend order.
-    pub(super) legend: Vec<(String, String)>,
-    pub(super) title: String,
+    pub(in crate::commands) legend: Vec<(String, String)>,
+    pub(in crate::commands) title: String,
     /// In words, when there is nothing to draw: the page shows this instead.
-    pub(super) nothing: Option<String>,
+    pub(in crate::commands) nothing: Option<String>,
 }
 
 impl Chart {
     /// Where the data point `(x, y)` is drawn, in the SVG's pixels.
-    pub(super) fn pixel(&self, (x, y): (f64, f64)) -> (f64, f64) {
+    pub(in crate::commands) fn pixel(&self, (x, y): (f64, f64)) -> (f64, f64) {
         let (l, t, r, b) = self.plot;
         let fx = (x - self.x.0) / (self.x.1 - self.x.0).max(f64::MIN_POSITIVE);
         let fy = (y - self.y.0) / (self.y.1 - self.y.0).max(f64::MIN_POSITIVE);
@@ -59,7 +61,7 @@ impl Chart {
     }
 
     /// Adds `svg` (elements) on top of the drawing.
-    pub(super) fn overlay(&mut self, svg: &str) {
+    pub(in crate::commands) fn overlay(&mut self, svg: &str) {
         if let Some(at) = self.svg.rfind("</svg>") {
             self.svg.insert_str(at, svg);
         }
@@ -69,7 +71,7 @@ impl Chart {
 const SIZE: (u32, u32) = (720, 380);
 
 /// Colours that stay apart on white (Tableau 10).
-pub(super) const PALETTE: [RGBColor; 10] = [
+pub(in crate::commands) const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -82,13 +84,13 @@ pub(super) const PALETTE: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-pub(super) fn hex(c: RGBColor) -> String {
+pub(in crate::commands) fn hex(c: RGBColor) -> String {
     format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
 }
 
 /// Draws `spec`. A drawing error (none is expected from the SVG backend) leaves what was
 /// drawn and says so in the chart's title.
-pub(super) fn draw(spec: &Spec<'_>) -> Chart {
+pub(in crate::commands) fn draw(spec: &Spec<'_>) -> Chart {
     let mut all = spec.lines.iter().flat_map(|l| l.points.iter());
     let nothing = match all.clone().next() {
         None => true,
@@ -175,10 +177,11 @@ fn render(
     }
     for line in drawable {
         let color = line.color;
+        let width = if spec.marks_only { 0 } else { 2 };
         chart
             .draw_series(LineSeries::new(
                 line.points.iter().copied(),
-                color.stroke_width(2),
+                color.stroke_width(width),
             ))?
             .label(line.name.as_str())
             .legend(move |(lx, ly)| {
@@ -187,12 +190,18 @@ fn render(
         chart.draw_series(
             line.points
                 .iter()
-                .map(|p| Circle::new(*p, 3, color.filled())),
+                .map(|p| Circle::new(*p, if spec.marks_only { 6 } else { 3 }, color.filled())),
         )?;
     }
+    // A scatter's marks sit high on the left as often as anywhere: its legend goes low.
+    let corner = if spec.marks_only {
+        SeriesLabelPosition::LowerRight
+    } else {
+        SeriesLabelPosition::UpperLeft
+    };
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(corner)
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(180, 180, 180))
         .label_font(("sans-serif", 13))

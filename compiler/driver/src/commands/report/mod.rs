@@ -5,11 +5,11 @@
 //! one line per run, named in the legend.
 //! design: eval.report
 
-mod charts;
+pub(in crate::commands) mod charts;
 mod html;
 mod runs;
 mod summary;
-mod text;
+pub(in crate::commands) mod text;
 mod timeline;
 
 use std::io::Write;
@@ -296,6 +296,7 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 lines: per_run(runs, unit, |p| Some(p.score.map_or(0.0, |s| s * 100.0))),
                 nothing: "No evaluation yet: the hidden tests have not been run on this build.",
                 zero_is_nothing: false,
+                marks_only: false,
             },
         ),
         (
@@ -310,6 +311,7 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 lines: count(|p| p.commits),
                 nothing: "No commits yet: nothing has landed.",
                 zero_is_nothing: true,
+                marks_only: false,
             },
         ),
         (
@@ -324,6 +326,7 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 lines: count(|p| p.conflicts),
                 nothing: "No conflicts: no two tasks changed the same lines at once.",
                 zero_is_nothing: true,
+                marks_only: false,
             },
         ),
         (
@@ -338,6 +341,7 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 lines: per_run(runs, unit, |p| p.hottest.as_ref().map(|h| h.2 as f64)),
                 nothing: "No file was fought over: no conflict, so no most-conflicted file.",
                 zero_is_nothing: true,
+                marks_only: false,
             },
         ),
         (
@@ -352,6 +356,7 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 lines: count(|p| p.packages),
                 nothing: "No package manifest in the tree (Cargo.toml, pyproject.toml, package.json, go.mod).",
                 zero_is_nothing: true,
+                marks_only: false,
             },
         ),
         (
@@ -366,6 +371,7 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 lines: count(|p| p.lines),
                 nothing: "The tree is empty: no lines yet.",
                 zero_is_nothing: true,
+                marks_only: false,
             },
         ),
         (
@@ -380,6 +386,7 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 lines: per_role(runs, unit, |c| (c.input_tokens + c.output_tokens) as f64),
                 nothing: "No model call recorded at these points.",
                 zero_is_nothing: true,
+                marks_only: false,
             },
         ),
         (
@@ -394,6 +401,7 @@ fn charts_of(runs: &[Run], unit: Unit) -> Vec<(&'static str, Chart)> {
                 lines: per_role(runs, unit, |c| c.dollars),
                 nothing: "Nothing spent: every answer cost nothing (a free model, or a recording priced at zero).",
                 zero_is_nothing: true,
+                marks_only: false,
             },
         ),
     ];

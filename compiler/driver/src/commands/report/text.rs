@@ -2,7 +2,7 @@
 //! design: eval.report
 
 /// `<`, `>`, `&` and quotes, escaped for text and attributes.
-pub(super) fn escape(s: &str) -> String {
+pub(in crate::commands) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -18,7 +18,7 @@ pub(super) fn escape(s: &str) -> String {
 }
 
 /// How long, in the unit that reads best.
-pub(super) fn duration(ms: u64) -> String {
+pub(in crate::commands) fn duration(ms: u64) -> String {
     if ms < 120_000 {
         format!("{:.1} s", ms as f64 / 1000.0)
     } else {
@@ -27,7 +27,7 @@ pub(super) fn duration(ms: u64) -> String {
 }
 
 /// A token count, short: 1.2k, 56k, 3.4M.
-pub(super) fn tokens(v: f64) -> String {
+pub(in crate::commands) fn tokens(v: f64) -> String {
     if v >= 1e6 {
         format!("{:.1}M", v / 1e6)
     } else if v >= 1e4 {
