@@ -71,7 +71,8 @@ steps = 60
 attempt_seconds = 14400
 command_seconds = 300
 
-# The package's own tests, never shown to a model.
+# The package's own tests, never shown to a model. They run in the sandbox with the
+# system's python3, which needs pytest (Debian: apt-get install python3-pytest).
 [eval]
 command = "PYTHONPATH=src:. python3 -m pytest -q -p no:cacheprovider hidden_tests"
 tests = "hidden"

@@ -1,5 +1,5 @@
 //! pytest's terminal output: the final summary line (`=== 3 failed, 3 passed, 1 skipped in
-//! 0.07s ===`) gives the counts; per-test lines (`path::test PASSED` with `-v`, and the
+//! 0.07s ===`, or with `-q` the same without the rules) gives the counts; per-test lines (`path::test PASSED` with `-v`, and the
 //! `FAILED path::test - why` lines of the short summary) name the tests. No summary line:
 //! unknown.
 
@@ -8,13 +8,29 @@ use super::{Outcome, Score};
 /// Whether `line` is pytest's final summary.
 pub(super) fn is_summary(line: &str) -> bool {
     let l = line.trim();
-    l.starts_with('=')
-        && l.ends_with('=')
+    let ruled = l.starts_with('=') && l.ends_with('=');
+    (ruled || quiet_summary(l))
         && (l.contains(" passed")
             || l.contains(" failed")
             || l.contains(" error")
             || l.contains("no tests ran"))
         && l.contains(" in ")
+}
+
+/// `-q`'s summary: counts from the start (`1 failed, 214 passed, 15 warnings`) and the time
+/// at the end (`in 0.20s`), nothing else on the line.
+fn quiet_summary(l: &str) -> bool {
+    let Some((counts, time)) = l.rsplit_once(" in ") else {
+        return false;
+    };
+    let timed = time
+        .strip_suffix('s')
+        .is_some_and(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    let counted = counts.split(", ").all(|part| {
+        let mut w = part.split_whitespace();
+        matches!((w.next(), w.next(), w.next()), (Some(n), Some(_), None) if n.parse::<usize>().is_ok())
+    });
+    timed && counted
 }
 
 pub(super) fn parse(output: &str) -> Option<Score> {

@@ -62,6 +62,22 @@ fn pytest_plain_and_verbose() {
 }
 
 #[test]
+fn pytest_quiet_summary_without_its_rules() {
+    let out = "........F....\n\
+               FAILED hidden_tests/test_rr.py::RRCacheTest::test_popitem - KeyError\n\
+               1 failed, 214 passed, 15 warnings in 0.20s\n";
+    let s = score(Format::Pytest, out).expect("scored");
+    assert_eq!(counts(&s), (214, 1, 0));
+    assert_eq!(
+        named(&s, "hidden_tests/test_rr.py::RRCacheTest::test_popitem"),
+        Some(Outcome::Failed)
+    );
+    // Not a summary: words after the counts, or no time.
+    assert!(score(Format::Pytest, "3 passed tests in total\n").is_none());
+    assert!(score(Format::Pytest, "we passed 3 in a row\n").is_none());
+}
+
+#[test]
 fn junit_from_pytest_and_from_node() {
     let py = score(Format::Junit, &fixture("pytest-junit.xml")).expect("pytest's");
     assert_eq!(counts(&py), (3, 3, 1));
