@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.parse
 import urllib.request
 import zipfile
 
@@ -91,16 +92,19 @@ def sdist(name, version):
     url = f"https://pypi.org/simple/{re.sub(r'[-_.]+', '-', name).lower()}/"
     with urllib.request.urlopen(url, timeout=60) as r:
         page = r.read().decode()
+    norm = lambda s: re.sub(r"[-_.]+", "-", s).lower()
     for href in re.findall(r'href="([^"]+)"', page):
-        href = html.unescape(href)
+        href = urllib.parse.urljoin(url, html.unescape(href))
         file = href.split("#")[0].rsplit("/", 1)[-1]
         stem = re.sub(r"\.(tar\.gz|zip)$", "", file)
-        if stem.lower().replace("_", "-") != f"{name}-{version}".lower().replace("_", "-"):
+        if stem == file or norm(stem) != norm(f"{name}-{version}"):
             continue
+        want = re.search(r"sha256=([0-9a-f]{64})", href)
+        if not want:
+            sys.exit(f"{file}: the index gives no sha256 to check it against")
         with urllib.request.urlopen(href.split("#")[0], timeout=120) as r:
             data = r.read()
-        want = re.search(r"sha256=([0-9a-f]{64})", href)
-        if want and hashlib.sha256(data).hexdigest() != want.group(1):
+        if hashlib.sha256(data).hexdigest() != want.group(1):
             sys.exit(f"{file}: its sha256 is not the index's")
         return data, file
     sys.exit(f"{name} {version} has no sdist on PyPI")

@@ -196,6 +196,17 @@ fn a_killed_bench_started_again_runs_only_what_had_not_finished() {
             p.display()
         );
     }
+    // No build is left running in any run's folder.
+    for p in std::fs::read_dir("/proc").expect("proc").flatten() {
+        if let Ok(cwd) = std::fs::read_link(p.path().join("cwd")) {
+            assert!(
+                !cwd.starts_with(tmp.path())
+                    || p.file_name() == std::process::id().to_string().as_str(),
+                "a process still runs in {}",
+                cwd.display()
+            );
+        }
+    }
     let table = |v: &Value| -> Vec<Value> {
         v["runs"]
             .as_array()

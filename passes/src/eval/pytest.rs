@@ -23,9 +23,17 @@ fn quiet_summary(l: &str) -> bool {
     let Some((counts, time)) = l.rsplit_once(" in ") else {
         return false;
     };
+    // `0.20s`, or from a minute on `75.12s (0:01:15)`.
+    let time = match time.split_once(" (") {
+        Some((t, clock)) if clock.ends_with(')') => t,
+        _ => time,
+    };
     let timed = time
         .strip_suffix('s')
         .is_some_and(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    if counts == "no tests ran" {
+        return timed;
+    }
     let counted = counts.split(", ").all(|part| {
         let mut w = part.split_whitespace();
         matches!((w.next(), w.next(), w.next()), (Some(n), Some(_), None) if n.parse::<usize>().is_ok())

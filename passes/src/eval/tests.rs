@@ -72,6 +72,10 @@ fn pytest_quiet_summary_without_its_rules() {
         named(&s, "hidden_tests/test_rr.py::RRCacheTest::test_popitem"),
         Some(Outcome::Failed)
     );
+    let long = score(Format::Pytest, "2 failed, 300 passed in 75.12s (0:01:15)\n").expect("scored");
+    assert_eq!(counts(&long), (300, 2, 0));
+    let none = score(Format::Pytest, "no tests ran in 0.01s\n").expect("scored");
+    assert_eq!(counts(&none), (0, 0, 0));
     // Not a summary: words after the counts, or no time.
     assert!(score(Format::Pytest, "3 passed tests in total\n").is_none());
     assert!(score(Format::Pytest, "we passed 3 in a row\n").is_none());

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-pub use run::{RunResult, dir_of, finished};
+pub use run::{RunResult, dir_of, finished, inputs};
 pub use suite::{Case, Configuration, Price, Suite, SuiteError};
 
 /// A configuration's totals over its runs.
@@ -23,7 +23,7 @@ pub struct Totals {
     pub fully_passing: usize,
     /// Fully passing cases over cases, 0 to 1.
     pub share_fully_passing: f64,
-    /// Mean final score over the runs that were scored.
+    /// Mean final score over the runs, an unscored one counting 0.
     pub mean_score: Option<f64>,
     pub dollars: f64,
     pub dollars_by_role: std::collections::BTreeMap<String, f64>,
@@ -42,6 +42,25 @@ pub fn bench(
     done: &dyn Fn(&RunResult, bool),
 ) -> std::io::Result<Vec<RunResult>> {
     std::fs::create_dir_all(out)?;
+    // One bench per folder of runs: a second would stop the first one's builds and write
+    // its runs over them.
+    let lock = std::fs::File::create(out.join(".lock"))?;
+    lock.try_lock().map_err(|_| {
+        std::io::Error::other(format!(
+            "another specc bench is running with {}",
+            out.display()
+        ))
+    })?;
+    let out_at = out.canonicalize()?;
+    for c in &suite.cases {
+        if c.dir.canonicalize().is_ok_and(|d| out_at.starts_with(&d)) {
+            return Err(std::io::Error::other(format!(
+                "case `{}`'s folder holds the runs' folder {}: give --out outside it",
+                c.name,
+                out.display()
+            )));
+        }
+    }
     let pairs: Vec<(&Case, &Configuration)> = suite
         .cases
         .iter()
@@ -61,16 +80,25 @@ pub fn bench(
                         return;
                     };
                     let dir = dir_of(out, case, config);
-                    let got = match finished(&dir) {
-                        Some(r) => Ok((r, true)),
-                        None => run::run(
-                            specc,
-                            &dir,
-                            (case, config),
-                            (suite.budget, suite.time_limit),
-                        )
-                        .map(|r| (r, false)),
-                    };
+                    let got = run::inputs(case, config, suite.budget)
+                        .and_then(|(_, digest)| finished(&dir, &digest))
+                        .and_then(|done| match done {
+                            Some(r) => Ok((r, true)),
+                            None => run::run(
+                                specc,
+                                &dir,
+                                (case, config),
+                                (suite.budget, suite.time_limit),
+                            )
+                            .map(|r| (r, false)),
+                        })
+                        .map_err(|e| {
+                            std::io::Error::other(format!("{} × {}: {e}", case.name, config.name))
+                        });
+                    // After a failure no new run starts: the bench ends with what it has.
+                    if got.is_err() {
+                        next.store(usize::MAX / 2, std::sync::atomic::Ordering::Relaxed);
+                    }
                     let stop = got.is_err();
                     if tx.send((i, got)).is_err() || stop {
                         return;
@@ -105,7 +133,8 @@ pub fn totals(suite: &Suite, runs: &[RunResult]) -> Vec<Totals> {
         .iter()
         .map(|k| {
             let mine: Vec<&RunResult> = runs.iter().filter(|r| r.configuration == k.name).collect();
-            let scored: Vec<f64> = mine.iter().filter_map(|r| r.score()).collect();
+            // An unscored run counts 0, as in the page's charts.
+            let scored: Vec<f64> = mine.iter().map(|r| r.score().unwrap_or(0.0)).collect();
             let mut by_role = std::collections::BTreeMap::new();
             for r in &mine {
                 for (role, d) in &r.dollars_by_role {

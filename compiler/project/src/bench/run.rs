@@ -36,6 +36,10 @@ pub struct RunResult {
     pub attempts: u64,
     pub landed: u64,
     pub failed: u64,
+    /// A digest of what the run was made from (the merged specc.toml and the spec): a
+    /// result made from other inputs is not reused.
+    #[serde(default)]
+    pub inputs: String,
 }
 
 impl RunResult {
@@ -60,14 +64,42 @@ pub fn dir_of(out: &Path, case: &Case, config: &Configuration) -> PathBuf {
     out.join(&case.name).join(&config.name)
 }
 
-/// The finished run's result, if it finished.
-pub fn finished(dir: &Path) -> Option<RunResult> {
-    let text = std::fs::read_to_string(dir.join("result.json")).ok()?;
-    serde_json::from_str(&text).ok()
+/// The finished run's result, if it finished from `inputs`. A result.json that no longer
+/// reads is an error, not a run to pay for again.
+pub fn finished(dir: &Path, inputs: &str) -> std::io::Result<Option<RunResult>> {
+    let text = match std::fs::read_to_string(dir.join("result.json")) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let r: RunResult = serde_json::from_str(&text).map_err(|e| {
+        std::io::Error::other(format!(
+            "{}: {e} (remove it to run again)",
+            dir.join("result.json").display()
+        ))
+    })?;
+    Ok((r.inputs == inputs).then_some(r))
+}
+
+/// What a run is made from: the case's specc.toml with the configuration applied, and the
+/// digest of that and the spec.
+pub fn inputs(
+    case: &Case,
+    config: &Configuration,
+    budget: Option<f64>,
+) -> std::io::Result<(String, String)> {
+    let toml = std::fs::read_to_string(case.dir.join("specc.toml"))?;
+    let merged = config.apply(&toml, budget).map_err(std::io::Error::other)?;
+    let spec = std::fs::read(case.dir.join(&case.spec))?;
+    let mut h = blake3::Hasher::new();
+    h.update(merged.as_bytes());
+    h.update(&[0]);
+    h.update(&spec);
+    Ok((merged, h.finalize().to_hex()[..16].to_owned()))
 }
 
 /// Runs `case` with `config` in `dir` (made anew) with the specc binary `specc`, and writes
-/// its result.
+/// its result, unless the build did not start (then it runs again next time).
 pub(super) fn run(
     specc: &Path,
     dir: &Path,
@@ -78,43 +110,92 @@ pub(super) fn run(
         stop_orphan(dir);
         std::fs::remove_dir_all(dir)?; // an unfinished run starts again from nothing
     }
+    let (merged, digest) = inputs(case, config, budget)?;
     copy(&case.dir, dir)?;
-    let toml = std::fs::read_to_string(case.dir.join("specc.toml"))?;
-    let merged = config.apply(&toml, budget).map_err(std::io::Error::other)?;
     std::fs::write(dir.join("specc.toml"), merged)?;
     let started = Instant::now();
     let log = std::fs::File::create(dir.join("build.log"))?;
     let mut cmd = Command::new(specc);
     cmd.args(["build", &case.spec])
         .current_dir(dir)
+        // Its own state, never a database the environment names.
+        .env_remove("SPECC_STATE_URL")
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log);
     let mut child = cmd.spawn()?;
-    // Named, so that a bench killed meanwhile and started again stops this build before it
-    // starts the run anew (`stop_orphan`).
-    std::fs::write(dir.join("build.pid"), child.id().to_string())?;
-    let exit = loop {
-        if let Some(status) = child.try_wait()? {
-            break status.code();
-        }
-        if started.elapsed() >= limit {
-            // As a person would: SIGTERM, a build stops cleanly (design: runtime.graceful-stop).
-            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+    let waited = wait(&mut child, dir, started, limit);
+    let (exit, timed_out) = match waited {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = child.kill();
             let _ = child.wait();
-            break None;
+            return Err(e);
         }
-        std::thread::sleep(Duration::from_millis(50));
     };
     let wall = started.elapsed().as_secs_f64();
-    let mut result = measure(dir, case, config, exit, wall);
-    if exit.is_none() {
+    let mut result = measure(dir, case, config, exit.and_then(|s| s.code()), wall);
+    result.inputs = digest;
+    if timed_out {
         result.stopped = Some(format!("the time limit ({} s)", limit.as_secs()));
+    } else if let Some(sig) = exit.and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s)) {
+        result.stopped = Some(format!("killed by signal {sig}"));
+    } else if result.stopped.is_none() && exit.and_then(|s| s.code()).is_some_and(|c| c != 0) {
+        result.stopped = Some(format!(
+            "the build exited with {} (see build.log)",
+            exit.and_then(|s| s.code()).unwrap_or_default()
+        ));
+    }
+    if !dir.join(".specc").join("state.db").is_file() {
+        // Not a result: a key, a provider or a name to fix. It runs again next time.
+        return Ok(result);
     }
     let text = serde_json::to_vec_pretty(&result).map_err(std::io::Error::other)?;
     crate::atomic::write(dir, &dir.join("result.json"), &text)?;
     Ok(result)
+}
+
+/// Waits for the build up to `limit`; past it, SIGTERM (a build stops cleanly), a second
+/// SIGTERM after 30 s (it exits at once), SIGKILL after 30 s more. The exit status, and
+/// whether the limit stopped it.
+fn wait(
+    child: &mut std::process::Child,
+    dir: &Path,
+    started: Instant,
+    limit: Duration,
+) -> std::io::Result<(Option<std::process::ExitStatus>, bool)> {
+    // Named, so that a bench killed meanwhile and started again stops this build before it
+    // starts the run anew (`stop_orphan`).
+    std::fs::write(dir.join("build.pid"), child.id().to_string())?;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok((Some(status), false));
+        }
+        if started.elapsed() >= limit {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    use nix::sys::signal::{Signal, kill};
+    for (signal, grace) in [
+        (Signal::SIGTERM, 30),
+        (Signal::SIGTERM, 30),
+        (Signal::SIGKILL, 0),
+    ] {
+        let _ = kill(pid, signal);
+        let since = Instant::now();
+        loop {
+            if let Some(status) = child.try_wait()? {
+                return Ok((Some(status), true));
+            }
+            if since.elapsed() >= Duration::from_secs(grace) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    Ok((child.wait().ok(), true))
 }
 
 /// What the run's state database says.
@@ -127,6 +208,7 @@ fn measure(
 ) -> RunResult {
     let db = dir.join(".specc").join("state.db");
     let mut r = RunResult {
+        inputs: String::new(),
         case: case.name.clone(),
         configuration: config.name.clone(),
         exit,
@@ -220,21 +302,27 @@ fn stop_orphan(dir: &Path) {
     }
 }
 
-/// Copies the case's folder, leaving out what a build made there.
+/// Copies the case's folder, leaving out what a build made at its top (`.specc/`, `out/`).
 fn copy(from: &Path, to: &Path) -> std::io::Result<()> {
+    copy_in(from, to, true)
+}
+
+fn copy_in(from: &Path, to: &Path, top: bool) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for e in std::fs::read_dir(from)? {
         let e = e?;
         let name = e.file_name();
-        if name == ".specc" || name == "out" {
+        if top && (name == ".specc" || name == "out" || name == ".specc-bench") {
             continue;
         }
         let (src, dst) = (e.path(), to.join(&name));
         let kind = e.file_type()?;
         if kind.is_dir() {
-            copy(&src, &dst)?;
+            copy_in(&src, &dst, false)?;
         } else if kind.is_file() {
             std::fs::copy(&src, &dst)?;
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&src)?, &dst)?;
         }
     }
     Ok(())

@@ -62,6 +62,8 @@ struct RoleFile {
 pub struct Price {
     pub input: f64,
     pub output: f64,
+    /// Cached input's price [default: the input's].
+    pub cached_input: Option<f64>,
 }
 
 /// A suite, read and checked.
@@ -135,6 +137,12 @@ impl Suite {
         let mut cases = Vec::new();
         for c in file.cases {
             let spec = c.spec.unwrap_or_else(|| "spec.md".to_owned());
+            if spec.contains('/') || spec.starts_with('.') {
+                return Err(invalid(format!(
+                    "case `{}`: `spec` is a file name in the case's folder, beside its specc.toml",
+                    c.name
+                )));
+            }
             let at = dir.join(&c.dir);
             if !at.join(&spec).is_file() || !at.join("specc.toml").is_file() {
                 return Err(invalid(format!(
@@ -169,6 +177,23 @@ impl Suite {
                 providers: c.providers,
             });
         }
+        // Every run's specc.toml can be made: a name or a price wrong is said before any
+        // run starts.
+        for c in &cases {
+            let toml = std::fs::read_to_string(c.dir.join("specc.toml")).map_err(|error| {
+                SuiteError::Unreadable {
+                    path: c.dir.join("specc.toml"),
+                    error,
+                }
+            })?;
+            for k in &configurations {
+                let merged = k
+                    .apply(&toml, file.budget)
+                    .map_err(|why| invalid(format!("case `{}` × `{}`: {why}", c.name, k.name)))?;
+                specc_llm::LlmConfig::parse(&merged)
+                    .map_err(|e| invalid(format!("case `{}` × `{}`: {e}", c.name, k.name)))?;
+            }
+        }
         Ok(Suite {
             dir,
             jobs: file.jobs.unwrap_or(1).max(1),
@@ -202,6 +227,7 @@ impl Configuration {
         providers.extend(self.providers.clone());
         let mut roles = table(&mut t, "roles")?;
         let mut prices = table(&mut t, "prices")?;
+        let mut priced: BTreeMap<String, Price> = BTreeMap::new();
         for (role, r) in &self.roles {
             let mut entry = match roles.remove(role) {
                 Some(toml::Value::Table(x)) => x,
@@ -222,9 +248,30 @@ impl Configuration {
                 let mut price = toml::Table::new();
                 price.insert("input".into(), p.input.into());
                 price.insert("output".into(), p.output.into());
+                if let Some(c) = p.cached_input {
+                    price.insert("cached_input".into(), c.into());
+                }
+                // Prices are per model: two roles on one model cannot be priced apart.
+                if let Some(set) = priced.get(&model).filter(|q| **q != p) {
+                    return Err(format!(
+                        "model `{model}` is priced twice ({} and {}): one model, one price",
+                        set.input, p.input
+                    ));
+                }
+                priced.insert(model.clone(), p);
                 prices.insert(model, price.into());
+            } else if r.model.is_some() && !prices.contains_key(&model) {
+                return Err(format!(
+                    "role `{role}`: model `{model}` has no price in the case or the configuration"
+                ));
             }
             roles.insert(role.clone(), entry.into());
+        }
+        // Each run keeps its own state and output: a case's `[state] url` or an `out`
+        // elsewhere would make runs share them.
+        t.remove("state");
+        if let Some(toml::Value::Table(b)) = t.get_mut("build") {
+            b.remove("out");
         }
         t.insert("providers".into(), providers.into());
         t.insert("roles".into(), roles.into());
