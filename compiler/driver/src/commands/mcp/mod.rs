@@ -255,7 +255,11 @@ impl Server {
                 break;
             }
             let left = deadline.saturating_duration_since(Instant::now());
-            let _ = tokio::time::timeout(left, b.changed_since(seen)).await;
+            // A client that cancels the call stops following (the build runs on).
+            tokio::select! {
+                _ = cx.ct.cancelled() => break,
+                _ = tokio::time::timeout(left, b.changed_since(seen)) => {}
+            }
         }
         let p = b.progress();
         let status = self.status_of(b).await;
