@@ -9,7 +9,7 @@ use super::handle::JournalError;
 use crate::args;
 use crate::dialect::Dialect;
 use crate::error::StateError;
-use crate::schema::has_table;
+use crate::schema::{has_column, has_table};
 use crate::sql::Sql;
 use serde::Serialize;
 
@@ -107,7 +107,8 @@ pub fn of(c: &mut dyn Sql) -> Result<Option<Status>, StateError> {
         return Ok(None);
     };
     let id = run.run.as_str();
-    let landed_ms = has_landed_ms(c)?;
+    // A SQLite database from before migration 3, read without migrating it, has none.
+    let landed_ms = has_column(c, "tasks", "landed_ms")?;
     let counts = counts(c, id)?;
     let running = running(c, id)?;
     let merging = task_lines(
@@ -163,22 +164,6 @@ fn latest_run(c: &mut dyn Sql) -> Result<Option<RunRow>, StateError> {
         })
     })
     .transpose()
-}
-
-/// Whether the tasks table has `landed_ms` (a SQLite database from before migration 3 has
-/// not).
-fn has_landed_ms(c: &mut dyn Sql) -> Result<bool, StateError> {
-    Ok(match c.dialect() {
-        Dialect::Sqlite => {
-            c.query_one(
-                "SELECT COUNT(*) FROM pragma_table_info('tasks') WHERE name = 'landed_ms'",
-                &[],
-            )?
-            .int(0)?
-                > 0
-        }
-        Dialect::Postgres => true, // every writer migrates it on connecting
-    })
 }
 
 /// How many of the run's tasks are in each state, in the states' order.

@@ -128,11 +128,7 @@ fn row(h: &mut String, r: &Run) {
                 if *n == 1 { "" } else { "s" }
             )
         });
-    let (tokens, dollars) = last.map_or((0, 0.0), |p| {
-        p.costs.iter().fold((0, 0.0), |(t, d), c| {
-            (t + c.input_tokens + c.output_tokens, d + c.dollars)
-        })
-    });
+    let (tokens, dollars) = r.spent();
     let _ = writeln!(
         h,
         "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\

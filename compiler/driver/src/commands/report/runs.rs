@@ -21,3 +21,14 @@ pub(in crate::commands) enum Unit {
     Seconds,
     Minutes,
 }
+
+impl Run {
+    /// Tokens (input and output) and dollars the run had spent at its last point.
+    pub(in crate::commands) fn spent(&self) -> (u64, f64) {
+        self.points.last().map_or((0, 0.0), |p| {
+            p.costs.iter().fold((0, 0.0), |(t, d), c| {
+                (t + c.input_tokens + c.output_tokens, d + c.dollars)
+            })
+        })
+    }
+}

@@ -80,11 +80,7 @@ pub(super) fn write(runs: &[Run], out: &mut dyn Write) -> std::io::Result<()> {
 pub(super) fn cards(h: &mut String, r: &Run, named: bool) {
     use std::fmt::Write as _;
     let last = r.points.last();
-    let (tokens, dollars) = last.map_or((0, 0.0), |p| {
-        p.costs.iter().fold((0, 0.0), |(t, d), c| {
-            (t + c.input_tokens + c.output_tokens, d + c.dollars)
-        })
-    });
+    let (tokens, dollars) = r.spent();
     let (score, class) = match last.map(|p| (p.score, p.passed, p.total)) {
         Some((Some(s), Some(passed), Some(total))) => (
             format!("{passed}/{total}"),
