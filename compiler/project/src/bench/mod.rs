@@ -81,16 +81,10 @@ pub fn bench(
                     };
                     let dir = dir_of(out, case, config);
                     let got = run::inputs(case, config, suite.budget)
-                        .and_then(|(_, digest)| finished(&dir, &digest))
-                        .and_then(|done| match done {
+                        .and_then(|made| match finished(&dir, &made.1)? {
                             Some(r) => Ok((r, true)),
-                            None => run::run(
-                                specc,
-                                &dir,
-                                (case, config),
-                                (suite.budget, suite.time_limit),
-                            )
-                            .map(|r| (r, false)),
+                            None => run::run(specc, &dir, (case, config), made, suite.time_limit)
+                                .map(|r| (r, false)),
                         })
                         .map_err(|e| {
                             std::io::Error::other(format!("{} × {}: {e}", case.name, config.name))

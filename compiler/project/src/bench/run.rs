@@ -100,17 +100,18 @@ pub fn inputs(
 
 /// Runs `case` with `config` in `dir` (made anew) with the specc binary `specc`, and writes
 /// its result, unless the build did not start (then it runs again next time).
+/// `(merged, digest)` are the run's [`inputs`].
 pub(super) fn run(
     specc: &Path,
     dir: &Path,
     (case, config): (&Case, &Configuration),
-    (budget, limit): (Option<f64>, Duration),
+    (merged, digest): (String, String),
+    limit: Duration,
 ) -> std::io::Result<RunResult> {
     if dir.exists() {
         stop_orphan(dir);
         std::fs::remove_dir_all(dir)?; // an unfinished run starts again from nothing
     }
-    let (merged, digest) = inputs(case, config, budget)?;
     copy(&case.dir, dir)?;
     std::fs::write(dir.join("specc.toml"), merged)?;
     let started = Instant::now();
