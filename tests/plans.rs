@@ -1,6 +1,6 @@
 //! What the benches and tests that run the scheduler on synthetic plans share: leaf `i`'s
-//! file and key, a planner's answer for the leaf, the planner task over the leaves, and a
-//! leaf's work order.
+//! file and key, a planner's answer for the leaf, the planner task over the leaves, a
+//! leaf's work order, and how many leaves' files an export holds.
 
 use specc_ir::plan::{ChildKind, TaskNode};
 use specc_runtime::WorkOrder;
@@ -70,4 +70,14 @@ pub fn order(task: &TaskNode) -> WorkOrder {
     };
     o.fingerprint = specc_runtime::fingerprint(&o);
     o
+}
+
+/// How many of the leaves' files (`f/…`) the build in `dir` exported to `dir/out`.
+pub fn exported(dir: &std::path::Path) -> usize {
+    let o = std::process::Command::new("git")
+        .args(["ls-tree", "-r", "--name-only", "HEAD", "f"])
+        .current_dir(dir.join("out"))
+        .output()
+        .expect("git");
+    String::from_utf8_lossy(&o.stdout).lines().count()
 }

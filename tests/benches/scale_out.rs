@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use specc_tests::answers::AnswerBook;
-use specc_tests::plans::{file as path, file_leaf, key};
+use specc_tests::plans::{exported, file as path, file_leaf, key};
 
 use specc_test_support::pg;
 
@@ -137,16 +137,6 @@ fn copy(root: &Path, from: &Path) -> tempfile::TempDir {
         std::fs::copy(from.join(f), dir.path().join(f)).expect("copy");
     }
     dir
-}
-
-/// The files the build's export holds under `f/`.
-fn exported(dir: &Path) -> usize {
-    let o = Command::new("git")
-        .args(["ls-tree", "-r", "--name-only", "HEAD", "f"])
-        .current_dir(dir.join("out"))
-        .output()
-        .expect("git");
-    String::from_utf8_lossy(&o.stdout).lines().count()
 }
 
 /// CPU time of this process's waited-for children (and theirs), in seconds.

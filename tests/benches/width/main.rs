@@ -29,7 +29,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use specc_tests::plans::{file as path, file_leaf};
+use specc_tests::plans::{exported, file as path, file_leaf};
 
 mod probe;
 mod server;
@@ -302,16 +302,6 @@ fn gauge_peaks(file: &Path) -> HashMap<String, u64> {
         }
     }
     peaks
-}
-
-/// The files the export holds under `f/`.
-fn exported(dir: &Path) -> usize {
-    let o = Command::new("git")
-        .args(["ls-tree", "-r", "--name-only", "HEAD", "f"])
-        .current_dir(dir.join("out"))
-        .output()
-        .expect("git");
-    String::from_utf8_lossy(&o.stdout).lines().count()
 }
 
 #[allow(clippy::print_stdout)] // a bench binary reports on stdout
