@@ -29,6 +29,11 @@ pub struct Limits {
     /// Tokens of the spec's text one planner request shows before the rest of its subtree
     /// becomes an outline read with `read_spec` (design: spec.node-text).
     pub planner_spec_tokens: usize,
+    /// Lines a file may have: the VCS refuses a landing that grows one past it (its
+    /// `Options::line_budget`, the same figure: specc-project's tests hold them equal).
+    /// Planners are told it, so that they give code that may outgrow it room for several
+    /// files (design: runtime.landing-refusals).
+    pub line_budget: usize,
 }
 
 impl Default for Limits {
@@ -45,6 +50,7 @@ impl Default for Limits {
             output_bytes: 16 << 10,
             planner_calls: 2000,
             planner_spec_tokens: 24_000,
+            line_budget: 600,
         }
     }
 }

@@ -212,6 +212,7 @@ impl Walk<'_> {
                     .unwrap_or_default(),
                 field_guide: self.field_guide.to_owned(),
                 spec_chars: self.limits.planner_spec_tokens * spec_text::CHARS_PER_TOKEN,
+                line_budget: self.limits.line_budget,
             };
             let inputs = planner::inputs(tree, p.node, &ctx);
             let mut answer = self

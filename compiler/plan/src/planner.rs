@@ -37,6 +37,8 @@ pub struct Context {
     pub field_guide: String,
     /// Characters of the spec's text the request shows before the rest is an outline.
     pub spec_chars: usize,
+    /// Lines a file may have before the VCS refuses its landing.
+    pub line_budget: usize,
 }
 
 /// The JSON schema of a planner answer (`PlannerAnswer`), each field described: the schema
@@ -123,7 +125,10 @@ pub(crate) const SYSTEM: &str = "You are specc's planner. Read your node's part 
         evidence) rather than deciding its id again. Restate every decision under \
         settled_decisions word for word among your decisions: the coordinator settled them after \
         planners disagreed. Give siblings disjoint write scopes where you can (globs relative to \
-        the repository's root, like `src/**`), and cover every MUST, MUST NOT and SHALL \
+        the repository's root, like `src/**`). No file may pass task.line_budget lines: \
+        the VCS refuses a landing that grows one past it, so a work child whose code may \
+        outgrow that needs a write scope with room for several files (a directory, `src/parser/**`, \
+        not one file) and instructions that say how to split it. Cover every MUST, MUST NOT and SHALL \
         requirement with a work child that names its id, or with a plan child for the section \
         that holds it (a plan child plans only the first node in its covers_nodes); \
         node.requirements lists the requirements of the sections shown with their full text \
@@ -166,7 +171,8 @@ pub fn inputs(tree: &IntentTree, node: &IntentNode, ctx: &Context) -> serde_json
     }
     let mut inputs = serde_json::json!({
         "task": {"id": ctx.task, "depth": ctx.depth, "assignment": assignment,
-                 "area": area(node, ctx), "max_depth": ctx.limits.0, "max_width": ctx.limits.1},
+                 "area": area(node, ctx), "max_depth": ctx.limits.0, "max_width": ctx.limits.1,
+                 "line_budget": ctx.line_budget},
         "node": spec,
         "ancestor_decisions": ctx.ancestors,
         "settled_decisions": ctx.settled,

@@ -163,7 +163,12 @@ pub fn estimate(x: &Inputs<'_>) -> Estimate {
     let mut tasks = Vec::new();
     let mut totals: BTreeMap<String, Spend> = BTreeMap::new();
     for o in x.orders {
-        let context = specc_runtime::opening_chars(o, x.field_guide) as f64 / CHARS_PER_TOKEN;
+        let context = specc_runtime::opening_chars(
+            o,
+            x.field_guide,
+            specc_vcs::Options::default().line_budget,
+        ) as f64
+            / CHARS_PER_TOKEN;
         let up_to_date = x.landed.get(&o.task.id) == Some(&o.fingerprint);
         let mut spend: BTreeMap<String, Spend> = BTreeMap::new();
         if !up_to_date {

@@ -315,4 +315,14 @@ mod tests {
         assert!(!has_password("postgresql://db/specc?sslmode=disable"));
         assert!(!has_password("postgres://[::1]:5432/specc"));
     }
+
+    /// Planners are told the line budget the VCS keeps: one figure, in two crates that do
+    /// not depend on each other (design: runtime.landing-refusals).
+    #[test]
+    fn planners_are_told_the_line_budget_the_vcs_keeps() {
+        assert_eq!(
+            specc_plan::Limits::default().line_budget,
+            specc_vcs::Options::default().line_budget
+        );
+    }
 }

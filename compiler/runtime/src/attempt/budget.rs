@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::checkouts::Diff;
+use crate::checkouts::{Diff, Scope};
 use crate::tools::Toolbox;
 
 /// A file the work would grow past the line budget.
@@ -18,6 +18,10 @@ pub(crate) struct OverBudget {
     /// the VCS's refusal schedules a split task for it (design: runtime.megafile).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub existing: bool,
+    /// The write scope's patterns when they admit no new file beside this one: the worker
+    /// cannot split it there, and is told so (the bridge's cachetools build, stop 50).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub no_room: Vec<String>,
 }
 
 impl OverBudget {
@@ -27,14 +31,47 @@ impl OverBudget {
             path,
             lines,
             budget,
+            no_room,
             ..
         } = self;
-        format!(
+        let over = format!(
             "line budget: `{path}` would have {lines} lines, over the budget of {budget}; the \
-             VCS refuses it. Split it into files of at most {budget} lines within your write \
-             scope (a file that must stay whole: call `flag_big_file` with its path)"
+             VCS refuses it."
+        );
+        if no_room.is_empty() {
+            return format!(
+                "{over} Split it into files of at most {budget} lines within your write scope \
+                 (a file that must stay whole: call `flag_big_file` with its path)"
+            );
+        }
+        let scope: Vec<String> = no_room.iter().map(|p| format!("`{p}`")).collect();
+        format!(
+            "{over} Your write scope ({}) admits no other file to split it into: make it fit in \
+             {budget} lines, or call `give_up` saying the scope needs room for more files (the \
+             task is then re-planned and its scope can be widened); a file that must stay whole: \
+             call `flag_big_file` with its path",
+            scope.join(", ")
         )
     }
+}
+
+/// Whether `scope` admits a new file beside `path` to split it into: the same name with a
+/// suffix in its directory, or a file in a directory named after its stem.
+fn has_room(scope: &Scope, path: &str) -> bool {
+    let (dir, name) = path.rsplit_once('/').map_or(("", path), |(d, n)| (d, n));
+    let (stem, ext) = match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => (stem, format!(".{ext}")),
+        _ => (name, String::new()),
+    };
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    // `name/part2` under a name without an extension is below the file itself: no room.
+    let beside = format!("{prefix}{stem}_part2{ext}");
+    let below = (!ext.is_empty()).then(|| format!("{prefix}{stem}/part2{ext}"));
+    scope.allows(&beside) || below.is_some_and(|b| scope.allows(&b))
 }
 
 /// The files of `diff` the VCS would refuse for their size: grown past the budget, not
@@ -63,13 +100,69 @@ pub(super) async fn over_budget(
                 .map_or(0, |b| specc_vcs::line_count(&b)),
         };
         if lines > before {
+            let no_room = if has_room(&tools.scope, &c.path) {
+                Vec::new()
+            } else {
+                tools.scope.patterns().to_vec()
+            };
             over.push(OverBudget {
                 path: c.path.clone(),
                 lines,
                 budget,
                 existing: before > 0,
+                no_room,
             });
         }
     }
     over
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(patterns: &[&str]) -> Scope {
+        Scope::new(&patterns.iter().map(|p| p.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn a_scope_of_one_file_has_no_room_to_split_it_and_a_directory_does() {
+        assert!(!has_room(&scope(&["src/cache.py"]), "src/cache.py"));
+        assert!(!has_room(
+            &scope(&["README.md", "src/cache.py"]),
+            "src/cache.py"
+        ));
+        assert!(has_room(&scope(&["src/**"]), "src/cache.py"));
+        assert!(has_room(&scope(&["src/*.py"]), "src/cache.py"));
+        assert!(has_room(&scope(&["src"]), "src/cache.py"));
+        assert!(has_room(
+            &scope(&["src/cache.py", "src/cache/**"]),
+            "src/cache.py"
+        ));
+        assert!(!has_room(&scope(&["Makefile"]), "Makefile"));
+        assert!(has_room(&scope(&["*"]), "Makefile"));
+    }
+
+    #[test]
+    fn a_worker_without_room_is_told_to_give_up_for_a_wider_scope_not_to_split() {
+        let over = |no_room: Vec<String>| OverBudget {
+            path: "src/cache.py".into(),
+            lines: 700,
+            budget: 600,
+            existing: false,
+            no_room,
+        };
+        let roomy = over(Vec::new()).failure();
+        assert!(
+            roomy.contains("Split it into files of at most 600 lines"),
+            "{roomy}"
+        );
+        let tight = over(vec!["src/cache.py".into()]).failure();
+        assert!(
+            tight.contains("(`src/cache.py`) admits no other file"),
+            "{tight}"
+        );
+        assert!(tight.contains("`give_up`"), "{tight}");
+        assert!(!tight.contains("Split it into files"), "{tight}");
+    }
 }

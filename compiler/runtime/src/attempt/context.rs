@@ -132,8 +132,8 @@ id>` (`// req: R-3`): the checks after `done` want one for every requirement the
 
 /// The characters of a first attempt's opening messages (charter, field guide, task): what
 /// every call of the attempt sends before the conversation grows, for a cost estimate.
-pub fn opening_chars(order: &WorkOrder, field_guide: &str) -> usize {
-    messages(order, field_guide, None, None)
+pub fn opening_chars(order: &WorkOrder, field_guide: &str, line_budget: usize) -> usize {
+    messages(order, field_guide, line_budget, None, None)
         .iter()
         .map(|m| m.text.len())
         .sum()
@@ -143,6 +143,7 @@ pub fn opening_chars(order: &WorkOrder, field_guide: &str) -> usize {
 pub(super) fn messages(
     order: &WorkOrder,
     field_guide: &str,
+    line_budget: usize,
     retry: Option<&Retry>,
     carried: Option<&CarriedNote>,
 ) -> Vec<Message> {
@@ -183,6 +184,13 @@ pub(super) fn messages(
     }
     for s in &t.write_scope {
         u.push_str(&format!("- `{s}`\n"));
+    }
+    if !t.write_scope.is_empty() {
+        // Told up front, not first at `done` (design: runtime.landing-refusals).
+        u.push_str(&format!(
+            "\nNo file may pass {line_budget} lines: the VCS refuses a landing that grows one \
+             past it, so split code that grows toward it into several files as you write it.\n"
+        ));
     }
     if !t.read_scope.is_empty() {
         u.push_str(&format!("\nRead first: {}\n", t.read_scope.join(", ")));

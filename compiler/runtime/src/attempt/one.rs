@@ -230,7 +230,7 @@ fn opening(
     if let Some(opening) = journaled {
         return Ok(opening);
     }
-    let opening = context::messages(order, guide, retry, carried);
+    let opening = context::messages(order, guide, s.repo.line_budget(), retry, carried);
     s.journal
         .attempt_context(s.run, task, attempt, &json!(opening))?;
     Ok(opening)
