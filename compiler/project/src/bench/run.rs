@@ -245,17 +245,25 @@ fn measure(
         }
         let run = s.run.run.clone();
         if let Ok(ledger) = specc_llm::Ledger::open_existing(&db) {
+            let mut dollars: BTreeMap<String, Vec<f64>> = BTreeMap::new();
             for row in ledger
                 .rows()
                 .unwrap_or_default()
                 .iter()
                 .filter(|c| c.run == run)
             {
-                *r.dollars_by_role.entry(row.role.clone()).or_default() += row.dollars;
+                dollars
+                    .entry(row.role.clone())
+                    .or_default()
+                    .push(row.dollars);
                 *r.tokens_by_role.entry(row.role.clone()).or_default() +=
                     row.usage.input + row.usage.cached_input + row.usage.output;
                 r.calls += 1;
             }
+            r.dollars_by_role = dollars
+                .into_iter()
+                .map(|(role, d)| (role, exact_sum(d)))
+                .collect();
         }
         if let Ok(mut c) = specc_state::sqlite::open_read_only(&db) {
             r.attempts = specc_state::timeline(&mut c, &run).map_or(0, |t| t.attempts.len() as u64);
@@ -327,4 +335,35 @@ fn copy_in(from: &Path, to: &Path, top: bool) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The sum of `values` in ascending order: the same figure whatever order the ledger's rows
+/// came in (calls of two jobs land in either order, and floating-point addition is not
+/// associative: a resumed bench's table must equal an uninterrupted one's).
+fn exact_sum(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.into_iter().sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exact_sum;
+
+    #[test]
+    fn a_sum_of_dollars_does_not_depend_on_the_rows_order() {
+        let rows = vec![
+            0.000_315,
+            0.002_1,
+            0.000_018_75,
+            0.011_2,
+            0.000_91,
+            0.007_77,
+        ];
+        let mut reversed = rows.clone();
+        reversed.reverse();
+        let naive = |v: &[f64]| v.iter().fold(0.0, |a, b| a + b);
+        // The rows' own order gives different last bits; the sorted sum does not.
+        assert_ne!(naive(&rows).to_bits(), naive(&reversed).to_bits());
+        assert_eq!(exact_sum(rows).to_bits(), exact_sum(reversed).to_bits());
+    }
 }
