@@ -14,6 +14,8 @@ use specc_plan::{Cache, Limits, plan_tree};
 struct Counting {
     inner: OutlinePlanner,
     asked: Mutex<Vec<String>>,
+    /// Each request's `task.line_budget`, and whether its instructions explain it.
+    budgets: Mutex<Vec<(u64, bool)>>,
 }
 
 impl Provider for Counting {
@@ -26,6 +28,13 @@ impl Provider for Counting {
             serde_json::from_str(&request.messages[1].text).unwrap_or_default();
         if let Ok(mut asked) = self.asked.lock() {
             asked.push(user["node"]["id"].as_str().unwrap_or_default().to_owned());
+        }
+        if let Ok(mut budgets) = self.budgets.lock() {
+            let budget = user["task"]["line_budget"].as_u64().unwrap_or_default();
+            let explained = request.messages[0]
+                .text
+                .contains("No file may pass task.line_budget lines");
+            budgets.push((budget, explained));
         }
         self.inner.complete(request)
     }
@@ -50,6 +59,7 @@ async fn an_edit_replans_only_its_sections_subtree() {
     let provider = Arc::new(Counting {
         inner: OutlinePlanner::new("p"),
         asked: Mutex::new(Vec::new()),
+        budgets: Mutex::new(Vec::new()),
     });
     let client = client(provider.clone());
     let mut cache = Cache::new();
@@ -152,6 +162,7 @@ async fn another_model_or_other_limits_do_not_reuse_cached_answers() {
     let provider = Arc::new(Counting {
         inner: OutlinePlanner::new("p"),
         asked: Mutex::new(Vec::new()),
+        budgets: Mutex::new(Vec::new()),
     });
     let mut cache = Cache::new();
     let nodes = tree.nodes().count();
@@ -225,6 +236,7 @@ async fn planning_stops_at_the_planner_call_limit_and_keeps_what_it_paid_for() {
     let provider = Arc::new(Counting {
         inner: OutlinePlanner::new("p"),
         asked: Mutex::new(Vec::new()),
+        budgets: Mutex::new(Vec::new()),
     });
     let mut cache = Cache::new();
     let tight = Limits {
@@ -260,4 +272,39 @@ async fn planning_stops_at_the_planner_call_limit_and_keeps_what_it_paid_for() {
     .await
     .expect("planned");
     assert_eq!(done.calls, nodes - asked);
+}
+
+/// Every planner is told the line budget the VCS keeps, before any code is written
+/// (design: runtime.landing-refusals), at whatever figure the limits hold.
+#[tokio::test]
+async fn every_planner_request_carries_the_line_budget_and_says_what_it_means() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/specs/valid/job-queue.md"
+    );
+    let text = std::fs::read_to_string(path).expect("fixture");
+    let tree = specc_passes::parse_spec(FileId(0), &text).tree;
+    let provider = Arc::new(Counting {
+        inner: OutlinePlanner::new("p"),
+        asked: Mutex::new(Vec::new()),
+        budgets: Mutex::new(Vec::new()),
+    });
+    let tight = Limits {
+        line_budget: 250,
+        ..Limits::default()
+    };
+    let planned = plan_tree(
+        &client(provider.clone()),
+        &tree,
+        tight,
+        "",
+        &specc_passes::plan::Commands::default(),
+        &mut Cache::new(),
+    )
+    .await
+    .expect("planned");
+    let budgets = provider.budgets.lock().expect("lock").clone();
+    assert_eq!(budgets.len(), planned.calls);
+    assert!(!budgets.is_empty());
+    assert!(budgets.iter().all(|b| *b == (250, true)), "{budgets:?}");
 }
