@@ -262,7 +262,7 @@ fn measure(
             }
             r.dollars_by_role = dollars
                 .into_iter()
-                .map(|(role, d)| (role, exact_sum(d)))
+                .map(|(role, d)| (role, ordered_sum(d)))
                 .collect();
         }
         if let Ok(mut c) = specc_state::sqlite::open_read_only(&db) {
@@ -340,14 +340,14 @@ fn copy_in(from: &Path, to: &Path, top: bool) -> std::io::Result<()> {
 /// The sum of `values` in ascending order: the same figure whatever order the ledger's rows
 /// came in (calls of two jobs land in either order, and floating-point addition is not
 /// associative: a resumed bench's table must equal an uninterrupted one's).
-fn exact_sum(mut values: Vec<f64>) -> f64 {
+fn ordered_sum(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values.into_iter().sum()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::exact_sum;
+    use super::ordered_sum;
 
     #[test]
     fn a_sum_of_dollars_does_not_depend_on_the_rows_order() {
@@ -364,6 +364,6 @@ mod tests {
         let naive = |v: &[f64]| v.iter().fold(0.0, |a, b| a + b);
         // The rows' own order gives different last bits; the sorted sum does not.
         assert_ne!(naive(&rows).to_bits(), naive(&reversed).to_bits());
-        assert_eq!(exact_sum(rows).to_bits(), exact_sum(reversed).to_bits());
+        assert_eq!(ordered_sum(rows).to_bits(), ordered_sum(reversed).to_bits());
     }
 }

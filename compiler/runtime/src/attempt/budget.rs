@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::checkouts::{Diff, Scope};
+use crate::checkouts::{Diff, Scope, module_dir};
 use crate::tools::Toolbox;
 
 /// A file the work would grow past the line budget.
@@ -55,23 +55,47 @@ impl OverBudget {
     }
 }
 
-/// Whether `scope` admits a new file beside `path` to split it into: the same name with a
-/// suffix in its directory, or a file in a directory named after its stem.
+/// Whether `scope` admits another file to split `path` into: another file of its kind (its
+/// extension) that it names, or a new name beside it (`name_part2.ext`, `part2_name.ext`,
+/// `name2.ext`, the extension taken from the last dot and from the first, so `*_test.go` and
+/// `*.test.ts` match), or one in the directory a split task would use (`dir/stem/part2.ext`,
+/// design: runtime.megafile).
 fn has_room(scope: &Scope, path: &str) -> bool {
     let (dir, name) = path.rsplit_once('/').map_or(("", path), |(d, n)| (d, n));
-    let (stem, ext) = match name.rsplit_once('.') {
-        Some((stem, ext)) if !stem.is_empty() => (stem, format!(".{ext}")),
-        _ => (name, String::new()),
-    };
     let prefix = if dir.is_empty() {
         String::new()
     } else {
         format!("{dir}/")
     };
-    // `name/part2` under a name without an extension is below the file itself: no room.
-    let beside = format!("{prefix}{stem}_part2{ext}");
-    let below = (!ext.is_empty()).then(|| format!("{prefix}{stem}/part2{ext}"));
-    scope.allows(&beside) || below.is_some_and(|b| scope.allows(&b))
+    // Another file of the same kind the scope names, in any directory: code can move there.
+    let kind = |p: &str| {
+        p.rsplit('/')
+            .next()
+            .and_then(|n| n.rsplit_once('.'))
+            .map(|(_, e)| e.to_owned())
+    };
+    let named = scope.patterns().iter().any(|p| {
+        p != path
+            && !p.contains(['*', '?', '[', '{'])
+            && !path.starts_with(&format!("{p}/"))
+            && kind(p) == kind(path)
+    });
+    let mut candidates = Vec::new();
+    for (stem, ext) in [name.rsplit_once('.'), name.split_once('.')]
+        .into_iter()
+        .flatten()
+        .filter(|(stem, _)| !stem.is_empty())
+        .map(|(stem, ext)| (stem, format!(".{ext}")))
+        .chain((!name.contains('.') || name.starts_with('.')).then(|| (name, String::new())))
+    {
+        candidates.push(format!("{prefix}{stem}_part2{ext}"));
+        candidates.push(format!("{prefix}part2_{stem}{ext}"));
+        candidates.push(format!("{prefix}{stem}2{ext}"));
+        if !ext.is_empty() {
+            candidates.push(format!("{}/part2{ext}", module_dir(path)));
+        }
+    }
+    named || candidates.iter().any(|c| scope.allows(c))
 }
 
 /// The files of `diff` the VCS would refuse for their size: grown past the budget, not
@@ -100,7 +124,9 @@ pub(super) async fn over_budget(
                 .map_or(0, |b| specc_vcs::line_count(&b)),
         };
         if lines > before {
-            let no_room = if has_room(&tools.scope, &c.path) {
+            // A file the base holds goes to a split task of its own if the worker cannot
+            // split it (design: runtime.megafile): the usual advice stands.
+            let no_room = if before > 0 || has_room(&tools.scope, &c.path) {
                 Vec::new()
             } else {
                 tools.scope.patterns().to_vec()
@@ -141,6 +167,23 @@ mod tests {
         ));
         assert!(!has_room(&scope(&["Makefile"]), "Makefile"));
         assert!(has_room(&scope(&["*"]), "Makefile"));
+        // Test-file patterns: the name's first dot or its suffix.
+        assert!(has_room(&scope(&["pkg/*_test.go"]), "pkg/cache_test.go"));
+        assert!(has_room(
+            &scope(&["src/**/*.test.ts"]),
+            "src/a/cache.test.ts"
+        ));
+        assert!(has_room(&scope(&["*.spec.js"]), "cache.spec.js"));
+        // Another file the scope names is room; a directory literal is room.
+        assert!(has_room(
+            &scope(&["src/cache.py", "src/cache_util.py"]),
+            "src/cache.py"
+        ));
+        assert!(has_room(
+            &scope(&["src/a.test.py", "src/a/**"]),
+            "src/a.test.py"
+        ));
+        assert!(!has_room(&scope(&[".env"]), ".env"));
     }
 
     #[test]

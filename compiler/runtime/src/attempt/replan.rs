@@ -116,7 +116,8 @@ const SYSTEM: &str = "You are specc's planner: you planned the work task below, 
     same goal, same decisions and requirements, explicit steps, and what to do about what went \
     wrong. If a check or the write scope is what is wrong — a check that tests something the \
     task does not ask for, or that correct work cannot pass, or a scope that leaves out a file \
-    the task must write — replace it (`acceptance`, `write_scope`) and say why in `reason`. A \
+    the task must write or has no room to keep every file under task.line_budget lines (the VCS \
+    refuses a landing that grows a file past it) — replace it (`acceptance`, `write_scope`) and say why in `reason`. A \
     check the work failed because the work is wrong stays: never weaken a check to let wrong \
     work land. The checks named `spec …` are the user's test blocks: they cannot be changed. \
     Answer only by calling replan_task.";
@@ -124,10 +125,10 @@ const SYSTEM: &str = "You are specc's planner: you planned the work task below, 
 const SYSTEM_PARENT: &str = "You are specc's planner for the parent task below. One of the work \
     tasks you planned failed every attempt: its worker, a re-plan of its instructions and any \
     stronger model. Re-plan it with everything that went wrong: rewrite its instructions, and \
-    replace its acceptance commands or its write scope (keeping clear of its siblings' scopes) \
-    where they are what is wrong, saying why in `reason`. Never weaken a check to let wrong \
-    work land; the checks named `spec …` are the user's and cannot be changed. Answer only by \
-    calling replan_task.";
+    replace its acceptance commands or its write scope (keeping clear of its siblings' scopes, \
+    with room to keep every file under task.line_budget lines) where they are what is wrong, \
+    saying why in `reason`. Never weaken a check to let wrong work land; the checks named \
+    `spec …` are the user's and cannot be changed. Answer only by calling replan_task.";
 
 /// The `replan_task` tool: its parameters say what each field may hold.
 fn tool() -> Tool {
@@ -181,13 +182,15 @@ fn siblings(order: &WorkOrder, outcomes: &HashMap<String, String>) -> Vec<serde_
 }
 
 /// The re-plan of `order` for `why`; `commands` are those an acceptance command may start
-/// with (the sandbox's); `outcomes` what became of the leaf's siblings so far.
+/// with (the sandbox's); `outcomes` what became of the leaf's siblings so far; `line_budget`
+/// the lines a file may have (the VCS's).
 pub(super) async fn replan(
     client: &Client,
     order: &WorkOrder,
     why: &Why<'_>,
     commands: &Commands,
     outcomes: &HashMap<String, String>,
+    line_budget: usize,
 ) -> Result<Replan, PlanError> {
     let t = &order.task;
     let checks: Vec<serde_json::Value> = order
@@ -197,7 +200,8 @@ pub(super) async fn replan(
         .collect();
     let mut user = json!({
         "task": {"id": t.id, "title": t.title, "instructions": t.instructions,
-                 "write_scope": t.write_scope, "read_scope": t.read_scope},
+                 "write_scope": t.write_scope, "read_scope": t.read_scope,
+                 "line_budget": line_budget},
         "decisions": order.decisions,
         "requirements": order.requirements,
         "checks": checks,

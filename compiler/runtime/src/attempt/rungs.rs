@@ -78,7 +78,16 @@ impl Ladder {
             None => {
                 let outcomes = replan::sibling_outcomes(s.journal, s.run);
                 let commands = &s.policy.known_commands;
-                match replan::replan(s.client, &self.order, &why, commands, &outcomes).await {
+                match replan::replan(
+                    s.client,
+                    &self.order,
+                    &why,
+                    commands,
+                    &outcomes,
+                    s.repo.line_budget(),
+                )
+                .await
+                {
                     Ok(r) => {
                         let step = json!({"replanned": r.instructions, "replan": r, "by": by,
                                           "after": failure, "dispute": dispute_of(&why),

@@ -18,7 +18,7 @@ pub use files::apply;
 pub(crate) use files::{fill, mode_of, open_regular};
 pub(crate) use generated::briefing as generated_files_briefing;
 pub use scope::Scope;
-pub(crate) use scope::{Denied, normalise, reserved};
+pub(crate) use scope::{Denied, module_dir, normalise, reserved};
 pub(crate) use slots::Lease;
 pub use slots::Slots;
 pub(crate) use tracked::Tracked;

@@ -171,5 +171,17 @@ fn literal_prefix(pattern: &str) -> String {
     }
 }
 
+/// Where a split of `path` puts its modules: `dir/stem/` (`src/store.rs` → `src/store/`;
+/// design: runtime.megafile).
+pub(crate) fn module_dir(path: &str) -> String {
+    let (dir, file) = path.rsplit_once('/').map_or(("", path), |(d, f)| (d, f));
+    let stem = file.split_once('.').map_or(file, |(s, _)| s);
+    if dir.is_empty() {
+        stem.to_owned()
+    } else {
+        format!("{dir}/{stem}")
+    }
+}
+
 #[cfg(test)]
 mod tests;

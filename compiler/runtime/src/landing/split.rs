@@ -11,6 +11,7 @@ use regex::Regex;
 use specc_ir::plan::{ChildKind, TaskNode};
 
 use crate::attempt::{Check, WorkOrder};
+use crate::checkouts::module_dir;
 
 /// What ends the reason a blocked attempt is journaled with, after the file's path.
 pub(crate) const BLOCKED_SUFFIX: &str = " is over the line budget";
@@ -58,17 +59,6 @@ pub(super) fn split_id(path: &str) -> String {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
     format!("split-{slug}")
-}
-
-/// Where a split of `path` puts its modules: `dir/stem/` (`src/store.rs` → `src/store/`).
-fn module_dir(path: &str) -> String {
-    let (dir, file) = path.rsplit_once('/').map_or(("", path), |(d, f)| (d, f));
-    let stem = file.split_once('.').map_or(file, |(s, _)| s);
-    if dir.is_empty() {
-        stem.to_owned()
-    } else {
-        format!("{dir}/{stem}")
-    }
 }
 
 /// The split task for `path`, over a line budget of `budget`, which must keep `refs` and
