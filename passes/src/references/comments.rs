@@ -1,5 +1,5 @@
 //! The reference syntax inside a comment's text, and the line-comment fallback for files no
-//! tree-sitter grammar covers. Two kinds: `design: <id>[@pin]` names a design decision,
+//! tree-sitter grammar covers. Two kinds: `design: <id>[@pin][, <id>…]` names design decisions,
 //! `req: <id>[, <id>…]` the spec's requirements (a tag such as `R-3`, or a full id such as
 //! `storage/pages#2`).
 //! design: design-docs.references
@@ -122,9 +122,47 @@ pub fn in_comment(file: FileId, comment: &str, base: usize, out: &mut Vec<Refere
     }
 }
 
-/// The `design: <id>[@pin]` whose keyword is at `start`.
+/// The `design: <id>[@pin][, <id>[@pin]…]` whose keyword is at `start`. An id after a comma
+/// counts only if it looks like a decision's (dotted, a part of two characters or more), so
+/// prose after a comma (`design: <id>, e.g. …`) names nothing.
 fn decision_at(file: FileId, comment: &str, base: usize, start: usize, out: &mut Vec<Reference>) {
-    let from = start + DESIGN.len();
+    let Some((mut end, id, pin)) = decision_id(comment, start + DESIGN.len()) else {
+        return;
+    };
+    out.push(Reference {
+        kind: RefKind::Decision,
+        id,
+        pin,
+        span: Span::new(file, base + start..base + end),
+    });
+    loop {
+        let rest = &comment[end..];
+        let gap = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        if !rest[gap..].starts_with(',') {
+            return;
+        }
+        let from = end + gap + 1;
+        let Some((next_end, id, pin)) = decision_id(comment, from) else {
+            return;
+        };
+        let looks_like_one = id.contains('.') && id.split(['.', '/']).any(|part| part.len() >= 2);
+        if !looks_like_one || !crate::plan::is_valid_decision_id(&id) {
+            return;
+        }
+        let rest = &comment[from..];
+        let id_start = from + rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        out.push(Reference {
+            kind: RefKind::Decision,
+            id,
+            pin,
+            span: Span::new(file, base + id_start..base + next_end),
+        });
+        end = next_end;
+    }
+}
+
+/// The decision id (and pin) after white space from `from`: where it ends, the id and the pin.
+fn decision_id(comment: &str, from: usize) -> Option<(usize, String, Option<String>)> {
     let rest = &comment[from..];
     let lead = rest.len() - rest.trim_start_matches([' ', '\t']).len();
     let id_start = from + lead;
@@ -137,7 +175,7 @@ fn decision_at(file: FileId, comment: &str, base: usize, start: usize, out: &mut
         id = id.trim_end_matches('-');
     }
     if id.is_empty() || !id.starts_with(|c: char| c.is_ascii_alphanumeric()) {
-        return;
+        return None;
     }
     let mut end = id_start + id.len();
     let pin = comment[end..].strip_prefix('@').and_then(|p| {
@@ -149,12 +187,7 @@ fn decision_at(file: FileId, comment: &str, base: usize, start: usize, out: &mut
     if pin.is_some() {
         end += 9;
     }
-    out.push(Reference {
-        kind: RefKind::Decision,
-        id: id.to_owned(),
-        pin,
-        span: Span::new(file, base + start..base + end),
-    });
+    Some((end, id.to_owned(), pin))
 }
 
 /// The `req: <id>[, <id>…]` whose keyword is at `start`: one reference per id.

@@ -45,6 +45,26 @@ fn malformed_pins_are_not_pins() {
     );
 }
 
+/// `design: <a>, <b>` names both (a worker wrote it and believed both referenced); an id after a
+/// comma must look like a decision's (dotted, a part of two characters or more), so `e.g.`
+/// and `etc.` after a comma name nothing, while any dotted name does.
+#[test]
+fn a_design_comment_may_list_decisions_and_prose_after_a_comma_is_not_one() {
+    let py = "# design: fares.base, fares.round-5c@0A1B2C3D,fares.bands\n# design: cli.exit, e.g. see below\n# design: cli.args, etc.\n# design: only.one, and.x then\n";
+    assert_eq!(
+        refs(py, "py"),
+        [
+            "fares.base \"design: fares.base\"",
+            "fares.round-5c@0a1b2c3d \"fares.round-5c@0A1B2C3D\"",
+            "fares.bands \"fares.bands\"",
+            "cli.exit \"design: cli.exit\"",
+            "cli.args \"design: cli.args\"",
+            "only.one \"design: only.one\"",
+            "and.x \"and.x\"",
+        ]
+    );
+}
+
 #[test]
 fn unknown_extensions_are_not_searched() {
     assert!(line_comment_markers("png").is_none());
