@@ -40,6 +40,29 @@ impl Provider for Counting {
     }
 }
 
+/// The path of a valid spec of `fixtures/specs/valid/`.
+fn fixture(name: &str) -> String {
+    format!(
+        "{}/../../fixtures/specs/valid/{name}.md",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// A valid spec of `fixtures/specs/valid/`, parsed.
+fn fixture_tree(name: &str) -> specc_ir::IntentTree {
+    let text = std::fs::read_to_string(fixture(name)).expect("fixture");
+    specc_passes::parse_spec(FileId(0), &text).tree
+}
+
+/// The outline planner behind a fresh count.
+fn counting() -> Arc<Counting> {
+    Arc::new(Counting {
+        inner: OutlinePlanner::new("p"),
+        asked: Mutex::new(Vec::new()),
+        budgets: Mutex::new(Vec::new()),
+    })
+}
+
 fn client(provider: Arc<Counting>) -> Client {
     let config = LlmConfig::parse(
         "[providers.p]\nkind = \"replay\"\nrecording = \"/nonexistent/none.jsonl\"\n[roles.planner]\nprovider = \"p\"\nmodel = \"m\"\n",
@@ -50,17 +73,9 @@ fn client(provider: Arc<Counting>) -> Client {
 
 #[tokio::test]
 async fn an_edit_replans_only_its_sections_subtree() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/specs/valid/twenty-sections.md"
-    );
-    let text = std::fs::read_to_string(path).expect("fixture");
+    let text = std::fs::read_to_string(fixture("twenty-sections")).expect("fixture");
     let tree = specc_passes::parse_spec(FileId(0), &text).tree;
-    let provider = Arc::new(Counting {
-        inner: OutlinePlanner::new("p"),
-        asked: Mutex::new(Vec::new()),
-        budgets: Mutex::new(Vec::new()),
-    });
+    let provider = counting();
     let client = client(provider.clone());
     let mut cache = Cache::new();
 
@@ -153,17 +168,8 @@ async fn an_edit_replans_only_its_sections_subtree() {
 
 #[tokio::test]
 async fn another_model_or_other_limits_do_not_reuse_cached_answers() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/specs/valid/job-queue.md"
-    );
-    let text = std::fs::read_to_string(path).expect("fixture");
-    let tree = specc_passes::parse_spec(FileId(0), &text).tree;
-    let provider = Arc::new(Counting {
-        inner: OutlinePlanner::new("p"),
-        asked: Mutex::new(Vec::new()),
-        budgets: Mutex::new(Vec::new()),
-    });
+    let tree = fixture_tree("job-queue");
+    let provider = counting();
     let mut cache = Cache::new();
     let nodes = tree.nodes().count();
     let first = plan_tree(
@@ -227,17 +233,8 @@ async fn another_model_or_other_limits_do_not_reuse_cached_answers() {
 
 #[tokio::test]
 async fn planning_stops_at_the_planner_call_limit_and_keeps_what_it_paid_for() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/specs/valid/twenty-sections.md"
-    );
-    let text = std::fs::read_to_string(path).expect("fixture");
-    let tree = specc_passes::parse_spec(FileId(0), &text).tree;
-    let provider = Arc::new(Counting {
-        inner: OutlinePlanner::new("p"),
-        asked: Mutex::new(Vec::new()),
-        budgets: Mutex::new(Vec::new()),
-    });
+    let tree = fixture_tree("twenty-sections");
+    let provider = counting();
     let mut cache = Cache::new();
     let tight = Limits {
         planner_calls: 8,
@@ -278,17 +275,8 @@ async fn planning_stops_at_the_planner_call_limit_and_keeps_what_it_paid_for() {
 /// (design: runtime.landing-refusals), at whatever figure the limits hold.
 #[tokio::test]
 async fn every_planner_request_carries_the_line_budget_and_says_what_it_means() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/specs/valid/job-queue.md"
-    );
-    let text = std::fs::read_to_string(path).expect("fixture");
-    let tree = specc_passes::parse_spec(FileId(0), &text).tree;
-    let provider = Arc::new(Counting {
-        inner: OutlinePlanner::new("p"),
-        asked: Mutex::new(Vec::new()),
-        budgets: Mutex::new(Vec::new()),
-    });
+    let tree = fixture_tree("job-queue");
+    let provider = counting();
     let tight = Limits {
         line_budget: 250,
         ..Limits::default()
