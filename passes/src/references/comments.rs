@@ -126,7 +126,7 @@ pub fn in_comment(file: FileId, comment: &str, base: usize, out: &mut Vec<Refere
 /// counts only if it looks like a decision's (dotted, a part of two characters or more), so
 /// prose after a comma (`design: <id>, e.g. …`) names nothing.
 fn decision_at(file: FileId, comment: &str, base: usize, start: usize, out: &mut Vec<Reference>) {
-    let Some((mut end, id, pin)) = decision_id(comment, start + DESIGN.len()) else {
+    let Some((_, mut end, id, pin)) = decision_id(comment, start + DESIGN.len()) else {
         return;
     };
     out.push(Reference {
@@ -141,16 +141,13 @@ fn decision_at(file: FileId, comment: &str, base: usize, start: usize, out: &mut
         if !rest[gap..].starts_with(',') {
             return;
         }
-        let from = end + gap + 1;
-        let Some((next_end, id, pin)) = decision_id(comment, from) else {
+        let Some((id_start, next_end, id, pin)) = decision_id(comment, end + gap + 1) else {
             return;
         };
         let looks_like_one = id.contains('.') && id.split(['.', '/']).any(|part| part.len() >= 2);
         if !looks_like_one || !crate::plan::is_valid_decision_id(&id) {
             return;
         }
-        let rest = &comment[from..];
-        let id_start = from + rest.len() - rest.trim_start_matches([' ', '\t']).len();
         out.push(Reference {
             kind: RefKind::Decision,
             id,
@@ -161,8 +158,9 @@ fn decision_at(file: FileId, comment: &str, base: usize, start: usize, out: &mut
     }
 }
 
-/// The decision id (and pin) after white space from `from`: where it ends, the id and the pin.
-fn decision_id(comment: &str, from: usize) -> Option<(usize, String, Option<String>)> {
+/// The decision id (and pin) after white space from `from`: where it starts and ends (the
+/// pin included), the id and the pin.
+fn decision_id(comment: &str, from: usize) -> Option<(usize, usize, String, Option<String>)> {
     let rest = &comment[from..];
     let lead = rest.len() - rest.trim_start_matches([' ', '\t']).len();
     let id_start = from + lead;
@@ -187,7 +185,7 @@ fn decision_id(comment: &str, from: usize) -> Option<(usize, String, Option<Stri
     if pin.is_some() {
         end += 9;
     }
-    Some((end, id.to_owned(), pin))
+    Some((id_start, end, id.to_owned(), pin))
 }
 
 /// The `req: <id>[, <id>…]` whose keyword is at `start`: one reference per id.
